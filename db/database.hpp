@@ -1,0 +1,104 @@
+#pragma once
+// One database connection (a SOCI session) and every query receiptd runs on it.
+// Blocking: call only from a persistence worker's own thread or from receiptctl.
+// Same schema and behaviour on SQLite and PostgreSQL (DESIGN.md §5).
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/outcome.hpp"
+#include "model/app.hpp"
+#include "model/records.hpp"
+
+namespace receiptd::db {
+
+enum class dialect { sqlite, postgresql };
+
+template <class Record>
+struct saved {
+  Record record;     // as stored: merged with the earlier upload on a re-upload
+  bool created;      // false on a re-upload of the same proof
+};
+
+struct token_info {
+  std::string id;
+  std::string app_id;
+  std::string token_hash; // hex SHA-256 of the token
+  model::unix_ms created_at = 0;
+  std::optional<model::unix_ms> revoked_at;
+};
+
+class database {
+public:
+  // url: SOCI connection string, "sqlite3://db=/path.db timeout=10" or
+  // "postgresql://host=… port=… dbname=… user=…". SQLite is put in WAL mode.
+  static outcome<std::unique_ptr<database>> open(const std::string& url);
+  virtual ~database() = default;
+
+  virtual dialect kind() const = 0;
+
+  // Applies the numbered migrations of db/migrations not yet applied (idempotent,
+  // safe when several processes start at once). Returns how many it applied.
+  virtual outcome<int> migrate() = 0;
+
+  // ---- apps and access tokens (receiptctl, supervisor) --------------------
+  virtual outcome<model::app> create_app(model::app a) = 0; // id made when empty
+  virtual outcome<bool> update_app(const model::app& a) = 0; // false: no such app
+  virtual outcome<std::vector<model::app>> list_apps() = 0;
+  // By id, or else by name.
+  virtual outcome<std::optional<model::app>> find_app(const std::string& id_or_name) = 0;
+  virtual outcome<token_info> add_token(const std::string& app_id,
+                                        const std::string& token_hash,
+                                        model::unix_ms now) = 0;
+  // By token id or token hash; false when nothing was revoked.
+  virtual outcome<bool> revoke_token(const std::string& id_or_hash,
+                                     model::unix_ms now) = 0;
+  virtual outcome<std::vector<token_info>> list_tokens(const std::string& app_id) = 0;
+  // The app owning a non-revoked token with this hash.
+  virtual outcome<std::optional<model::app>>
+  app_by_token_hash(const std::string& token_hash) = 0;
+
+  // ---- records --------------------------------------------------------------
+  // In one transaction: insert, or on a re-upload (same app and purchase token /
+  // receipt hash) merge with model::merge_reupload; then, when the stored state
+  // is pending, make sure a job exists (first attempt at first_attempt_at), and
+  // otherwise delete the record's job. An empty incoming id is generated.
+  virtual outcome<saved<model::purchase_order_record>>
+  save_purchase_order(const model::purchase_order_record& incoming,
+                      model::unix_ms first_attempt_at) = 0;
+  virtual outcome<saved<model::receipt_record>>
+  save_receipt(const model::receipt_record& incoming,
+               model::unix_ms first_attempt_at) = 0;
+
+  virtual outcome<std::optional<model::purchase_order_record>>
+  find_purchase_order(const std::string& id) = 0;
+  virtual outcome<std::optional<model::receipt_record>>
+  find_receipt(const std::string& id) = 0;
+
+  // ---- revalidation jobs ----------------------------------------------------
+  // Claims up to `limit` jobs due at `now` whose lease is free or expired: sets
+  // lease_owner/lease_until and bumps version (FOR UPDATE SKIP LOCKED on
+  // PostgreSQL). The returned jobs carry the new version.
+  virtual outcome<std::vector<model::validation_job>>
+  claim_due_jobs(const std::string& owner, model::unix_ms now,
+                 model::unix_ms lease_until, int limit) = 0;
+
+  // Fenced by job.version (false when another claim overtook it): writes the
+  // record's verdict fields (state, fraud, env, purchase / in-app purchases,
+  // store_detail, updated_at) and deletes the job.
+  virtual outcome<bool> complete_job(const model::validation_job& job,
+                                     const model::purchase_order_record& updated) = 0;
+  virtual outcome<bool> complete_job(const model::validation_job& job,
+                                     const model::receipt_record& updated) = 0;
+
+  // Fenced by job.version: stores attempts, next_attempt_at and last_error from
+  // `job` and releases the lease.
+  virtual outcome<bool> reschedule_job(const model::validation_job& job) = 0;
+
+  // Every job, for operators and tests.
+  virtual outcome<std::vector<model::validation_job>> list_jobs() = 0;
+};
+
+} // namespace receiptd::db

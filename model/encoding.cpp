@@ -1,0 +1,150 @@
+#include "model/encoding.hpp"
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+
+namespace receiptd::model {
+
+namespace {
+
+constexpr char alphabet[] =
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+constexpr std::array<int8_t, 256> make_decode_table() {
+  std::array<int8_t, 256> t{};
+  for (auto& v : t)
+    v = -1;
+  for (int i = 0; i < 64; ++i)
+    t[static_cast<unsigned char>(alphabet[i])] = static_cast<int8_t>(i);
+  return t;
+}
+
+constexpr auto decode_table = make_decode_table();
+
+bool is_space(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+std::string encode(std::string_view bytes, const char* abc, bool pad) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  auto b = [&](size_t k) { return static_cast<uint8_t>(bytes[k]); };
+  for (; i + 3 <= bytes.size(); i += 3) {
+    uint32_t n = (b(i) << 16) | (b(i + 1) << 8) | b(i + 2);
+    out += abc[(n >> 18) & 63];
+    out += abc[(n >> 12) & 63];
+    out += abc[(n >> 6) & 63];
+    out += abc[n & 63];
+  }
+  if (auto rest = bytes.size() - i; rest > 0) {
+    uint32_t n = b(i) << 16;
+    if (rest == 2)
+      n |= b(i + 1) << 8;
+    out += abc[(n >> 18) & 63];
+    out += abc[(n >> 12) & 63];
+    if (rest == 2)
+      out += abc[(n >> 6) & 63];
+    else if (pad)
+      out += '=';
+    if (pad)
+      out += '=';
+  }
+  return out;
+}
+
+} // namespace
+
+std::optional<std::string> base64_decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() / 4 * 3 + 3);
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t symbols = 0;
+  size_t padding = 0;
+  for (char c : text) {
+    if (is_space(c))
+      continue;
+    if (c == '=') {
+      ++padding;
+      continue;
+    }
+    if (padding > 0)
+      return std::nullopt; // data after padding
+    auto v = decode_table[static_cast<unsigned char>(c)];
+    if (v < 0)
+      return std::nullopt;
+    ++symbols;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xFF);
+    }
+  }
+  auto rest = symbols % 4;
+  if (rest == 1 || padding > 2)
+    return std::nullopt;
+  if (padding > 0 && (symbols + padding) % 4 != 0)
+    return std::nullopt;
+  // Non-canonical trailing bits are tolerated, as most decoders do.
+  return out;
+}
+
+std::string base64_encode(std::string_view bytes) {
+  return encode(bytes, alphabet, true);
+}
+
+std::string base64url_encode(std::string_view bytes) {
+  static constexpr char url[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  return encode(bytes, url, false);
+}
+
+std::string hex_encode(std::string_view bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
+std::string sha1(std::string_view bytes) {
+  std::string out(SHA_DIGEST_LENGTH, '\0');
+  SHA1(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(),
+       reinterpret_cast<unsigned char*>(out.data()));
+  return out;
+}
+
+std::string sha256(std::string_view bytes) {
+  std::string out(SHA256_DIGEST_LENGTH, '\0');
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(),
+         reinterpret_cast<unsigned char*>(out.data()));
+  return out;
+}
+
+std::string random_bytes(std::size_t n) {
+  std::string out(n, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()),
+                 static_cast<int>(n))
+      != 1)
+    throw std::runtime_error("OpenSSL RAND_bytes failed");
+  return out;
+}
+
+bool constant_time_equal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size())
+    return false;
+  return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+} // namespace receiptd::model

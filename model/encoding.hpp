@@ -1,0 +1,31 @@
+#pragma once
+// Byte encodings and digests used across both stores.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace receiptd::model {
+
+// Standard base64 (RFC 4648 §4). ASCII whitespace is skipped (some clients wrap
+// receipts at 64 columns); missing '=' padding is tolerated. Any other character,
+// padding in the middle or an impossible length yields nullopt.
+std::optional<std::string> base64_decode(std::string_view text);
+std::string base64_encode(std::string_view bytes);
+// Unpadded base64url (RFC 4648 §5), as JWTs use it.
+std::string base64url_encode(std::string_view bytes);
+
+std::string hex_encode(std::string_view bytes);
+
+// Raw digests (20 and 32 bytes).
+std::string sha1(std::string_view bytes);
+std::string sha256(std::string_view bytes);
+inline std::string sha256_hex(std::string_view bytes) { return hex_encode(sha256(bytes)); }
+
+// Random bytes from OpenSSL's CSPRNG.
+std::string random_bytes(std::size_t n);
+
+// Compares in time independent of where the inputs differ.
+bool constant_time_equal(std::string_view a, std::string_view b);
+
+} // namespace receiptd::model

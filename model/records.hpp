@@ -1,0 +1,129 @@
+#pragma once
+// The stored records (DESIGN.md §5) behind the SPEC §2.1/§2.2 resources, and the
+// revalidation job that follows a pending record.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/timestamp.hpp"
+#include "model/verdict.hpp"
+
+namespace receiptd::model {
+
+// Caller-supplied annotations echoed in the resource (SPEC §2).
+struct echo_fields {
+  std::optional<std::string> user_identifier; // nullopt: not sent (or null)
+  std::optional<std::string> metadata;        // compact JSON object text; nullopt: not sent
+  std::optional<std::string> ip_address;      // canonical text; nullopt: stored as NULL
+};
+
+// ---- Store B (Google Play) ------------------------------------------------
+
+// The in_app_purchase resource of a purchase order: purchase data, then the
+// Play Developer API's answer where it says more.
+struct play_purchase {
+  std::string product_id;
+  std::string kind = "unknown";          // "product" | "subscription" | "unknown"
+  std::optional<unix_ms> purchase_time;
+  std::string purchase_state = "unknown"; // "purchased" | "cancelled" | "pending" | "unknown"
+  std::optional<int> quantity;
+  std::optional<bool> acknowledged;
+  std::optional<bool> auto_renewing;
+  std::optional<unix_ms> expiry_time;            // subscriptions
+  std::optional<std::string> subscription_state; // subscriptionsv2 "SUBSCRIPTION_STATE_…"
+  bool is_test = false;                          // purchaseType 0 / testPurchase
+};
+
+struct purchase_order_record {
+  std::string id; // UUID
+  std::string app_id;
+  bool is_legacy = false;
+  fraud_reason fraud = fraud_reason::none;
+  environment env = environment::production;
+  std::string package_name;
+  std::string purchase_token; // the re-upload key, with app_id
+  std::optional<std::string> order_id;
+  play_purchase purchase;
+  std::string purchase_data;      // byte for byte as received; empty for legacy
+  std::string purchase_signature; // as received; empty for legacy
+  echo_fields echo;
+  validation_state state = validation_state::pending;
+  unix_ms created_at = 0;
+  unix_ms updated_at = 0;
+  std::string store_detail; // last store answer in a few words (not in the resource)
+
+  bool is_fraud() const { return fraud != fraud_reason::none; }
+};
+
+// ---- Store A (App Store) --------------------------------------------------
+
+enum class receipt_style { unified, transaction };
+std::string_view to_string(receipt_style x);
+std::optional<receipt_style> parse_receipt_style(std::string_view text);
+
+struct apple_in_app_purchase {
+  std::string product_id;              // 1702 / product-id
+  std::string transaction_id;          // 1703
+  std::string original_transaction_id; // 1705
+  int quantity = 1;                    // 1701
+  std::optional<unix_ms> purchase_date;          // 1704
+  std::optional<unix_ms> original_purchase_date; // 1706
+  std::optional<unix_ms> expires_date;           // 1708
+  std::optional<unix_ms> cancellation_date;      // 1712
+  std::optional<std::string> web_order_line_item_id; // 1711 (absent when 0)
+  std::optional<bool> is_trial_period;           // 1713 (undocumented)
+  std::optional<bool> is_in_intro_offer_period;  // 1719
+  std::optional<int> product_type;               // 1707 (undocumented)
+};
+
+struct receipt_record {
+  std::string id; // UUID
+  std::string app_id;
+  receipt_style style = receipt_style::unified;
+  std::string bundle_id; // empty when the bytes did not decode
+  fraud_reason fraud = fraud_reason::none;
+  environment env = environment::production;
+  std::string receipt_hash; // hex SHA-256 of the decoded bytes: the re-upload key, with app_id
+  std::string receipt_data; // base64 exactly as received
+  std::optional<std::string> country_code;          // upper-case alpha-2
+  std::optional<std::string> identifier_for_vendor; // as sent
+  echo_fields echo;
+  std::vector<apple_in_app_purchase> in_app_purchases;
+  validation_state state = validation_state::pending;
+  unix_ms created_at = 0;
+  unix_ms updated_at = 0;
+  std::string store_detail;
+
+  bool is_fraud() const { return fraud != fraud_reason::none; }
+};
+
+// ---- Revalidation jobs ----------------------------------------------------
+
+enum class record_kind { store_a_receipt, store_b_purchase_order };
+std::string_view to_string(record_kind x);
+std::optional<record_kind> parse_record_kind(std::string_view text);
+
+struct validation_job {
+  std::string id; // UUID
+  record_kind kind = record_kind::store_b_purchase_order;
+  std::string record_id;
+  std::string app_id;
+  int attempts = 0;          // store calls made by the retry scheduler so far
+  unix_ms next_attempt_at = 0;
+  std::int64_t version = 0;  // fencing token: bumped by every claim
+  std::string last_error;
+};
+
+// ---- Re-uploads (DESIGN.md §2) --------------------------------------------
+
+// A re-upload of the same proof by the same app keeps id and created_at, takes
+// the new echo fields where sent (ip_address always), and takes the new verdict,
+// except that a pending verdict (store unreachable) never downgrades a record the
+// store has already validated.
+purchase_order_record merge_reupload(const purchase_order_record& existing,
+                                     const purchase_order_record& incoming);
+receipt_record merge_reupload(const receipt_record& existing,
+                              const receipt_record& incoming);
+
+} // namespace receiptd::model

@@ -1,0 +1,51 @@
+#pragma once
+// The vocabulary of DESIGN.md §2: validation states, fraud reasons, environments
+// and what a store said about a proof.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace receiptd::model {
+
+enum class validation_state { pending, validated, rejected, failed };
+
+enum class fraud_reason {
+  none,
+  invalid_signature,
+  untrusted_certificate,
+  malformed_receipt,
+  bundle_id_mismatch,
+  package_name_mismatch,
+  device_hash_mismatch,
+  store_rejected,
+};
+
+enum class environment { production, sandbox };
+
+std::string_view to_string(validation_state x);
+std::string_view to_string(fraud_reason x); // "" for none
+std::string_view to_string(environment x);
+std::optional<validation_state> parse_validation_state(std::string_view text);
+std::optional<fraud_reason> parse_fraud_reason(std::string_view text); // "" → none
+std::optional<environment> parse_environment(std::string_view text);
+
+// What the store's server API said about a proof whose signature checked out.
+enum class store_outcome {
+  confirmed,   // genuine (Apple 0/21006, Play 200/410) → validated, 200
+  rejected,    // definitively not genuine (Apple 21003/21010, Play 400/404) → 402
+  unreachable, // anything ambiguous: network, timeout, 5xx, 429, HTML, 21002… → 206 + job
+};
+
+struct store_verdict {
+  store_outcome outcome = store_outcome::unreachable;
+  std::optional<environment> env; // set when the store tells
+  std::string detail;             // short reason for logs and the job's last_error
+  bool operator_problem = false;  // credentials/secret/quota (Apple 21004, Play 401/403)
+  std::string body;               // the store's answer (JSON text) for enrichment
+};
+
+// The HTTP status an upload is answered with once its record is stored.
+int http_status_for(validation_state state);
+
+} // namespace receiptd::model

@@ -1,0 +1,50 @@
+#include <catch2/catch.hpp>
+
+#include "model/encoding.hpp"
+#include "model/identifiers.hpp"
+
+using namespace receiptd::model;
+
+TEST_CASE("base64 decoding is strict about the alphabet", "[encoding]") {
+  CHECK(base64_decode("aGVsbG8=") == std::string("hello"));
+  CHECK(base64_decode("aGVsbG8") == std::string("hello"));
+  CHECK(base64_decode("aGVs\nbG8=\n") == std::string("hello"));
+  CHECK(base64_decode("") == std::string());
+  CHECK_FALSE(base64_decode("aGVsbG8*"));
+  CHECK_FALSE(base64_decode("a"));
+  CHECK_FALSE(base64_decode("aG=Vz"));
+  CHECK_FALSE(base64_decode("aGVsbG8-"));
+  CHECK(base64_encode("hello") == "aGVsbG8=");
+  CHECK(base64url_encode("\xfb\xff") == "-_8");
+}
+
+TEST_CASE("digests and constant-time comparison", "[encoding]") {
+  CHECK(sha256_hex("abc")
+        == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(hex_encode(sha1("abc")) == "a9993e364706816aba3e25717850c26c9cd0d89d");
+  CHECK(constant_time_equal("abc", "abc"));
+  CHECK_FALSE(constant_time_equal("abc", "abd"));
+  CHECK_FALSE(constant_time_equal("abc", "ab"));
+}
+
+TEST_CASE("UUIDs and IP addresses", "[identifiers]") {
+  auto id = make_uuid();
+  CHECK(id.size() == 36);
+  CHECK(id[14] == '4');
+  CHECK(is_uuid(id));
+  CHECK(make_uuid() != id);
+  CHECK(is_uuid("956328D9-CC6A-47F4-BE40-6953FB0AB6C7"));
+  CHECK_FALSE(is_uuid("956328D9CC6A47F4BE406953FB0AB6C7"));
+  CHECK_FALSE(is_uuid("956328D9-CC6A-47F4-BE40-6953FB0AB6CZ"));
+  auto b = parse_uuid("956328D9-CC6A-47F4-BE40-6953FB0AB6C7");
+  REQUIRE(b);
+  CHECK((*b)[0] == 0x95);
+  CHECK((*b)[15] == 0xC7);
+  CHECK(canonical_ip("192.168.0.1") == std::string("192.168.0.1"));
+  CHECK(canonical_ip("2001:0db8:0000:0000:0000:0000:0000:0001") == std::string("2001:db8::1"));
+  CHECK(canonical_ip("::FFFF:10.0.0.1") == std::string("::ffff:10.0.0.1"));
+  CHECK_FALSE(canonical_ip("256.1.1.1"));
+  CHECK_FALSE(canonical_ip("localhost"));
+  CHECK_FALSE(canonical_ip(""));
+  CHECK_FALSE(canonical_ip("1.2.3.4 "));
+}
