@@ -2,6 +2,18 @@
 // One database connection (a SOCI session) and every query receiptd runs on it.
 // Blocking: call only from a persistence worker's own thread or from receiptctl.
 // Same schema and behaviour on SQLite and PostgreSQL (DESIGN.md §5).
+//
+// - One object per thread: it owns one session and its prepared statements, and is
+//   not thread-safe. Open one per persistence worker.
+// - No method throws: driver failures come back as db::error("<method>: <reason>"),
+//   with the transaction rolled back.
+// - A lost PostgreSQL session (server restarted, backend terminated, network cut) is
+//   detected by the call that fails on it; that call reconnects and runs once more
+//   unless its COMMIT was already sent (then its outcome is unknown and it returns the
+//   error). While the server is down, calls fail with the connect error (after at most
+//   connect_timeout, 10 s unless the URL says otherwise); the first call after it is
+//   back reconnects. The object never needs to be reopened.
+// - Records and tokens reference their app: saving for an unknown app is an error.
 
 #include <memory>
 #include <optional>

@@ -1,0 +1,14 @@
+#pragma once
+// An app with its store credentials parsed, built once per app (and again when
+// its row changes), shared read-only by every upload of that app.
+
+#include "actors/messages.hpp"
+
+namespace receiptd::actors {
+
+app_context_ptr make_app_context(const model::app& app);
+
+// Whether a context was built from exactly this row.
+bool same_app(const app_context& ctx, const model::app& app);
+
+} // namespace receiptd::actors

@@ -1,0 +1,46 @@
+#pragma once
+// The typed interface of every long-lived actor, in one place. Handles are passed
+// as spawn arguments, never looked up globally.
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "actors/type_ids.hpp"
+
+namespace receiptd::actors {
+
+// The persistence pool (master and workers speak the same interface). Failures
+// come back as caf::error values carrying the database's message.
+using persistence_actor = caf::typed_actor<
+  // token hash → the owning app, when the token is known and not revoked
+  caf::replies_to<authenticate_atom, trace_context, std::string>::with<std::optional<model::app>>,
+  // store an upload (insert or re-upload merge, job kept in step); the stored record
+  caf::replies_to<save_atom, trace_context, model::purchase_order_record,
+                  model::unix_ms>::with<model::purchase_order_record>,
+  caf::replies_to<save_atom, trace_context, model::receipt_record,
+                  model::unix_ms>::with<model::receipt_record>,
+  // a record's resource JSON by id, with its owner
+  caf::replies_to<get_atom, trace_context, model::record_kind, std::string>::with<found_record>,
+  // due jobs, leased to owner for lease_ms
+  caf::replies_to<claim_atom, std::string, std::int64_t, std::int32_t>::with<claimed_jobs>,
+  // fenced by the job's version: false when another claim overtook it
+  caf::replies_to<complete_atom, trace_context, model::validation_job,
+                  model::purchase_order_record>::with<bool>,
+  caf::replies_to<complete_atom, trace_context, model::validation_job,
+                  model::receipt_record>::with<bool>,
+  caf::replies_to<reschedule_atom, trace_context, model::validation_job>::with<bool>>;
+
+// Store B (Google Play) client: OAuth token per app, Play Developer API calls.
+using store_b_client_actor = caf::typed_actor<
+  caf::replies_to<check_atom, store_b_check>::with<store_b_answer>,
+  caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
+
+// The supervisor: the HTTP layer's only contact.
+using supervisor_actor = caf::typed_actor<caf::reacts_to<upload_atom, inbound>>;
+
+// The retry scheduler: ticks to claim due jobs; validators report back.
+using retry_scheduler_actor = caf::typed_actor<caf::reacts_to<tick_atom>,
+                                               caf::reacts_to<done_atom, std::string>>;
+
+} // namespace receiptd::actors

@@ -1,0 +1,80 @@
+#pragma once
+// The values actors exchange. Plain structs of model/ and http/ types; CAF sees
+// them as local-only message types (actors/type_ids.hpp).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "http/outbound_client.hpp"
+#include "http/reply.hpp"
+#include "model/app.hpp"
+#include "model/records.hpp"
+#include "model/store_b/licence_key.hpp"
+#include "model/store_b/play_api.hpp"
+#include "model/store_b/service_account.hpp"
+#include "model/verdict.hpp"
+
+namespace receiptd::actors {
+
+// Travels inside every message of an upload: which trace, and which span caused it.
+struct trace_context {
+  std::string trace_id;
+  std::uint64_t parent_span = 0;
+};
+
+// An upload or lookup from the HTTP layer, with the channel to answer it.
+struct inbound {
+  http::inbound_request request;
+  http::reply_sink_ptr reply;
+};
+
+// An app with its credentials parsed once (parsing a key costs more than using it).
+struct app_context {
+  model::app app;
+  std::shared_ptr<const model::store_b::licence_key> licence_key;          // null: none usable
+  std::shared_ptr<const model::store_b::service_account> service_account; // null: none usable
+  std::string credential_problem; // why a configured credential is unusable
+};
+using app_context_ptr = std::shared_ptr<const app_context>;
+
+// Validator → Store B client.
+struct store_b_check {
+  trace_context trace;
+  app_context_ptr app;
+  std::string package_name;
+  std::string purchase_token;
+  model::play_purchase purchase;        // what the upload says; enriched in the answer
+  model::store_b::purchase_api api;     // the API to ask first
+  bool fall_back_to_subscriptions = false; // legacy: products, then subscriptionsv2
+};
+
+struct store_b_answer {
+  model::store_verdict verdict;
+  model::play_purchase purchase;
+};
+
+// A due revalidation job with what it needs, as the persistence pool claims it.
+struct claimed_job {
+  model::validation_job job;
+  std::optional<model::purchase_order_record> purchase_order;
+  std::optional<model::receipt_record> receipt;
+  std::optional<model::app> app;
+};
+using claimed_jobs = std::vector<claimed_job>;
+
+// An HTTP transfer finished (curl thread → store client).
+struct http_done {
+  std::uint64_t call_id = 0;
+  http::outbound_response response;
+};
+
+// The answer to a GET of a record: its JSON, when it exists.
+struct found_record {
+  std::optional<std::string> app_id;
+  std::string json;
+};
+
+} // namespace receiptd::actors

@@ -1,0 +1,24 @@
+#pragma once
+// The persistence pool (DESIGN.md §1): detached workers, one database session
+// each (SOCI blocks, so never on a scheduler thread), behind a master that sends
+// each request to the least busy worker and refuses work past a queue bound.
+
+#include <string>
+
+#include "actors/fwd.hpp"
+#include "actors/tracing.hpp"
+
+namespace receiptd::actors {
+
+struct persistence_settings {
+  std::string db_url;
+  std::size_t workers = 4;
+  std::size_t max_queued = 100000; // requests waiting in the pool before it refuses
+};
+
+// Spawns the workers and their master; the master is the pool's handle.
+persistence_actor spawn_persistence_pool(caf::actor_system& sys,
+                                         const persistence_settings& settings,
+                                         tracer* trace);
+
+} // namespace receiptd::actors

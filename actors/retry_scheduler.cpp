@@ -1,0 +1,89 @@
+#include "actors/retry_scheduler.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <unordered_set>
+
+#include "actors/log.hpp"
+
+namespace receiptd::actors {
+
+namespace {
+
+struct state {
+  retry_scheduler_settings settings;
+  validator_deps_ptr deps;
+  std::unordered_set<std::string> running; // job ids with a validator out
+  bool claiming = false;
+  bool tick_scheduled = false;
+  static inline const char* name = "retry-scheduler";
+};
+
+using pointer = retry_scheduler_actor::stateful_pointer<state>;
+
+void schedule_tick(pointer self) {
+  if (self->state.tick_scheduled)
+    return;
+  self->state.tick_scheduled = true;
+  self->delayed_send(self, self->state.settings.poll_interval, tick_atom_v);
+}
+
+void claim(pointer self) {
+  auto& st = self->state;
+  if (st.claiming || st.running.size() >= st.settings.batch)
+    return;
+  st.claiming = true;
+  auto room = static_cast<std::int32_t>(st.settings.batch - st.running.size());
+  self->request(st.deps->persistence, st.settings.claim_timeout, claim_atom_v, st.settings.owner,
+                static_cast<std::int64_t>(st.settings.lease.count()), room)
+    .then(
+      [=](claimed_jobs& jobs) {
+        auto& st = self->state;
+        st.claiming = false;
+        auto handle = caf::actor_cast<retry_scheduler_actor>(self);
+        for (auto& job : jobs) {
+          if (!st.running.insert(job.job.id).second)
+            continue; // still running from an earlier claim
+          self->spawn(revalidate, std::move(job), st.deps, handle);
+        }
+        schedule_tick(self);
+      },
+      [=](caf::error& e) {
+        self->state.claiming = false;
+        log_error("claiming revalidation jobs failed: " + caf::to_string(e));
+        schedule_tick(self);
+      });
+}
+
+retry_scheduler_actor::behavior_type retry_scheduler(pointer self,
+                                                     retry_scheduler_settings settings,
+                                                     validator_deps_ptr deps) {
+  self->state.settings = std::move(settings);
+  self->state.deps = std::move(deps);
+  claim(self); // at start: jobs a crash or restart left behind
+  return {
+    [=](tick_atom) {
+      self->state.tick_scheduled = false;
+      claim(self);
+    },
+    [=](done_atom, const std::string& job_id) {
+      self->state.running.erase(job_id);
+      // A full batch means more may be due: claim again without waiting.
+      if (self->state.running.empty())
+        claim(self);
+    },
+  };
+}
+
+} // namespace
+
+retry_scheduler_actor spawn_retry_scheduler(caf::actor_system& sys,
+                                            retry_scheduler_settings settings,
+                                            validator_deps_ptr deps) {
+  return sys.spawn(retry_scheduler, std::move(settings), std::move(deps));
+}
+
+} // namespace receiptd::actors

@@ -1,0 +1,206 @@
+#include "actors/store_b_client.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <unordered_map>
+
+#include "actors/log.hpp"
+#include "actors/outbound_calls.hpp"
+
+namespace receiptd::actors {
+
+namespace {
+
+using model::store_outcome;
+using model::store_verdict;
+using model::store_b::purchase_api;
+
+model::unix_ms now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+store_verdict operator_problem(std::string detail) {
+  store_verdict v;
+  v.outcome = store_outcome::unreachable;
+  v.operator_problem = true;
+  v.detail = std::move(detail);
+  return v;
+}
+
+// One access token per (app, service account); callers arriving while it is
+// being fetched wait for that fetch instead of starting their own.
+struct token_entry {
+  std::string value;
+  model::unix_ms expires_at = 0;
+  bool fetching = false;
+  // Called with the token, or with the verdict that explains why there is none.
+  std::vector<std::function<void(const std::string*, const store_verdict&)>> waiters;
+};
+
+struct state {
+  store_b_client_settings settings;
+  tracer* trace = nullptr;
+  outbound_calls calls;
+  std::unordered_map<std::string, token_entry> tokens;
+  std::unordered_map<std::string, model::unix_ms> last_warning; // per app
+  static inline const char* name = "store-b-client";
+
+  // Operator problems are logged loudly, but once a minute per app, not per call.
+  void warn(const std::string& app_id, const std::string& text) {
+    auto now = now_ms();
+    auto& last = last_warning[app_id];
+    if (now - last < 60000)
+      return;
+    last = now;
+    log_warn(text);
+  }
+};
+
+using pointer = store_b_client_actor::stateful_pointer<state>;
+// A strong handle for the curl thread to send completions to.
+store_b_client_actor handle(pointer self) {
+  return caf::actor_cast<store_b_client_actor>(self);
+}
+
+using waiter = std::function<void(const std::string*, const store_verdict&)>;
+
+std::string token_key(const app_context& app) {
+  return app.app.id + '\n' + app.service_account->client_email();
+}
+
+void fetch_token(pointer self, const trace_context& ctx, app_context_ptr app) {
+  auto key = token_key(*app);
+  const auto& account = *app->service_account;
+  http::outbound_request req;
+  req.method = "POST";
+  req.url = account.token_uri();
+  req.headers = {"Content-Type: application/x-www-form-urlencoded",
+                 "Accept: application/json"};
+  req.body = account.token_request_body(now_ms());
+  req.timeout = self->state.settings.timeout;
+  self->state.tokens[key].fetching = true;
+  self->state.calls.submit(handle(self), ctx, "store-b-client", std::move(req),
+                           [self, key, app](http::outbound_response& r) {
+    auto& entry = self->state.tokens[key];
+    entry.fetching = false;
+    auto waiters = std::move(entry.waiters);
+    entry.waiters.clear();
+    auto token = model::store_b::parse_token_response(r.status, r.body, now_ms());
+    store_verdict failure;
+    if (token) {
+      entry.value = token->value;
+      entry.expires_at = token->expires_at;
+    } else if (r.status == 0 || r.status >= 500 || r.status == 429) {
+      failure.outcome = store_outcome::unreachable;
+      failure.detail = "token endpoint unreachable: "
+                       + (r.status ? "HTTP " + std::to_string(r.status) : r.error);
+    } else {
+      // The credentials were refused: an operator problem, never the buyer's.
+      failure = operator_problem("token endpoint refused the service account of app "
+                                 + app->app.id + ": HTTP " + std::to_string(r.status) + " "
+                                 + r.body.substr(0, 200));
+      self->state.warn(app->app.id, failure.detail);
+    }
+    for (auto& w : waiters)
+      w(token ? &entry.value : nullptr, failure);
+  });
+}
+
+void with_token(pointer self, const trace_context& ctx, const app_context_ptr& app,
+                waiter k) {
+  auto& entry = self->state.tokens[token_key(*app)];
+  auto margin = self->state.settings.token_refresh_margin.count();
+  if (!entry.value.empty() && now_ms() + margin < entry.expires_at) {
+    k(&entry.value, store_verdict{});
+    return;
+  }
+  entry.waiters.push_back(std::move(k));
+  if (!entry.fetching)
+    fetch_token(self, ctx, app);
+}
+
+void forget_token(pointer self, const app_context& app) {
+  auto& entry = self->state.tokens[token_key(app)];
+  entry.value.clear();
+  entry.expires_at = 0;
+}
+
+using deliver_fn = std::function<void(store_b_answer)>;
+
+// Asks `api` about the purchase; on a 401 with a cached token, refreshes the
+// token once; a legacy upload that products.get does not know is asked of
+// subscriptionsv2 before it counts as rejected.
+void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool token_retried,
+         deliver_fn deliver) {
+  with_token(self, c->trace, c->app,
+             [=](const std::string* token, const store_verdict& failure) {
+    if (!token) {
+      deliver(store_b_answer{failure, c->purchase});
+      return;
+    }
+    http::outbound_request req;
+    req.url = model::store_b::purchase_url(self->state.settings.api_url, api, c->package_name,
+                                           c->purchase.product_id, c->purchase_token);
+    req.headers = {"Authorization: Bearer " + *token, "Accept: application/json"};
+    req.timeout = self->state.settings.timeout;
+    self->state.calls.submit(handle(self), c->trace, "store-b-client", std::move(req),
+                             [=](http::outbound_response& r) {
+      if ((r.status == 401) && !token_retried) {
+        forget_token(self, *c->app);
+        ask(self, c, api, true, deliver);
+        return;
+      }
+      auto purchase = c->purchase;
+      auto verdict = model::store_b::classify_purchase_response(api, r.status, r.body, r.error,
+                                                                purchase);
+      if (verdict.outcome == store_outcome::rejected && c->fall_back_to_subscriptions
+          && api == purchase_api::products) {
+        ask(self, c, purchase_api::subscriptions_v2, token_retried, deliver);
+        return;
+      }
+      if (verdict.operator_problem)
+        self->state.warn(c->app->app.id, "Play Developer API refused app " + c->app->app.id + " ("
+                 + c->package_name + "): " + verdict.detail
+                 + " — check the service account's Play Console permissions");
+      deliver(store_b_answer{std::move(verdict), std::move(purchase)});
+    });
+  });
+}
+
+store_b_client_actor::behavior_type store_b_client(pointer self, store_b_client_settings settings,
+                                                   http::outbound_client* client,
+                                                   tracer* trace) {
+  self->state.calls = outbound_calls(client, settings.max_concurrent, trace);
+  self->state.settings = std::move(settings);
+  self->state.trace = trace;
+  return {
+    [=](check_atom, store_b_check& check) -> caf::typed_response_promise<store_b_answer> {
+      auto rp = self->make_response_promise<store_b_answer>();
+      auto c = std::make_shared<store_b_check>(std::move(check));
+      if (!c->app->service_account) {
+        auto why = c->app->credential_problem.empty()
+                     ? "app " + c->app->app.id + " has no Store B service account"
+                     : c->app->credential_problem;
+        self->state.warn(c->app->app.id, why);
+        rp.deliver(store_b_answer{operator_problem(why), c->purchase});
+        return rp;
+      }
+      ask(self, c, c->api, false, [rp](store_b_answer a) mutable { rp.deliver(std::move(a)); });
+      return rp;
+    },
+    [=](http_done_atom, http_done& done) { self->state.calls.on_done(handle(self), done); },
+  };
+}
+
+} // namespace
+
+store_b_client_actor spawn_store_b_client(caf::actor_system& sys,
+                                          store_b_client_settings settings,
+                                          http::outbound_client* client, tracer* trace) {
+  return sys.spawn(store_b_client, std::move(settings), client, trace);
+}
+
+} // namespace receiptd::actors

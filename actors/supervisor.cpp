@@ -1,0 +1,168 @@
+#include "actors/supervisor.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <unordered_map>
+
+#include "actors/app_context.hpp"
+#include "actors/log.hpp"
+#include "model/access_token.hpp"
+#include "model/resource_json.hpp"
+
+namespace receiptd::actors {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+struct cached_token {
+  std::string app_id;
+  clock::time_point expires;
+};
+
+struct state {
+  supervisor_settings settings;
+  validator_deps_ptr deps;
+  std::size_t in_flight = 0;
+  std::unordered_map<caf::actor_addr, http::reply_sink_ptr> validators;
+  std::unordered_map<std::string, app_context_ptr> apps;    // by app id
+  std::unordered_map<std::string, cached_token> tokens;     // by token hash (ttl > 0)
+  static inline const char* name = "supervisor";
+};
+
+using pointer = supervisor_actor::stateful_pointer<state>;
+
+void answer(pointer self, const inbound& in, int status, std::string body,
+            std::optional<int> retry_after = std::nullopt) {
+  in.reply->send(http::reply{status, std::move(body), retry_after});
+  --self->state.in_flight;
+}
+
+void answer_error(pointer self, const inbound& in, int status, const char* code,
+                  std::string message) {
+  answer(self, in, status, model::error_body({{"", code, std::move(message)}}),
+         status == 503 ? std::optional<int>(1) : std::nullopt);
+}
+
+app_context_ptr context_for(pointer self, const model::app& a) {
+  auto& slot = self->state.apps[a.id];
+  if (!slot || !same_app(*slot, a))
+    slot = make_app_context(a);
+  return slot;
+}
+
+void lookup(pointer self, inbound in, app_context_ptr app, span s) {
+  auto kind = in.request.target == http::route::store_a_get
+                ? model::record_kind::store_a_receipt
+                : model::record_kind::store_b_purchase_order;
+  auto& deps = *self->state.deps;
+  auto ctx = s.child();
+  auto shared_span = std::make_shared<span>(std::move(s));
+  self->request(deps.persistence, self->state.settings.lookup_timeout, get_atom_v, ctx, kind,
+                in.request.record_id)
+    .then(
+      [=](found_record& found) {
+        shared_span->outcome(found.app_id == app->app.id ? "200" : "404");
+        if (found.app_id == app->app.id)
+          answer(self, in, 200, std::move(found.json));
+        else
+          answer_error(self, in, 404, "not_found", "no such record for this app");
+      },
+      [=](caf::error& e) {
+        shared_span->outcome("503");
+        answer_error(self, in, 503, "storage_unavailable", "the record store is unavailable");
+      });
+}
+
+void dispatch(pointer self, inbound in, app_context_ptr app, span s) {
+  auto target = in.request.target;
+  if (target == http::route::store_a_get || target == http::route::store_b_get)
+    return lookup(self, std::move(in), std::move(app), std::move(s));
+  s.outcome("spawn");
+  auto reply = in.reply;
+  auto v = self->spawn<caf::monitored>(validate_upload, std::move(in), std::move(app),
+                                       self->state.deps);
+  self->state.validators.emplace(v.address(), std::move(reply));
+}
+
+void authenticate(pointer self, inbound in) {
+  auto& st = self->state;
+  span s(st.deps->trace, {in.request.trace_id, 0}, "supervisor", "authenticate");
+  auto hash = model::access_token_hash(in.request.token);
+  if (st.settings.token_cache_ttl.count() > 0) {
+    auto it = st.tokens.find(hash);
+    if (it != st.tokens.end() && it->second.expires > clock::now()) {
+      auto app = st.apps.find(it->second.app_id);
+      if (app != st.apps.end())
+        return dispatch(self, std::move(in), app->second, std::move(s));
+    }
+  }
+  auto ctx = s.child();
+  auto shared = std::make_shared<std::pair<inbound, span>>(std::move(in), std::move(s));
+  self->request(st.deps->persistence, st.settings.lookup_timeout, authenticate_atom_v, ctx, hash)
+    .then(
+      [=](std::optional<model::app>& found) {
+        auto& [req, sp] = *shared;
+        if (!found) {
+          sp.outcome("401");
+          return answer_error(self, req, 401, "unauthorized",
+                              "the access token is unknown or revoked");
+        }
+        auto app = context_for(self, *found);
+        auto& st = self->state;
+        if (st.settings.token_cache_ttl.count() > 0)
+          st.tokens[hash] = {found->id, clock::now() + st.settings.token_cache_ttl};
+        dispatch(self, std::move(req), std::move(app), std::move(sp));
+      },
+      [=](caf::error& e) {
+        auto& [req, sp] = *shared;
+        sp.outcome("503");
+        log_error("token lookup failed: " + caf::to_string(e));
+        answer_error(self, req, 503, "storage_unavailable",
+                     "the service cannot check access tokens right now");
+      });
+}
+
+supervisor_actor::behavior_type supervisor(pointer self, supervisor_settings settings,
+                                           validator_deps_ptr deps) {
+  self->state.settings = settings;
+  self->state.deps = std::move(deps);
+  self->set_down_handler([=](caf::down_msg& dm) {
+    auto& st = self->state;
+    auto it = st.validators.find(dm.source);
+    if (it == st.validators.end())
+      return;
+    if (!it->second->sent()) {
+      log_error("validator died without answering: " + caf::to_string(dm.reason));
+      it->second->send(http::reply{
+        500, model::error_body({{"", "internal_error", "the upload could not be processed"}})});
+    }
+    st.validators.erase(it);
+    --st.in_flight;
+  });
+  return {
+    [=](upload_atom, inbound& in) {
+      auto& st = self->state;
+      if (st.in_flight >= st.settings.max_in_flight) {
+        in.reply->send(http::reply{
+          503, model::error_body({{"", "overloaded", "too many uploads in flight; retry shortly"}}),
+          1});
+        return;
+      }
+      ++st.in_flight;
+      authenticate(self, std::move(in));
+    },
+  };
+}
+
+} // namespace
+
+supervisor_actor spawn_supervisor(caf::actor_system& sys, supervisor_settings settings,
+                                  validator_deps_ptr deps) {
+  return sys.spawn(supervisor, settings, std::move(deps));
+}
+
+} // namespace receiptd::actors

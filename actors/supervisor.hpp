@@ -1,0 +1,23 @@
+#pragma once
+// The supervisor (DESIGN.md §1): resolves the bearer token to an app, applies
+// admission control (503 + Retry-After beyond max-in-flight), answers record
+// lookups, and spawns one monitored validator per upload — answering for it if
+// it dies without having answered.
+
+#include <chrono>
+
+#include "actors/fwd.hpp"
+#include "actors/validator.hpp"
+
+namespace receiptd::actors {
+
+struct supervisor_settings {
+  std::size_t max_in_flight = 10000;
+  std::chrono::milliseconds token_cache_ttl{0};
+  std::chrono::milliseconds lookup_timeout{10000};
+};
+
+supervisor_actor spawn_supervisor(caf::actor_system& sys, supervisor_settings settings,
+                                  validator_deps_ptr deps);
+
+} // namespace receiptd::actors

@@ -1,0 +1,80 @@
+#pragma once
+// Spans: one line per actor hop (actor, message, start, duration, outcome) under
+// the upload's trace id, appended as JSON lines to a file by a background thread.
+// Recording never blocks: a bounded buffer drops on overflow and counts the drops.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "actors/messages.hpp"
+#include "config/settings.hpp"
+
+namespace receiptd::actors {
+
+struct span_record {
+  std::string trace_id;
+  std::uint64_t span_id = 0;
+  std::uint64_t parent_id = 0;
+  const char* actor = "";
+  std::string message;
+  std::int64_t start_us = 0; // unix time
+  std::int64_t duration_us = 0;
+  std::string outcome;
+};
+
+std::string to_json_line(const span_record& s);
+
+class tracer {
+public:
+  explicit tracer(config::trace_settings settings);
+  ~tracer(); // writes out what is buffered
+
+  void record(span_record s);
+  std::uint64_t next_span_id() { return ++last_span_id_; }
+  std::uint64_t dropped() const { return dropped_; }
+  void flush(); // waits until everything recorded so far is written
+
+private:
+  void run();
+
+  config::trace_settings settings_;
+  std::ofstream file_;
+  std::mutex mtx_;
+  std::condition_variable cv_;
+  std::vector<span_record> buffer_;
+  std::uint64_t written_ = 0, recorded_ = 0;
+  bool stop_ = false;
+  std::atomic<std::uint64_t> last_span_id_{0};
+  std::atomic<std::uint64_t> dropped_{0};
+  std::thread writer_;
+};
+
+// A span in progress; recorded when it ends (destruction or end()). Movable, so
+// an actor can keep one in its state across asynchronous steps.
+class span {
+public:
+  span() = default;
+  span(tracer* t, const trace_context& parent, const char* actor, std::string message);
+  span(span&& other) noexcept;
+  span& operator=(span&& other) noexcept;
+  ~span() { end(); }
+
+  void outcome(std::string text) { rec_.outcome = std::move(text); }
+  // The context for messages this span causes.
+  trace_context child() const { return {rec_.trace_id, rec_.span_id}; }
+  void end();
+
+private:
+  tracer* tracer_ = nullptr;
+  span_record rec_;
+  std::int64_t start_steady_us_ = 0;
+};
+
+} // namespace receiptd::actors

@@ -1,0 +1,150 @@
+#include "actors/validator.hpp"
+
+#include <caf/event_based_actor.hpp>
+
+#include "actors/app_context.hpp"
+#include "actors/log.hpp"
+#include "actors/validator_steps.hpp"
+#include "model/store_b/purchase_order.hpp"
+#include "model/upload_request.hpp"
+
+namespace receiptd::actors {
+
+namespace steps {
+
+model::unix_ms now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+double unit_random() {
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
+}
+
+void answer(upload_run& u, int status, std::string body, std::optional<int> retry_after) {
+  u.root.outcome(std::to_string(status));
+  u.root.end();
+  u.in.reply->send(http::reply{status, std::move(body), retry_after});
+}
+
+void answer_errors(upload_run& u, int status, const model::field_errors& errors) {
+  answer(u, status, model::error_body(errors), status == 503 ? std::optional<int>(1) : std::nullopt);
+}
+
+void ask_store_b(caf::event_based_actor* self, const trace_context& ctx,
+                 const validator_deps& deps, app_context_ptr app,
+                 model::purchase_order_record r,
+                 std::function<void(model::purchase_order_record)> k) {
+  store_b_check check{ctx,
+                      std::move(app),
+                      r.package_name,
+                      r.purchase_token,
+                      r.purchase,
+                      model::store_b::first_api(r),
+                      r.is_legacy};
+  auto shared = std::make_shared<model::purchase_order_record>(std::move(r));
+  self->request(deps.store_b, deps.settings.store_deadline, check_atom_v, std::move(check))
+    .then(
+      [shared, k](store_b_answer& a) {
+        if (a.verdict.outcome == model::store_outcome::confirmed)
+          shared->purchase = std::move(a.purchase);
+        model::store_b::apply_store_verdict(*shared, a.verdict);
+        k(std::move(*shared));
+      },
+      [shared, k](caf::error& e) {
+        model::store_verdict v;
+        v.outcome = model::store_outcome::unreachable;
+        v.detail = e == caf::sec::request_timeout ? "store deadline passed"
+                                                  : "store client: " + caf::to_string(e);
+        model::store_b::apply_store_verdict(*shared, v);
+        k(std::move(*shared));
+      });
+}
+
+} // namespace steps
+
+namespace {
+
+using namespace steps;
+
+model::field_errors not_configured(const std::string& what) {
+  return {{"", "app_not_configured", what + "; set it with receiptctl app update"}};
+}
+
+void store_b_upload(caf::event_based_actor* self, upload_ptr u) {
+  auto upload = model::parse_store_b_upload(u->in.request.body);
+  if (!upload)
+    return answer_errors(*u, 422, upload.errors());
+  const auto& ctx = *u->app;
+  if (ctx.app.package_name.empty())
+    return answer_errors(*u, 422, not_configured("this app has no Store B package name"));
+  if (!ctx.licence_key)
+    return answer_errors(*u, 422, not_configured("this app has no usable Store B licence key"));
+  auto record = model::store_b::make_record(*upload, ctx.app, u->in.request.peer_ip, u->started_at);
+  auto fraud = model::store_b::check_locally(*upload, *ctx.licence_key, ctx.app);
+  if (fraud != model::fraud_reason::none) {
+    model::store_b::apply_fraud(record, fraud);
+    return save_and_answer(self, u, std::move(record));
+  }
+  ask_store_b(self, u->root.child(), *u->deps, u->app, std::move(record),
+              [self, u](model::purchase_order_record r) { save_and_answer(self, u, std::move(r)); });
+}
+
+void store_b_legacy_upload(caf::event_based_actor* self, upload_ptr u) {
+  auto upload = model::parse_store_b_legacy_upload(u->in.request.body);
+  if (!upload)
+    return answer_errors(*u, 422, upload.errors());
+  const auto& ctx = *u->app;
+  if (ctx.app.package_name.empty())
+    return answer_errors(*u, 422, not_configured("this app has no Store B package name"));
+  auto record = model::store_b::make_record(*upload, ctx.app, u->in.request.peer_ip, u->started_at);
+  auto fraud = model::store_b::check_locally(*upload, ctx.app);
+  if (fraud != model::fraud_reason::none) {
+    model::store_b::apply_fraud(record, fraud);
+    return save_and_answer(self, u, std::move(record));
+  }
+  ask_store_b(self, u->root.child(), *u->deps, u->app, std::move(record),
+              [self, u](model::purchase_order_record r) { save_and_answer(self, u, std::move(r)); });
+}
+
+} // namespace
+
+void validate_upload(caf::event_based_actor* self, inbound in, app_context_ptr app,
+                     validator_deps_ptr deps) {
+  auto u = std::make_shared<upload_run>();
+  u->root = span(deps->trace, {in.request.trace_id, 0}, "validator",
+                 http::to_string(in.request.target));
+  u->in = std::move(in);
+  u->app = std::move(app);
+  u->deps = std::move(deps);
+  u->started_at = now_ms();
+  switch (u->in.request.target) {
+    case http::route::store_b_upload:
+      return store_b_upload(self, u);
+    case http::route::store_b_legacy_upload:
+      return store_b_legacy_upload(self, u);
+    default:
+      return answer_errors(*u, 404, {{"", "not_found", "no such resource"}});
+  }
+}
+
+void revalidate(caf::event_based_actor* self, claimed_job cj, validator_deps_ptr deps,
+                retry_scheduler_actor scheduler) {
+  auto root = std::make_shared<span>(deps->trace, trace_context{"job-" + cj.job.id, 0},
+                                     "validator", "revalidate");
+  if (cj.app && cj.purchase_order) {
+    auto app = make_app_context(*cj.app);
+    auto job = cj.job;
+    ask_store_b(self, root->child(), *deps, std::move(app), std::move(*cj.purchase_order),
+                [=](model::purchase_order_record r) {
+                  finish_job(self, deps, scheduler, job, std::move(r), root);
+                });
+    return;
+  }
+  log_warn("revalidation job " + cj.job.id + " has no record or app; left for its lease");
+  root->outcome("orphan");
+  self->send(scheduler, done_atom_v, cj.job.id);
+}
+
+} // namespace receiptd::actors

@@ -1,0 +1,41 @@
+#pragma once
+// The validator (DESIGN.md §1): one actor per upload, and one per due
+// revalidation job. It parses and checks locally (model/), asks the store client
+// under one overall deadline, has the record saved, and answers exactly once,
+// after the commit.
+
+#include <caf/fwd.hpp>
+
+#include <chrono>
+#include <memory>
+
+#include "actors/fwd.hpp"
+#include "actors/tracing.hpp"
+#include "model/retry_policy.hpp"
+
+namespace receiptd::actors {
+
+struct validator_settings {
+  std::chrono::milliseconds store_deadline{5000};
+  std::chrono::milliseconds save_timeout{30000};
+  model::retry_policy retry;
+};
+
+struct validator_deps {
+  persistence_actor persistence;
+  store_b_client_actor store_b;
+  validator_settings settings;
+  tracer* trace = nullptr;
+};
+using validator_deps_ptr = std::shared_ptr<const validator_deps>;
+
+// An upload from the HTTP layer, its app already authenticated.
+void validate_upload(caf::event_based_actor* self, inbound in, app_context_ptr app,
+                     validator_deps_ptr deps);
+
+// A claimed revalidation job: ask the store again, then complete or reschedule
+// the job (backoff with full jitter), and tell the scheduler it is done.
+void revalidate(caf::event_based_actor* self, claimed_job job, validator_deps_ptr deps,
+                retry_scheduler_actor scheduler);
+
+} // namespace receiptd::actors

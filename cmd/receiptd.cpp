@@ -1,0 +1,164 @@
+// receiptd: the receipt validation service. Reads the configuration once, opens
+// and migrates the database, wires the actors, serves HTTP until SIGINT/SIGTERM,
+// then drains in-flight uploads and stops in order.
+
+#include <caf/actor_system.hpp>
+#include <caf/send.hpp>
+
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include "actors/log.hpp"
+#include "actors/persistence.hpp"
+#include "actors/retry_scheduler.hpp"
+#include "actors/store_b_client.hpp"
+#include "actors/supervisor.hpp"
+#include "cmd/startup.hpp"
+#include "config/options.hpp"
+#include "http/outbound_client.hpp"
+#include "http/server.hpp"
+#include "model/access_token.hpp"
+#include "model/encoding.hpp"
+
+using namespace receiptd;
+
+namespace {
+
+// On a new database: an app to start with, its token printed once.
+std::string bootstrap_first_app(db::database& db, const config::bootstrap_settings& b) {
+  if (!b.create_first_app)
+    return {};
+  auto apps = db.list_apps();
+  if (!apps || !apps->empty())
+    return {};
+  model::app a;
+  a.name = b.app_name;
+  a.bundle_id = b.bundle_id;
+  a.package_name = b.package_name;
+  auto created = db.create_app(a);
+  if (!created)
+    return {};
+  auto token = model::make_access_token();
+  if (!db.add_token(created->id, model::access_token_hash(token), cmd::now_ms()))
+    return {};
+  std::cout << "Created app \"" << created->name << "\" (id " << created->id
+            << ", bundle id " << created->bundle_id << ", package name "
+            << created->package_name << ") on the new database.\n"
+            << "Its access token, shown only now (receiptd keeps a hash):\n\n  " << token
+            << "\n\n"
+            << std::flush;
+  return token;
+}
+
+void print_try_it(const std::string& token, const std::string& address, std::uint16_t port,
+                  const config::bootstrap_settings& b) {
+  if (token.empty())
+    return;
+  std::cout << "Try it (a legacy Store B upload; without store credentials it is\n"
+               "stored and queued for revalidation: 206):\n\n"
+            << "  curl -s -X POST http://" << address << ":" << port
+            << "/client/store_b/purchase_orders/legacy \\\n"
+            << "    -H 'Authorization: Bearer " << token << "' \\\n"
+            << "    -H 'Content-Type: application/json' \\\n"
+            << "    -d '{\"package_name\":\"" << b.package_name
+            << "\",\"purchase_token\":\"demo-token-1\",\"product_id\":\"demo.product\"}'\n\n"
+            << "Manage apps and tokens with receiptctl (receiptctl --help).\n"
+            << std::flush;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  // Signals are handled in one place: block them before any thread starts.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  cmd::raise_file_limit();
+
+  config::receiptd_config cfg;
+  if (auto problem = cfg.load(argc, argv, std::cout); !problem.empty()) {
+    std::cerr << "receiptd: " << problem << "\n";
+    return 2;
+  }
+  if (cfg.help_printed)
+    return 0;
+  const auto& s = cfg.values();
+
+  auto db = cmd::open_database(s.db.url, "receiptd");
+  if (!db)
+    return 1;
+  auto first_token = bootstrap_first_app(*db, s.bootstrap);
+  db.reset();
+
+  auto trace = std::make_unique<actors::tracer>(
+    s.trace.enabled ? s.trace : config::trace_settings{false, "", false, 1});
+  actors::tracer* tracer = s.trace.enabled ? trace.get() : nullptr;
+
+  http::outbound_client outbound({s.outbound.ca_file, s.outbound.connect_timeout,
+                                  s.outbound.max_connections_per_host});
+  std::uint16_t port = 0;
+  {
+    caf::actor_system sys{cfg};
+    auto persistence = actors::spawn_persistence_pool(sys, {s.db.url, s.db.pool_size}, tracer);
+    auto store_b = actors::spawn_store_b_client(
+      sys,
+      {s.store_b.api_url, s.store_b.timeout, s.store_b.max_concurrent,
+       s.store_b.token_refresh_margin},
+      &outbound, tracer);
+    auto deps = std::make_shared<actors::validator_deps>();
+    deps->persistence = persistence;
+    deps->store_b = store_b;
+    deps->trace = tracer;
+    deps->settings.store_deadline = s.validator.store_deadline;
+    deps->settings.retry = {s.retry.initial.count(), s.retry.max.count(), s.retry.multiplier,
+                            static_cast<int>(s.retry.max_attempts)};
+    auto supervisor = actors::spawn_supervisor(
+      sys, {s.validator.max_in_flight, s.auth.token_cache_ttl}, deps);
+    auto retry = actors::spawn_retry_scheduler(
+      sys,
+      {s.retry.poll_interval, s.retry.batch, s.retry.lease, std::chrono::seconds(30),
+       "receiptd-" + model::hex_encode(model::random_bytes(6))},
+      deps);
+
+    http::server server(s.http, [supervisor](http::inbound_request r, http::reply_sink_ptr sink) {
+      caf::anon_send(supervisor, actors::upload_atom_v,
+                     actors::inbound{std::move(r), std::move(sink)});
+    });
+    try {
+      port = server.start();
+    } catch (const std::exception& e) {
+      std::cerr << "receiptd: cannot listen on " << s.http.address << ":" << s.http.port << ": "
+                << e.what() << "\n";
+      caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
+      caf::anon_send_exit(retry, caf::exit_reason::user_shutdown);
+      caf::anon_send_exit(store_b, caf::exit_reason::user_shutdown);
+      caf::anon_send_exit(persistence, caf::exit_reason::user_shutdown);
+      return 1;
+    }
+    actors::log_info("receiptd listening on http://" + s.http.address + ":" + std::to_string(port)
+                     + " (database " + (s.db.url.rfind("sqlite3", 0) == 0 ? "SQLite" : "PostgreSQL")
+                     + (s.config_file.empty() ? "" : ", config " + s.config_file) + ")");
+    print_try_it(first_token, s.http.address, port, s.bootstrap);
+
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    actors::log_info(std::string("stopping (") + (sig == SIGINT ? "SIGINT" : "SIGTERM")
+                     + "): draining in-flight uploads");
+    server.begin_draining();
+    auto deadline = std::chrono::steady_clock::now() + s.http.drain_timeout;
+    while (server.in_flight() > 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    server.stop();
+    caf::anon_send_exit(retry, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(store_b, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(persistence, caf::exit_reason::user_shutdown);
+  }
+  trace.reset();
+  actors::log_info("stopped");
+  return 0;
+}

@@ -1,0 +1,103 @@
+#pragma once
+// Plain settings structs: main() reads the configuration once and hands each
+// component its own struct. Nothing below config/ sees the configuration object.
+// Defaults here are the documented defaults of config/receiptd.ini.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace receiptd::config {
+
+using std::chrono::milliseconds;
+using namespace std::chrono_literals;
+
+struct http_settings {
+  std::string address = "127.0.0.1";
+  std::uint16_t port = 8080;
+  std::size_t threads = 2;
+  std::size_t max_body_bytes = 1024 * 1024;
+  milliseconds drain_timeout = 10s;
+};
+
+struct db_settings {
+  std::string url = "sqlite3://db=var/receiptd.db timeout=10";
+  std::size_t pool_size = 4;
+};
+
+struct auth_settings {
+  milliseconds token_cache_ttl = 0ms; // 0: every request checks the database
+};
+
+struct validator_settings {
+  std::size_t max_in_flight = 10000;
+  milliseconds store_deadline = 5s;
+};
+
+struct outbound_settings {
+  std::string ca_file; // empty: the system's CA bundle
+  milliseconds connect_timeout = 2s;
+  std::size_t max_connections_per_host = 256;
+};
+
+struct store_a_settings {
+  std::string production_url = "https://buy.itunes.apple.com/verifyReceipt";
+  std::string sandbox_url = "https://sandbox.itunes.apple.com/verifyReceipt";
+  milliseconds timeout = 4s;
+  std::size_t max_concurrent = 512;
+  bool exclude_old_transactions = true;
+  std::vector<std::string> trust_roots{"config/trust/apple-root-ca.pem"};
+  std::vector<std::string> intermediates{"config/trust/apple-itunes-store-ca.pem",
+                                         "config/trust/apple-wwdr-ca.pem"};
+  std::string storekit_test_root; // empty: Xcode StoreKit test receipts are refused
+};
+
+struct store_b_settings {
+  std::string api_url = "https://androidpublisher.googleapis.com";
+  milliseconds timeout = 4s;
+  std::size_t max_concurrent = 512;
+  milliseconds token_refresh_margin = 5min;
+};
+
+struct retry_settings {
+  milliseconds initial = 5s;
+  milliseconds max = 15min;
+  double multiplier = 2.0;
+  std::size_t max_attempts = 20;
+  milliseconds poll_interval = 1s;
+  std::size_t batch = 100;
+  milliseconds lease = 60s;
+};
+
+struct trace_settings {
+  bool enabled = true;
+  std::string file = "var/trace.jsonl"; // span lines (JSON); empty: none
+  bool log_spans = false;               // also print span lines to stderr
+  std::size_t buffer = 65536;           // spans held before dropping
+};
+
+struct bootstrap_settings {
+  bool create_first_app = true; // on an empty database
+  std::string app_name = "first-app";
+  std::string bundle_id = "com.example.app";
+  std::string package_name = "com.example.app";
+};
+
+struct settings {
+  std::string config_file; // the file read, empty when none
+  http_settings http;
+  db_settings db;
+  auth_settings auth;
+  validator_settings validator;
+  outbound_settings outbound;
+  store_a_settings store_a;
+  store_b_settings store_b;
+  retry_settings retry;
+  trace_settings trace;
+  bootstrap_settings bootstrap;
+  std::size_t scheduler_threads = 0; // 0: not set, CAF's default
+};
+
+} // namespace receiptd::config

@@ -1,0 +1,150 @@
+#include "db/app_repository.hpp"
+
+#include "db/sql_apps.hpp"
+
+namespace receiptd::db {
+
+namespace {
+
+// SELECT <every column of row> … with one bound lookup key (none for a listing).
+template <class Row>
+soci::statement make_query(soci::session& s, std::string_view tmpl, Row& row,
+                           std::string* key = nullptr, const char* key_name = nullptr) {
+  auto names = column_names([&](auto f) { row.all_columns(f); });
+  return prepare(s, render(tmpl, names), [&](soci::statement& st) {
+    row.all_columns(bind_into{st});
+    if (key)
+      st.exchange(soci::use(*key, std::string(key_name)));
+  });
+}
+
+template <class Row>
+soci::statement make_insert(soci::session& s, std::string_view tmpl, Row& row) {
+  auto names = column_names([&](auto f) { row.all_columns(f); });
+  return prepare(s, render(tmpl, names),
+                 [&](soci::statement& st) { row.all_columns(bind_use{st}); });
+}
+
+soci::statement make_update(soci::session& s, app_row& row, std::string& key_id) {
+  auto names = column_names([&](auto f) { row.data_columns(f); });
+  return prepare(s, render(sql::apps::update, names), [&](soci::statement& st) {
+    row.data_columns(bind_use{st});
+    st.exchange(soci::use(key_id, "key_id"));
+  });
+}
+
+soci::statement make_revoke(soci::session& s, long long& revoked_at, std::string& key_id,
+                            std::string& key_hash) {
+  return prepare(s, std::string(sql::tokens::revoke), [&](soci::statement& st) {
+    st.exchange(soci::use(revoked_at, "revoked_at"));
+    st.exchange(soci::use(key_id, "key_id"));
+    st.exchange(soci::use(key_hash, "key_token_hash"));
+  });
+}
+
+} // namespace
+
+void app_row::assign(const model::app& a) {
+  id = a.id;
+  name = a.name;
+  bundle_id = a.bundle_id;
+  package_name = a.package_name;
+  store_a_shared_secret = a.store_a_shared_secret;
+  store_b_public_key = a.store_b_public_key;
+  store_b_service_account = a.store_b_service_account;
+}
+
+model::app app_row::app() const {
+  return {id,
+          name,
+          bundle_id,
+          package_name,
+          store_a_shared_secret,
+          store_b_public_key,
+          store_b_service_account};
+}
+
+void token_row::assign(const token_info& t) {
+  id = t.id;
+  app_id = t.app_id;
+  token_hash = t.token_hash;
+  created_at = t.created_at;
+  revoked_at.set(t.revoked_at);
+}
+
+token_info token_row::token() const {
+  return {id, app_id, token_hash, created_at, revoked_at.get<model::unix_ms>()};
+}
+
+app_repository::app_repository(connection& c)
+  : insert_(make_insert(c.session(), sql::apps::insert, app_)),
+    update_(make_update(c.session(), app_, key_id_)),
+    list_(make_query(c.session(), sql::apps::list, app_)),
+    find_by_id_(make_query(c.session(), sql::apps::find_by_id, app_, &key_id_, "key_id")),
+    find_by_name_(
+      make_query(c.session(), sql::apps::find_by_name, app_, &key_name_, "key_name")),
+    find_by_token_hash_(make_query(c.session(), sql::apps::find_by_token_hash, app_,
+                                   &key_token_hash_, "key_token_hash")),
+    insert_token_(make_insert(c.session(), sql::tokens::insert, token_)),
+    revoke_token_(make_revoke(c.session(), revoked_at_, key_id_, key_token_hash_)),
+    list_tokens_(
+      make_query(c.session(), sql::tokens::list, token_, &key_app_id_, "key_app_id")) {}
+
+void app_repository::insert(const model::app& a) {
+  app_.assign(a);
+  execute_change(insert_);
+}
+
+bool app_repository::update(const model::app& a) {
+  app_.assign(a);
+  key_id_ = a.id;
+  return execute_change(update_) == 1;
+}
+
+std::vector<model::app> app_repository::list() {
+  std::vector<model::app> out;
+  for_each_row(list_, [&] { out.push_back(app_.app()); });
+  return out;
+}
+
+std::optional<model::app> app_repository::fetch_app(soci::statement& st) {
+  if (!fetch_single(st))
+    return std::nullopt;
+  return app_.app();
+}
+
+std::optional<model::app> app_repository::find_by_id(const std::string& id) {
+  key_id_ = id;
+  return fetch_app(find_by_id_);
+}
+
+std::optional<model::app> app_repository::find_by_name(const std::string& name) {
+  key_name_ = name;
+  return fetch_app(find_by_name_);
+}
+
+std::optional<model::app> app_repository::find_by_token_hash(const std::string& token_hash) {
+  key_token_hash_ = token_hash;
+  return fetch_app(find_by_token_hash_);
+}
+
+void app_repository::insert_token(const token_info& t) {
+  token_.assign(t);
+  execute_change(insert_token_);
+}
+
+bool app_repository::revoke_token(const std::string& id_or_hash, model::unix_ms now) {
+  revoked_at_ = now;
+  key_id_ = id_or_hash;
+  key_token_hash_ = id_or_hash;
+  return execute_change(revoke_token_) > 0;
+}
+
+std::vector<token_info> app_repository::list_tokens(const std::string& app_id) {
+  std::vector<token_info> out;
+  key_app_id_ = app_id;
+  for_each_row(list_tokens_, [&] { out.push_back(token_.token()); });
+  return out;
+}
+
+} // namespace receiptd::db

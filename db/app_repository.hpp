@@ -1,0 +1,106 @@
+#pragma once
+// apps and access_tokens through statements prepared once per session.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/connection.hpp"
+#include "db/statements.hpp"
+#include "model/app.hpp"
+
+namespace receiptd::db {
+
+struct app_row {
+  std::string id;
+  std::string name;
+  std::string bundle_id;
+  std::string package_name;
+  std::string store_a_shared_secret;
+  std::string store_b_public_key;
+  std::string store_b_service_account;
+
+  template <class F>
+  void key_columns(F&& f) {
+    f("id", id);
+  }
+  template <class F>
+  void data_columns(F&& f) {
+    f("name", name);
+    f("bundle_id", bundle_id);
+    f("package_name", package_name);
+    f("store_a_shared_secret", store_a_shared_secret);
+    f("store_b_public_key", store_b_public_key);
+    f("store_b_service_account", store_b_service_account);
+  }
+  template <class F>
+  void all_columns(F&& f) {
+    key_columns(f);
+    data_columns(f);
+  }
+
+  void assign(const model::app& a);
+  model::app app() const;
+};
+
+struct token_row {
+  std::string id;
+  std::string app_id;
+  std::string token_hash;
+  long long created_at = 0;
+  nullable<long long> revoked_at;
+
+  template <class F>
+  void all_columns(F&& f) {
+    f("id", id);
+    f("app_id", app_id);
+    f("token_hash", token_hash);
+    f("created_at", created_at);
+    f("revoked_at", revoked_at);
+  }
+
+  void assign(const token_info& t);
+  token_info token() const;
+};
+
+class app_repository {
+public:
+  explicit app_repository(connection& c);
+  app_repository(const app_repository&) = delete;
+  app_repository& operator=(const app_repository&) = delete;
+
+  void insert(const model::app& a);
+  bool update(const model::app& a); // false: no such app
+  std::vector<model::app> list();
+  std::optional<model::app> find_by_id(const std::string& id);
+  std::optional<model::app> find_by_name(const std::string& name);
+  std::optional<model::app> find_by_token_hash(const std::string& token_hash);
+
+  void insert_token(const token_info& t);
+  bool revoke_token(const std::string& id_or_hash, model::unix_ms now);
+  std::vector<token_info> list_tokens(const std::string& app_id);
+
+private:
+  std::optional<model::app> fetch_app(soci::statement& st);
+
+  // Bound by reference into the statements below: declared first, never moved.
+  app_row app_;
+  token_row token_;
+  std::string key_id_;
+  std::string key_name_;
+  std::string key_token_hash_;
+  std::string key_app_id_;
+  long long revoked_at_ = 0;
+
+  soci::statement insert_;
+  soci::statement update_;
+  soci::statement list_;
+  soci::statement find_by_id_;
+  soci::statement find_by_name_;
+  soci::statement find_by_token_hash_;
+  soci::statement insert_token_;
+  soci::statement revoke_token_;
+  soci::statement list_tokens_;
+};
+
+} // namespace receiptd::db

@@ -1,0 +1,173 @@
+#include "db/database.hpp"
+
+#include <soci/postgresql/soci-postgresql.h>
+
+#include "db/backends.hpp"
+#include "db/migrator.hpp"
+#include "db/sql_database.hpp"
+#include "db/url.hpp"
+#include "model/identifiers.hpp"
+
+namespace receiptd::db {
+
+namespace {
+
+constexpr int max_attempts = 3;
+
+// Retryable by running the transaction again (PostgreSQL SQLSTATE class 40).
+bool transient(const std::exception& e) {
+  auto* pg = dynamic_cast<const soci::postgresql_soci_error*>(&e);
+  if (!pg)
+    return false;
+  auto state = pg->sqlstate();
+  return state == "40001" || state == "40P01"; // serialization failure, deadlock
+}
+
+// Passwords stay out of error messages and logs.
+std::string redacted(const std::string& url) {
+  return url_parameter(url, "password") ? with_url_parameter(url, "password", "***") : url;
+}
+
+} // namespace
+
+outcome<std::unique_ptr<database>> database::open(const std::string& url) {
+  auto kind = dialect_of(url);
+  if (!kind)
+    return error{"unsupported database URL '" + redacted(url)
+                 + "': expected sqlite3://db=… or postgresql://…"};
+  register_backends();
+  std::string full_url = url;
+  try {
+    full_url = with_connection_defaults(url);
+    auto c = std::make_unique<connection>(*kind, full_url);
+    return std::unique_ptr<database>(std::make_unique<sql_database>(*kind, full_url, std::move(c)));
+  } catch (const std::exception& e) {
+    return error{"cannot open database '" + redacted(full_url) + "': " + e.what()};
+  }
+}
+
+sql_database::sql_database(dialect kind, std::string url, std::unique_ptr<connection> c)
+  : kind_(kind), url_(std::move(url)), conn_(std::move(c)) {}
+
+sql_database::~sql_database() { drop_session(); }
+
+bool sql_database::recover_after_failure(const std::exception& e, int attempt) {
+  if (!conn_)
+    return false; // reconnecting failed: the server is still unreachable
+  bool unknown_outcome = conn_->commit_unacknowledged();
+  bool lost = !conn_->healthy();
+  if (lost)
+    drop_session(); // the next attempt, or the next call, reconnects
+  // A stuck SQLite transaction is no reason to run the call again; a lost server is.
+  bool retry = (lost && kind_ == dialect::postgresql) || transient(e);
+  return retry && !unknown_outcome && attempt < max_attempts;
+}
+
+connection& sql_database::conn() {
+  if (!conn_)
+    conn_ = std::make_unique<connection>(kind_, url_);
+  return *conn_;
+}
+
+app_repository& sql_database::apps() {
+  if (!apps_)
+    apps_ = std::make_unique<app_repository>(conn());
+  return *apps_;
+}
+
+purchase_order_repository& sql_database::purchase_orders() {
+  if (!purchase_orders_)
+    purchase_orders_ = std::make_unique<purchase_order_repository>(conn());
+  return *purchase_orders_;
+}
+
+receipt_repository& sql_database::receipts() {
+  if (!receipts_)
+    receipts_ = std::make_unique<receipt_repository>(conn());
+  return *receipts_;
+}
+
+job_queue& sql_database::jobs() {
+  if (!jobs_)
+    jobs_ = std::make_unique<job_queue>(conn());
+  return *jobs_;
+}
+
+void sql_database::drop_statements() noexcept {
+  apps_.reset();
+  purchase_orders_.reset();
+  receipts_.reset();
+  jobs_.reset();
+}
+
+void sql_database::drop_session() noexcept {
+  drop_statements();
+  conn_.reset();
+}
+
+outcome<int> sql_database::migrate() {
+  return guarded<int>("migrate", [&] {
+    int applied = apply_migrations(conn());
+    // PostgreSQL refuses to run a prepared statement whose tables changed shape
+    // ("cached plan must not change result type"): prepare again after DDL.
+    if (applied > 0)
+      drop_statements();
+    return applied;
+  });
+}
+
+// ---- apps and access tokens -------------------------------------------------
+
+outcome<model::app> sql_database::create_app(model::app a) {
+  return guarded<model::app>("create_app", [&] {
+    if (a.id.empty())
+      a.id = model::make_uuid();
+    apps().insert(a);
+    return a;
+  });
+}
+
+outcome<bool> sql_database::update_app(const model::app& a) {
+  return guarded<bool>("update_app", [&] { return apps().update(a); });
+}
+
+outcome<std::vector<model::app>> sql_database::list_apps() {
+  return guarded<std::vector<model::app>>("list_apps", [&] { return apps().list(); });
+}
+
+outcome<std::optional<model::app>> sql_database::find_app(const std::string& id_or_name) {
+  return guarded<std::optional<model::app>>("find_app", [&] {
+    auto& repo = apps();
+    if (auto by_id = repo.find_by_id(id_or_name))
+      return by_id;
+    return repo.find_by_name(id_or_name);
+  });
+}
+
+outcome<token_info> sql_database::add_token(const std::string& app_id,
+                                            const std::string& token_hash, model::unix_ms now) {
+  return guarded<token_info>("add_token", [&] {
+    auto& repo = apps();
+    if (!repo.find_by_id(app_id))
+      throw std::invalid_argument("no app with id " + app_id);
+    token_info t{model::make_uuid(), app_id, token_hash, now, std::nullopt};
+    repo.insert_token(t);
+    return t;
+  });
+}
+
+outcome<bool> sql_database::revoke_token(const std::string& id_or_hash, model::unix_ms now) {
+  return guarded<bool>("revoke_token", [&] { return apps().revoke_token(id_or_hash, now); });
+}
+
+outcome<std::vector<token_info>> sql_database::list_tokens(const std::string& app_id) {
+  return guarded<std::vector<token_info>>("list_tokens",
+                                          [&] { return apps().list_tokens(app_id); });
+}
+
+outcome<std::optional<model::app>> sql_database::app_by_token_hash(const std::string& token_hash) {
+  return guarded<std::optional<model::app>>(
+    "app_by_token_hash", [&] { return apps().find_by_token_hash(token_hash); });
+}
+
+} // namespace receiptd::db

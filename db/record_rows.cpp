@@ -1,0 +1,167 @@
+#include "db/record_rows.hpp"
+
+namespace receiptd::db {
+
+namespace {
+
+template <class Enum>
+Enum parse_column(std::optional<Enum> parsed, const char* column, const std::string& text) {
+  if (!parsed)
+    throw corrupt_row(std::string("unknown ") + column + " '" + text + "'");
+  return *parsed;
+}
+
+std::string text(std::string_view s) { return std::string(s); }
+
+} // namespace
+
+void purchase_order_row::assign(const model::purchase_order_record& r) {
+  id = r.id;
+  app_id = r.app_id;
+  purchase_token = r.purchase_token;
+  created_at = r.created_at;
+
+  is_legacy = to_flag(r.is_legacy);
+  package_name = r.package_name;
+  order_id.set(r.order_id);
+  purchase_data = r.purchase_data;
+  purchase_signature = r.purchase_signature;
+  user_identifier.set(r.echo.user_identifier);
+  metadata.set(r.echo.metadata);
+  ip_address.set(r.echo.ip_address);
+
+  fraud_reason = text(to_string(r.fraud));
+  environment = text(to_string(r.env));
+  product_id = r.purchase.product_id;
+  product_kind = r.purchase.kind;
+  purchase_time.set(r.purchase.purchase_time);
+  purchase_state = r.purchase.purchase_state;
+  quantity.set(r.purchase.quantity);
+  set_flag(acknowledged, r.purchase.acknowledged);
+  set_flag(auto_renewing, r.purchase.auto_renewing);
+  expiry_time.set(r.purchase.expiry_time);
+  subscription_state.set(r.purchase.subscription_state);
+  is_test = to_flag(r.purchase.is_test);
+  validation_state = text(to_string(r.state));
+  store_detail = r.store_detail;
+  updated_at = r.updated_at;
+}
+
+model::purchase_order_record purchase_order_row::record() const {
+  model::purchase_order_record r;
+  r.id = id;
+  r.app_id = app_id;
+  r.purchase_token = purchase_token;
+  r.created_at = created_at;
+
+  r.is_legacy = is_legacy != 0;
+  r.package_name = package_name;
+  r.order_id = order_id.get();
+  r.purchase_data = purchase_data;
+  r.purchase_signature = purchase_signature;
+  r.echo.user_identifier = user_identifier.get();
+  r.echo.metadata = metadata.get();
+  r.echo.ip_address = ip_address.get();
+
+  r.fraud = parse_column(model::parse_fraud_reason(fraud_reason), "fraud_reason", fraud_reason);
+  r.env = parse_column(model::parse_environment(environment), "environment", environment);
+  r.purchase.product_id = product_id;
+  r.purchase.kind = product_kind;
+  r.purchase.purchase_time = purchase_time.get<model::unix_ms>();
+  r.purchase.purchase_state = purchase_state;
+  r.purchase.quantity = quantity.get();
+  r.purchase.acknowledged = get_flag(acknowledged);
+  r.purchase.auto_renewing = get_flag(auto_renewing);
+  r.purchase.expiry_time = expiry_time.get<model::unix_ms>();
+  r.purchase.subscription_state = subscription_state.get();
+  r.purchase.is_test = is_test != 0;
+  r.state = parse_column(model::parse_validation_state(validation_state), "validation_state",
+                         validation_state);
+  r.store_detail = store_detail;
+  r.updated_at = updated_at;
+  return r;
+}
+
+void receipt_row::assign(const model::receipt_record& r) {
+  id = r.id;
+  app_id = r.app_id;
+  receipt_hash = r.receipt_hash;
+  created_at = r.created_at;
+
+  style = text(to_string(r.style));
+  bundle_id = r.bundle_id;
+  receipt_data = r.receipt_data;
+  country_code.set(r.country_code);
+  identifier_for_vendor.set(r.identifier_for_vendor);
+  user_identifier.set(r.echo.user_identifier);
+  metadata.set(r.echo.metadata);
+  ip_address.set(r.echo.ip_address);
+
+  fraud_reason = text(to_string(r.fraud));
+  environment = text(to_string(r.env));
+  validation_state = text(to_string(r.state));
+  store_detail = r.store_detail;
+  updated_at = r.updated_at;
+}
+
+model::receipt_record receipt_row::record() const {
+  model::receipt_record r;
+  r.id = id;
+  r.app_id = app_id;
+  r.receipt_hash = receipt_hash;
+  r.created_at = created_at;
+
+  r.style = parse_column(model::parse_receipt_style(style), "style", style);
+  r.bundle_id = bundle_id;
+  r.receipt_data = receipt_data;
+  r.country_code = country_code.get();
+  r.identifier_for_vendor = identifier_for_vendor.get();
+  r.echo.user_identifier = user_identifier.get();
+  r.echo.metadata = metadata.get();
+  r.echo.ip_address = ip_address.get();
+
+  r.fraud = parse_column(model::parse_fraud_reason(fraud_reason), "fraud_reason", fraud_reason);
+  r.env = parse_column(model::parse_environment(environment), "environment", environment);
+  r.state = parse_column(model::parse_validation_state(validation_state), "validation_state",
+                         validation_state);
+  r.store_detail = store_detail;
+  r.updated_at = updated_at;
+  return r;
+}
+
+void in_app_purchase_row::assign(const std::string& receipt, int position,
+                                 const model::apple_in_app_purchase& p) {
+  receipt_id = receipt;
+  ordinal = position;
+  product_id = p.product_id;
+  transaction_id = p.transaction_id;
+  original_transaction_id = p.original_transaction_id;
+  quantity = p.quantity;
+  purchase_date.set(p.purchase_date);
+  original_purchase_date.set(p.original_purchase_date);
+  expires_date.set(p.expires_date);
+  cancellation_date.set(p.cancellation_date);
+  web_order_line_item_id.set(p.web_order_line_item_id);
+  set_flag(is_trial_period, p.is_trial_period);
+  set_flag(is_in_intro_offer_period, p.is_in_intro_offer_period);
+  product_type.set(p.product_type);
+}
+
+model::apple_in_app_purchase in_app_purchase_row::purchase() const {
+  model::apple_in_app_purchase p;
+  p.product_id = product_id;
+  p.transaction_id = transaction_id;
+  p.original_transaction_id = original_transaction_id;
+  p.quantity = quantity;
+  p.purchase_date = purchase_date.get<model::unix_ms>();
+  p.original_purchase_date = original_purchase_date.get<model::unix_ms>();
+  p.expires_date = expires_date.get<model::unix_ms>();
+  p.cancellation_date = cancellation_date.get<model::unix_ms>();
+  p.web_order_line_item_id = web_order_line_item_id.get();
+  p.is_trial_period = get_flag(is_trial_period);
+  p.is_in_intro_offer_period = get_flag(is_in_intro_offer_period);
+  p.product_type = product_type.get();
+  return p;
+}
+
+} // namespace receiptd::db

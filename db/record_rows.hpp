@@ -1,0 +1,192 @@
+#pragma once
+// The stored form of the records: one member per column, bound in place by the
+// prepared statements (db/statements.hpp). Each row lists its columns once, in
+// groups, and every column list in the SQL is rendered from these lists, so a
+// SELECT, INSERT or UPDATE cannot disagree with the binding order.
+//   identity: set at the first upload, never rewritten
+//   upload:   rewritten by a re-upload (model::merge_reupload)
+//   verdict:  rewritten by a re-upload and by a completed revalidation job
+
+#include <string>
+
+#include "db/statements.hpp"
+#include "model/records.hpp"
+
+namespace receiptd::db {
+
+struct purchase_order_row {
+  std::string id;
+  std::string app_id;
+  std::string purchase_token;
+  long long created_at = 0;
+
+  int is_legacy = 0;
+  std::string package_name;
+  nullable<std::string> order_id;
+  std::string purchase_data;
+  std::string purchase_signature;
+  nullable<std::string> user_identifier;
+  nullable<std::string> metadata;
+  nullable<std::string> ip_address;
+
+  std::string fraud_reason;
+  std::string environment;
+  std::string product_id;
+  std::string product_kind;
+  nullable<long long> purchase_time;
+  std::string purchase_state;
+  nullable<int> quantity;
+  nullable<int> acknowledged;
+  nullable<int> auto_renewing;
+  nullable<long long> expiry_time;
+  nullable<std::string> subscription_state;
+  int is_test = 0;
+  std::string validation_state;
+  std::string store_detail;
+  long long updated_at = 0;
+
+  template <class F>
+  void identity_columns(F&& f) {
+    f("id", id);
+    f("app_id", app_id);
+    f("purchase_token", purchase_token);
+    f("created_at", created_at);
+  }
+  template <class F>
+  void upload_columns(F&& f) {
+    f("is_legacy", is_legacy);
+    f("package_name", package_name);
+    f("order_id", order_id);
+    f("purchase_data", purchase_data);
+    f("purchase_signature", purchase_signature);
+    f("user_identifier", user_identifier);
+    f("metadata", metadata);
+    f("ip_address", ip_address);
+  }
+  template <class F>
+  void verdict_columns(F&& f) {
+    f("fraud_reason", fraud_reason);
+    f("environment", environment);
+    f("product_id", product_id);
+    f("product_kind", product_kind);
+    f("purchase_time", purchase_time);
+    f("purchase_state", purchase_state);
+    f("quantity", quantity);
+    f("acknowledged", acknowledged);
+    f("auto_renewing", auto_renewing);
+    f("expiry_time", expiry_time);
+    f("subscription_state", subscription_state);
+    f("is_test", is_test);
+    f("validation_state", validation_state);
+    f("store_detail", store_detail);
+    f("updated_at", updated_at);
+  }
+  template <class F>
+  void all_columns(F&& f) {
+    identity_columns(f);
+    upload_columns(f);
+    verdict_columns(f);
+  }
+
+  void assign(const model::purchase_order_record& r);
+  model::purchase_order_record record() const; // throws corrupt_row
+};
+
+struct receipt_row {
+  std::string id;
+  std::string app_id;
+  std::string receipt_hash;
+  long long created_at = 0;
+
+  std::string style;
+  std::string bundle_id;
+  std::string receipt_data;
+  nullable<std::string> country_code;
+  nullable<std::string> identifier_for_vendor;
+  nullable<std::string> user_identifier;
+  nullable<std::string> metadata;
+  nullable<std::string> ip_address;
+
+  std::string fraud_reason;
+  std::string environment;
+  std::string validation_state;
+  std::string store_detail;
+  long long updated_at = 0;
+
+  template <class F>
+  void identity_columns(F&& f) {
+    f("id", id);
+    f("app_id", app_id);
+    f("receipt_hash", receipt_hash);
+    f("created_at", created_at);
+  }
+  template <class F>
+  void upload_columns(F&& f) {
+    f("style", style);
+    f("bundle_id", bundle_id);
+    f("receipt_data", receipt_data);
+    f("country_code", country_code);
+    f("identifier_for_vendor", identifier_for_vendor);
+    f("user_identifier", user_identifier);
+    f("metadata", metadata);
+    f("ip_address", ip_address);
+  }
+  // The in-app purchases belong to the verdict too (store_a_in_app_purchases).
+  template <class F>
+  void verdict_columns(F&& f) {
+    f("fraud_reason", fraud_reason);
+    f("environment", environment);
+    f("validation_state", validation_state);
+    f("store_detail", store_detail);
+    f("updated_at", updated_at);
+  }
+  template <class F>
+  void all_columns(F&& f) {
+    identity_columns(f);
+    upload_columns(f);
+    verdict_columns(f);
+  }
+
+  void assign(const model::receipt_record& r);
+  model::receipt_record record() const; // without in-app purchases; throws corrupt_row
+};
+
+struct in_app_purchase_row {
+  std::string receipt_id;
+  int ordinal = 0;
+  std::string product_id;
+  std::string transaction_id;
+  std::string original_transaction_id;
+  int quantity = 1;
+  nullable<long long> purchase_date;
+  nullable<long long> original_purchase_date;
+  nullable<long long> expires_date;
+  nullable<long long> cancellation_date;
+  nullable<std::string> web_order_line_item_id;
+  nullable<int> is_trial_period;
+  nullable<int> is_in_intro_offer_period;
+  nullable<int> product_type;
+
+  template <class F>
+  void all_columns(F&& f) {
+    f("receipt_id", receipt_id);
+    f("ordinal", ordinal);
+    f("product_id", product_id);
+    f("transaction_id", transaction_id);
+    f("original_transaction_id", original_transaction_id);
+    f("quantity", quantity);
+    f("purchase_date", purchase_date);
+    f("original_purchase_date", original_purchase_date);
+    f("expires_date", expires_date);
+    f("cancellation_date", cancellation_date);
+    f("web_order_line_item_id", web_order_line_item_id);
+    f("is_trial_period", is_trial_period);
+    f("is_in_intro_offer_period", is_in_intro_offer_period);
+    f("product_type", product_type);
+  }
+
+  void assign(const std::string& receipt, int position, const model::apple_in_app_purchase& p);
+  model::apple_in_app_purchase purchase() const;
+};
+
+} // namespace receiptd::db

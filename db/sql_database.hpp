@@ -1,0 +1,116 @@
+#pragma once
+// db::database over one SOCI session (SQLite or PostgreSQL).
+//
+// Errors: every SOCI/driver exception is caught here and returned as db::error naming
+// the operation; nothing thrown below crosses the public interface.
+//
+// Lost connections (PostgreSQL restarted, backend terminated, network cut): a failed
+// call checks whether the session is still alive. If not, it drops the session with
+// its prepared statements, reconnects and retries the call once, unless a COMMIT was
+// already sent (its outcome is unknown: the caller gets the error and decides). If
+// the server is still down the call returns the connect error and the next call tries
+// again, so the object never stays unusable. Deadlocks and serialization failures
+// (SQLSTATE 40P01, 40001) are retried the same way.
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "db/app_repository.hpp"
+#include "db/connection.hpp"
+#include "db/job_queue.hpp"
+#include "db/purchase_order_repository.hpp"
+#include "db/receipt_repository.hpp"
+
+namespace receiptd::db {
+
+class sql_database final : public database {
+public:
+  sql_database(dialect kind, std::string url, std::unique_ptr<connection> c);
+  ~sql_database() override;
+
+  dialect kind() const override { return kind_; }
+  outcome<int> migrate() override;
+
+  outcome<model::app> create_app(model::app a) override;
+  outcome<bool> update_app(const model::app& a) override;
+  outcome<std::vector<model::app>> list_apps() override;
+  outcome<std::optional<model::app>> find_app(const std::string& id_or_name) override;
+  outcome<token_info> add_token(const std::string& app_id, const std::string& token_hash,
+                                model::unix_ms now) override;
+  outcome<bool> revoke_token(const std::string& id_or_hash, model::unix_ms now) override;
+  outcome<std::vector<token_info>> list_tokens(const std::string& app_id) override;
+  outcome<std::optional<model::app>> app_by_token_hash(const std::string& token_hash) override;
+
+  outcome<saved<model::purchase_order_record>>
+  save_purchase_order(const model::purchase_order_record& incoming,
+                      model::unix_ms first_attempt_at) override;
+  outcome<saved<model::receipt_record>> save_receipt(const model::receipt_record& incoming,
+                                                     model::unix_ms first_attempt_at) override;
+  outcome<std::optional<model::purchase_order_record>>
+  find_purchase_order(const std::string& id) override;
+  outcome<std::optional<model::receipt_record>> find_receipt(const std::string& id) override;
+
+  outcome<std::vector<model::validation_job>> claim_due_jobs(const std::string& owner,
+                                                             model::unix_ms now,
+                                                             model::unix_ms lease_until,
+                                                             int limit) override;
+  outcome<bool> complete_job(const model::validation_job& job,
+                             const model::purchase_order_record& updated) override;
+  outcome<bool> complete_job(const model::validation_job& job,
+                             const model::receipt_record& updated) override;
+  outcome<bool> reschedule_job(const model::validation_job& job) override;
+  outcome<std::vector<model::validation_job>> list_jobs() override;
+
+private:
+  // Runs one public call: converts exceptions to db::error and recovers the session.
+  template <class T, class Body>
+  outcome<T> guarded(std::string_view operation, Body&& body);
+  // After a failed attempt: true when the call should run again.
+  bool recover_after_failure(const std::exception& e, int attempt);
+
+  // The session, reconnecting first when it was lost (throws when that fails).
+  connection& conn();
+  // The repositories prepare their statements on first use, after migrations.
+  app_repository& apps();
+  purchase_order_repository& purchase_orders();
+  receipt_repository& receipts();
+  job_queue& jobs();
+  void drop_statements() noexcept;
+  void drop_session() noexcept;
+
+  template <class Repo, class Record>
+  saved<Record> save_record(Repo& repo, const Record& incoming, model::unix_ms first_attempt_at);
+  template <class Repo, class Record>
+  bool complete_record_job(Repo& repo, const model::validation_job& job, const Record& updated);
+
+  dialect kind_;
+  std::string url_;
+  // Declared before the repositories: their statements must go first.
+  std::unique_ptr<connection> conn_; // null after the session was lost
+  std::unique_ptr<app_repository> apps_;
+  std::unique_ptr<purchase_order_repository> purchase_orders_;
+  std::unique_ptr<receipt_repository> receipts_;
+  std::unique_ptr<job_queue> jobs_;
+};
+
+template <class T, class Body>
+outcome<T> sql_database::guarded(std::string_view operation, Body&& body) {
+  for (int attempt = 1;; ++attempt) {
+    std::string failure;
+    try {
+      if (conn_)
+        conn_->forget_commit();
+      return outcome<T>(body());
+    } catch (const std::exception& e) {
+      failure = e.what();
+      if (recover_after_failure(e, attempt))
+        continue;
+    } catch (...) {
+      failure = "unknown exception";
+    }
+    return error{std::string(operation) + ": " + failure};
+  }
+}
+
+} // namespace receiptd::db

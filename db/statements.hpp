@@ -1,0 +1,128 @@
+#pragma once
+// Statements prepared once per session and executed many times: their use/into
+// elements stay bound to member variables, which a call fills in place before it
+// executes (PostgreSQL: one PQprepare per statement and session, then only
+// PQexecPrepared; SQLite: one sqlite3_prepare_v2, then reset + bind + step).
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <soci/soci.h>
+
+namespace receiptd::db {
+
+// A stored value that does not map back onto the model (unknown enumeration text).
+struct corrupt_row : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A column that may be NULL: SOCI binds a value with an indicator.
+template <class T>
+struct nullable {
+  T value{};
+  soci::indicator ind = soci::i_null;
+
+  template <class U>
+  void set(const std::optional<U>& v) {
+    value = v ? static_cast<T>(*v) : T{};
+    ind = v ? soci::i_ok : soci::i_null;
+  }
+  template <class U = T>
+  std::optional<U> get() const {
+    if (ind == soci::i_null)
+      return std::nullopt;
+    return static_cast<U>(value);
+  }
+};
+
+// Booleans are INTEGER 0/1 (the schema is shared with SQLite, which has no BOOLEAN).
+inline int to_flag(bool b) { return b ? 1 : 0; }
+inline void set_flag(nullable<int>& column, std::optional<bool> v) {
+  column.value = v && *v ? 1 : 0;
+  column.ind = v ? soci::i_ok : soci::i_null;
+}
+inline std::optional<bool> get_flag(const nullable<int>& column) {
+  if (column.ind == soci::i_null)
+    return std::nullopt;
+  return column.value != 0;
+}
+
+// Column visitors: a row type lists each column group as f(name, member) calls.
+struct bind_use {
+  soci::statement& st;
+  template <class T>
+  void operator()(const char* name, T& v) const {
+    st.exchange(soci::use(v, std::string(name)));
+  }
+  template <class T>
+  void operator()(const char* name, nullable<T>& v) const {
+    st.exchange(soci::use(v.value, v.ind, std::string(name)));
+  }
+};
+
+struct bind_into {
+  soci::statement& st;
+  template <class T>
+  void operator()(const char*, T& v) const {
+    st.exchange(soci::into(v));
+  }
+  template <class T>
+  void operator()(const char*, nullable<T>& v) const {
+    st.exchange(soci::into(v.value, v.ind));
+  }
+};
+
+struct collect_names {
+  std::vector<std::string_view>& names;
+  template <class T>
+  void operator()(const char* name, T&) const {
+    names.emplace_back(name);
+  }
+};
+
+// The names of a column group, e.g. column_names([&](auto f) { row.all_columns(f); }).
+template <class Visit>
+std::vector<std::string_view> column_names(Visit&& visit) {
+  std::vector<std::string_view> names;
+  visit(collect_names{names});
+  return names;
+}
+
+// Expands the column placeholders of a statement template from column names:
+// {columns} → "a, b", {parameters} → ":a, :b", {assignments} → "a = :a, b = :b".
+// Only compile-time identifiers are spliced in; every value is bound.
+std::string render(std::string_view sql_template, const std::vector<std::string_view>& names);
+
+// Prepares `sql` on the session after `bind(statement&)` attached its elements.
+template <class Bind>
+soci::statement prepare(soci::session& s, const std::string& sql, Bind&& bind) {
+  soci::statement st(s);
+  bind(st);
+  st.alloc();
+  st.prepare(sql);
+  st.define_and_bind();
+  return st;
+}
+
+// Runs an INSERT/UPDATE/DELETE; the number of rows it changed.
+long long execute_change(soci::statement& st);
+
+// Runs a query expected to give at most one row (a lookup by a unique key) into the
+// bound variables; false when there is none. The cursor is run to its end: an SQLite
+// statement left on a row keeps the connection's read snapshot open, so later reads
+// on the connection see stale data and a later BEGIN IMMEDIATE can fail with
+// SQLITE_BUSY_SNAPSHOT (seen with SOCI 4.0.3 + SQLite 3.40).
+bool fetch_single(soci::statement& st);
+
+// Runs a query and calls on_row() after each row was fetched into the bound variables.
+template <class OnRow>
+void for_each_row(soci::statement& st, OnRow&& on_row) {
+  st.execute(false);
+  while (st.fetch())
+    on_row();
+}
+
+} // namespace receiptd::db

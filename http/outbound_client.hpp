@@ -1,0 +1,56 @@
+#pragma once
+// Outbound HTTP(S) to the stores: one thread drives every transfer through a
+// libcurl multi handle (connection reuse, HTTP/2, TLS checks, timeouts come with
+// it). Callers on any thread submit; completions run on the client's thread and
+// must only hand the result on (the store-client actors anon_send it).
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace receiptd::http {
+
+struct outbound_request {
+  std::string method = "GET"; // "GET" or "POST"
+  std::string url;
+  std::vector<std::string> headers; // "Name: value"
+  std::string body;
+  std::chrono::milliseconds timeout{4000};
+};
+
+struct outbound_response {
+  int status = 0;     // 0: no HTTP answer; then `error` says why
+  std::string body;
+  std::string error;
+  std::string content_type;
+};
+
+class outbound_client {
+public:
+  struct options {
+    std::string ca_file; // empty: the system's CA bundle
+    std::chrono::milliseconds connect_timeout{2000};
+    std::size_t max_connections_per_host = 0; // 0: unlimited
+    std::size_t max_response_bytes = 4 * 1024 * 1024;
+  };
+
+  using callback = std::function<void(outbound_response)>;
+
+  explicit outbound_client(options opts);
+  ~outbound_client(); // stops the thread; pending transfers complete with an error
+
+  outbound_client(const outbound_client&) = delete;
+  outbound_client& operator=(const outbound_client&) = delete;
+
+  // Thread-safe and non-blocking.
+  void submit(outbound_request req, callback done);
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace receiptd::http

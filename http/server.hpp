@@ -1,0 +1,41 @@
+#pragma once
+// The inbound HTTP side (Pistache): routes, bearer-token syntax, body size limit,
+// trace ids and peer address. No business logic: each request is handed to the
+// dispatch function (which only sends a message to the supervisor) together with
+// a reply_sink, and answered later from whichever thread holds the sink.
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "config/settings.hpp"
+#include "http/reply.hpp"
+
+namespace receiptd::http {
+
+class server {
+public:
+  using dispatch_fn = std::function<void(inbound_request, reply_sink_ptr)>;
+
+  server(config::http_settings settings, dispatch_fn dispatch);
+  ~server();
+
+  // Binds and starts the reactor threads; returns the bound port.
+  std::uint16_t start();
+
+  // New requests get 503 from now on; in-flight ones still get their answer.
+  void begin_draining();
+  // Requests handed to the actors and not yet answered.
+  std::size_t in_flight() const;
+  void stop();
+
+  struct shared_state;
+
+private:
+  std::shared_ptr<shared_state> state_;
+  struct endpoint_holder;
+  std::unique_ptr<endpoint_holder> endpoint_;
+};
+
+} // namespace receiptd::http

@@ -1,0 +1,190 @@
+#include "model/resource_json.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "model/timestamp.hpp"
+
+namespace receiptd::model {
+
+namespace json = boost::json;
+
+namespace {
+
+json::value opt(const std::optional<std::string>& s) {
+  if (!s)
+    return nullptr;
+  return json::value(*s);
+}
+
+template <class T>
+json::value opt_value(const std::optional<T>& x) {
+  if (!x)
+    return nullptr;
+  return json::value(*x);
+}
+
+json::value metadata_json(const std::optional<std::string>& text) {
+  if (!text)
+    return nullptr;
+  boost::system::error_code ec;
+  auto v = json::parse(*text, ec);
+  return ec ? json::value(nullptr) : v;
+}
+
+json::value text_or_null(const std::string& s) {
+  if (s.empty())
+    return nullptr;
+  return json::value(s);
+}
+
+void put_common(json::object& o, const std::string& id, const std::string& app_id,
+                fraud_reason fraud, environment env, const echo_fields& echo,
+                validation_state state, unix_ms created, unix_ms updated) {
+  o["id"] = id;
+  o["app_family_id"] = app_id;
+  o["is_fraud"] = fraud != fraud_reason::none;
+  o["fraud_reason"] = fraud == fraud_reason::none ? json::value(nullptr)
+                                                  : json::value(to_string(fraud));
+  o["environment"] = to_string(env);
+  o["user_identifier"] = opt(echo.user_identifier);
+  o["metadata"] = metadata_json(echo.metadata);
+  o["ip_address"] = opt(echo.ip_address);
+  o["validation_state"] = to_string(state);
+  o["created_at"] = timestamp_json(created);
+  o["updated_at"] = timestamp_json(updated);
+}
+
+const char* fraud_message(fraud_reason r) {
+  switch (r) {
+    case fraud_reason::invalid_signature:
+      return "the signature does not verify";
+    case fraud_reason::untrusted_certificate:
+      return "the signing certificate does not chain to a trusted root";
+    case fraud_reason::malformed_receipt:
+      return "the receipt bytes are not a receipt";
+    case fraud_reason::bundle_id_mismatch:
+      return "the receipt belongs to another bundle id";
+    case fraud_reason::package_name_mismatch:
+      return "the purchase belongs to another package name";
+    case fraud_reason::device_hash_mismatch:
+      return "the receipt was not issued to this device";
+    case fraud_reason::store_rejected:
+      return "the store says this purchase is not genuine";
+    case fraud_reason::none:
+      break;
+  }
+  return "rejected";
+}
+
+std::string rejection(const char* key, json::object resource, fraud_reason reason,
+                      const char* field) {
+  json::object err{{"code", to_string(reason)}, {"message", fraud_message(reason)}};
+  if (field)
+    err["field"] = field;
+  json::object body{{"errors", json::array{std::move(err)}}, {key, std::move(resource)}};
+  return json::serialize(body);
+}
+
+} // namespace
+
+json::object in_app_purchase_json(const play_purchase& p) {
+  return json::object{
+    {"product_id", p.product_id},
+    {"type", p.kind},
+    {"purchase_state", p.purchase_state},
+    {"quantity", opt_value(p.quantity)},
+    {"purchased_at", timestamp_json(p.purchase_time)},
+    {"expires_at", timestamp_json(p.expiry_time)},
+    {"acknowledged", opt_value(p.acknowledged)},
+    {"auto_renewing", opt_value(p.auto_renewing)},
+    {"subscription_state", opt(p.subscription_state)},
+    {"is_test", p.is_test},
+  };
+}
+
+json::object in_app_purchase_json(const apple_in_app_purchase& p) {
+  return json::object{
+    {"product_id", p.product_id},
+    {"transaction_id", p.transaction_id},
+    {"original_transaction_id", text_or_null(p.original_transaction_id)},
+    {"quantity", p.quantity},
+    {"purchase_date", timestamp_json(p.purchase_date)},
+    {"original_purchase_date", timestamp_json(p.original_purchase_date)},
+    {"expires_date", timestamp_json(p.expires_date)},
+    {"cancellation_date", timestamp_json(p.cancellation_date)},
+    {"web_order_line_item_id", opt(p.web_order_line_item_id)},
+    {"is_trial_period", opt_value(p.is_trial_period)},
+    {"is_in_intro_offer_period", opt_value(p.is_in_intro_offer_period)},
+  };
+}
+
+json::object purchase_order_json(const purchase_order_record& r) {
+  json::object o;
+  o.reserve(20);
+  put_common(o, r.id, r.app_id, r.fraud, r.env, r.echo, r.state, r.created_at,
+             r.updated_at);
+  o["package_name"] = r.package_name;
+  o["is_legacy"] = r.is_legacy;
+  o["purchase_token"] = r.purchase_token;
+  o["order_id"] = opt(r.order_id);
+  o["in_app_purchase"] = in_app_purchase_json(r.purchase);
+  return o;
+}
+
+json::object receipt_json(const receipt_record& r) {
+  json::object o;
+  o.reserve(20);
+  put_common(o, r.id, r.app_id, r.fraud, r.env, r.echo, r.state, r.created_at,
+             r.updated_at);
+  o["style"] = to_string(r.style);
+  o["bundle_id"] = text_or_null(r.bundle_id);
+  o["country_code"] = opt(r.country_code);
+  o["identifier_for_vendor"] = opt(r.identifier_for_vendor);
+  json::array purchases;
+  purchases.reserve(r.in_app_purchases.size());
+  for (const auto& p : r.in_app_purchases)
+    purchases.emplace_back(in_app_purchase_json(p));
+  o["in_app_purchases"] = std::move(purchases);
+  return o;
+}
+
+std::string error_body(const field_errors& errors) {
+  json::array list;
+  list.reserve(errors.size());
+  for (const auto& e : errors) {
+    json::object o;
+    if (!e.field.empty())
+      o["field"] = e.field;
+    o["code"] = e.code;
+    o["message"] = e.message;
+    list.emplace_back(std::move(o));
+  }
+  return json::serialize(json::object{{"errors", std::move(list)}});
+}
+
+std::string rejection_body(const purchase_order_record& r) {
+  const char* field = r.fraud == fraud_reason::invalid_signature ? "purchase_signature"
+                      : r.fraud == fraud_reason::package_name_mismatch ? "purchase_data"
+                                                                        : nullptr;
+  return rejection("purchase_order", purchase_order_json(r), r.fraud, field);
+}
+
+std::string rejection_body(const receipt_record& r) {
+  const char* field = r.fraud == fraud_reason::store_rejected ? nullptr : "receipt";
+  return rejection("receipt", receipt_json(r), r.fraud, field);
+}
+
+std::string upload_response_body(const purchase_order_record& r) {
+  if (r.state == validation_state::rejected)
+    return rejection_body(r);
+  return json::serialize(purchase_order_json(r));
+}
+
+std::string upload_response_body(const receipt_record& r) {
+  if (r.state == validation_state::rejected)
+    return rejection_body(r);
+  return json::serialize(receipt_json(r));
+}
+
+} // namespace receiptd::model

@@ -1,0 +1,79 @@
+// The device check of verify_receipt (DESIGN.md §2, §3).
+
+#include "model/store_a/device_hash.hpp"
+
+#include "model/encoding.hpp"
+#include "model/identifiers.hpp"
+#include "model/store_a/text.hpp"
+
+namespace receiptd::model::store_a {
+
+namespace {
+
+// identifier_for_vendor as raw bytes: a UUID (16 bytes, iOS) or a MAC address
+// (6 bytes, macOS: Apple hashes the primary interface's MAC there).
+std::optional<std::string> device_id_bytes(std::string_view id) {
+  if (auto uuid = parse_uuid(id))
+    return std::string(uuid->begin(), uuid->end());
+  if (id.size() != 17)
+    return std::nullopt;
+  std::string out;
+  for (std::size_t i = 0; i < 17; i += 3) {
+    if (i > 0 && id[i - 1] != ':' && id[i - 1] != '-')
+      return std::nullopt;
+    auto hex = [](char c) {
+      if (c >= '0' && c <= '9')
+        return c - '0';
+      if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+      return -1;
+    };
+    int hi = hex(id[i]), lo = hex(id[i + 1]);
+    if (hi < 0 || lo < 0)
+      return std::nullopt;
+    out += static_cast<char>(hi * 16 + lo);
+  }
+  return out;
+}
+
+} // namespace
+
+bool device_matches(const decoded_receipt& r, std::string_view id, std::string& detail) {
+  if (const auto* u = std::get_if<unified_receipt>(&r.detail)) {
+    auto bytes = device_id_bytes(id);
+    if (!bytes) {
+      detail = "identifier_for_vendor is neither a UUID nor a MAC address";
+      return false;
+    }
+    if (u->sha1_hash.empty()) {
+      detail = "receipt carries no device hash (attribute 5)";
+      return false;
+    }
+    // Apple, "Receipt Validation Programming Guide", "Compute the GUID hash":
+    // SHA-1 over the device identifier, the opaque value and the bundle id
+    // attribute's value bytes, in that order.
+    std::string input;
+    input.reserve(bytes->size() + u->opaque.size() + u->bundle_id_raw.size());
+    input.append(*bytes).append(u->opaque).append(u->bundle_id_raw);
+    if (!constant_time_equal(sha1(input), u->sha1_hash)) {
+      detail = "SHA-1(identifier_for_vendor, opaque, bundle id) differs from attribute 5";
+      return false;
+    }
+    return true;
+  }
+  const auto& t = std::get<transaction_receipt>(r.detail);
+  auto it = t.purchase_info.find("unique-vendor-identifier");
+  if (it == t.purchase_info.end()) {
+    detail = "receipt carries no unique-vendor-identifier";
+    return false;
+  }
+  if (!text::iequals(it->second, id)) {
+    detail = "unique-vendor-identifier differs from identifier_for_vendor";
+    return false;
+  }
+  return true;
+}
+
+} // namespace receiptd::model::store_a

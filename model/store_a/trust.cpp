@@ -1,0 +1,221 @@
+#include "model/store_a/trust.hpp"
+
+#include <cstring>
+#include <ctime>
+
+#include <openssl/err.h>
+#include <openssl/objects.h>
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+
+namespace receiptd::model::store_a {
+
+namespace {
+
+// DER content octets of the Apple certificate-policy marker extensions
+// (1.2.840.113635.100 = 2A 86 48 86 F7 63 64). Apple, "Receipt Validation
+// Programming Guide": the receipt signing leaf carries 1.2.840.113635.100.6.11.1,
+// the WWDR intermediate 1.2.840.113635.100.6.2.1.
+constexpr unsigned char receipt_signing_oid[] = {0x2A, 0x86, 0x48, 0x86, 0xF7,
+                                                 0x63, 0x64, 0x06, 0x0B, 0x01};
+constexpr unsigned char wwdr_intermediate_oid[] = {0x2A, 0x86, 0x48, 0x86, 0xF7,
+                                                   0x63, 0x64, 0x06, 0x02, 0x01};
+
+template <std::size_t N>
+bool has_extension(X509* cert, const unsigned char (&oid)[N]) {
+  for (int i = 0, n = X509_get_ext_count(cert); i < n; ++i) {
+    const ASN1_OBJECT* obj = X509_EXTENSION_get_object(X509_get_ext(cert, i));
+    if (obj != nullptr && OBJ_length(obj) == N && std::memcmp(OBJ_get0_data(obj), oid, N) == 0)
+      return true;
+  }
+  return false;
+}
+
+// Verifies `leaf` up to a root of `store` at instant `at`. On success `chain`
+// gets the built chain (leaf first), owned by the caller.
+bool verify_at(X509_STORE* store, X509* leaf, STACK_OF(X509)* untrusted, unix_ms at,
+               ossl::x509_stack_ptr& chain, std::string& detail) {
+  ossl::x509_store_ctx_ptr ctx{X509_STORE_CTX_new()};
+  if (!ctx || X509_STORE_CTX_init(ctx.get(), store, leaf, untrusted) != 1) {
+    detail = "cannot set up certificate verification";
+    return false;
+  }
+  X509_VERIFY_PARAM* param = X509_STORE_CTX_get0_param(ctx.get());
+  // Receipts are judged when they were signed: every App Store chain in the
+  // public vectors has expired since (DESIGN.md §3).
+  X509_VERIFY_PARAM_set_time(param, static_cast<time_t>(at >= 0 ? at / 1000 : (at - 999) / 1000));
+  // Security level 0: no minimum on key size or signature digest. Apple signed
+  // certificates with sha1WithRSA (Apple Root CA itself, the 2013 WWDR CA, the
+  // iTunes Store CA) and the v2 transaction leaf has an RSA-1024 key; a system or
+  // future default level >= 1 would reject them with CA_MD_TOO_WEAK / CA_KEY_TOO_SMALL.
+  // Trust comes from the pinned roots, not from algorithm strength.
+  X509_VERIFY_PARAM_set_auth_level(param, 0);
+  if (X509_verify_cert(ctx.get()) != 1) {
+    int err = X509_STORE_CTX_get_error(ctx.get());
+    detail = std::string(X509_verify_cert_error_string(err)) + " (depth "
+             + std::to_string(X509_STORE_CTX_get_error_depth(ctx.get())) + ")";
+    return false;
+  }
+  chain.reset(X509_STORE_CTX_get1_chain(ctx.get()));
+  if (!chain) {
+    detail = "no chain";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+const EVP_MD* trust_anchors::digest(int nid) const {
+  switch (nid) {
+  case NID_sha1: return sha1_.get();
+  case NID_sha256: return sha256_.get();
+  case NID_sha384: return sha384_.get();
+  case NID_sha512: return sha512_.get();
+  default: return nullptr;
+  }
+}
+
+chain_check check_unified_chain(const trust_anchors& anchors, X509* leaf,
+                                STACK_OF(X509)* embedded, unix_ms at) {
+  chain_check out;
+  ossl::x509_stack_ptr chain;
+  std::string apple_detail;
+  if (verify_at(anchors.roots(), leaf, embedded, at, chain, apple_detail)) {
+    // leaf ← WWDR intermediate ← root; a leaf signed by the root directly, or an
+    // intermediate posing as leaf, lacks one of the markers.
+    if (sk_X509_num(chain.get()) < 3)
+      apple_detail = "chain has no intermediate";
+    else if (!has_extension(sk_X509_value(chain.get(), 0), receipt_signing_oid))
+      apple_detail = "leaf lacks the receipt-signing OID 1.2.840.113635.100.6.11.1";
+    else if (!has_extension(sk_X509_value(chain.get(), 1), wwdr_intermediate_oid))
+      apple_detail = "intermediate lacks the WWDR OID 1.2.840.113635.100.6.2.1";
+    else {
+      out.ok = true;
+      out.chain = std::move(chain);
+      return out;
+    }
+  }
+  out.detail = "Apple chain: " + apple_detail;
+  if (anchors.sandbox_roots() != nullptr) {
+    // Xcode's StoreKit test certificate signs receipts itself (a single
+    // self-signed certificate without Apple's markers): opt-in, sandbox only.
+    std::string sandbox_detail;
+    if (verify_at(anchors.sandbox_roots(), leaf, embedded, at, chain, sandbox_detail)) {
+      out.ok = true;
+      out.sandbox = true;
+      out.detail.clear();
+      out.chain = std::move(chain);
+      return out;
+    }
+    out.detail += "; sandbox root: " + sandbox_detail;
+  }
+  return out;
+}
+
+chain_check check_transaction_chain(const trust_anchors& anchors, X509* leaf, unix_ms at) {
+  chain_check out;
+  // Only the leaf is embedded: the configured intermediates (iTunes Store CA for
+  // v2 blobs, WWDR CA for v3) complete the chain.
+  if (!verify_at(anchors.roots(), leaf, anchors.intermediates(), at, out.chain, out.detail))
+    return out;
+  if (sk_X509_num(out.chain.get()) < 3) {
+    out.detail = "chain has no intermediate";
+    out.chain.reset();
+    return out;
+  }
+  out.ok = true;
+  return out;
+}
+
+namespace {
+
+field_error trust_error(std::string message) {
+  return field_error{"trust", "invalid_certificate", std::move(message)};
+}
+
+// Every certificate of a PEM text (a file may bundle several).
+bool read_pem(const std::string& pem, std::vector<ossl::x509_ptr>& out) {
+  ossl::bio_ptr bio{BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()))};
+  if (!bio)
+    return false;
+  std::size_t before = out.size();
+  while (X509* x = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    // Compute the cached extension data now, under no contention, instead of on
+    // the first verification.
+    X509_check_purpose(x, -1, 0);
+    out.emplace_back(x);
+  }
+  // Reading stops with PEM_R_NO_START_LINE at the end of the text; anything
+  // else is a broken certificate.
+  unsigned long err = ERR_peek_last_error();
+  bool clean_end = ERR_GET_LIB(err) == ERR_LIB_PEM && ERR_GET_REASON(err) == PEM_R_NO_START_LINE;
+  ERR_clear_error();
+  return clean_end && out.size() > before;
+}
+
+result<ossl::x509_store_ptr> make_store(const std::vector<std::string>& pems, const char* what) {
+  ossl::x509_store_ptr store{X509_STORE_new()};
+  if (!store)
+    return trust_error("cannot allocate a certificate store");
+  for (std::size_t i = 0; i < pems.size(); ++i) {
+    std::vector<ossl::x509_ptr> certs;
+    auto name = std::string(what) + "[" + std::to_string(i) + "]";
+    if (!read_pem(pems[i], certs))
+      return trust_error(name + ": not PEM certificates");
+    for (auto& c : certs) {
+      // A root must anchor a chain by itself; an intermediate here would only
+      // ever fail with "unable to get local issuer certificate".
+      if (X509_self_signed(c.get(), 0) != 1)
+        return trust_error(name + ": a root certificate must be self-signed");
+      if (X509_STORE_add_cert(store.get(), c.get()) != 1)
+        return trust_error(name + ": cannot add to the store");
+    }
+  }
+  return store;
+}
+
+} // namespace
+
+result<std::shared_ptr<const trust_anchors>> load_trust_anchors(const trust_config& cfg) {
+  ossl::error_queue_guard guard;
+  try {
+    if (cfg.root_pems.empty() && cfg.sandbox_root_pems.empty())
+      return trust_error("no trust root configured");
+    std::shared_ptr<trust_anchors> a(new trust_anchors());
+    auto roots = make_store(cfg.root_pems, "root_pems");
+    if (!roots)
+      return roots.errors();
+    a->roots_ = std::move(roots).value();
+    if (!cfg.sandbox_root_pems.empty()) {
+      auto sandbox = make_store(cfg.sandbox_root_pems, "sandbox_root_pems");
+      if (!sandbox)
+        return sandbox.errors();
+      a->sandbox_roots_ = std::move(sandbox).value();
+    }
+    a->intermediates_.reset(sk_X509_new_null());
+    if (!a->intermediates_)
+      return trust_error("cannot allocate the intermediates");
+    for (std::size_t i = 0; i < cfg.intermediate_pems.size(); ++i) {
+      std::vector<ossl::x509_ptr> certs;
+      if (!read_pem(cfg.intermediate_pems[i], certs))
+        return trust_error("intermediate_pems[" + std::to_string(i) + "]: not PEM certificates");
+      for (auto& c : certs) {
+        if (sk_X509_push(a->intermediates_.get(), c.get()) <= 0)
+          return trust_error("cannot store an intermediate");
+        c.release(); // now owned by the stack
+      }
+    }
+    a->sha1_.reset(EVP_MD_fetch(nullptr, "SHA1", nullptr));
+    a->sha256_.reset(EVP_MD_fetch(nullptr, "SHA256", nullptr));
+    a->sha384_.reset(EVP_MD_fetch(nullptr, "SHA384", nullptr));
+    a->sha512_.reset(EVP_MD_fetch(nullptr, "SHA512", nullptr));
+    if (!a->sha1_ || !a->sha256_ || !a->sha384_ || !a->sha512_)
+      return trust_error("SHA-1/SHA-2 are not available from the OpenSSL providers");
+    return std::shared_ptr<const trust_anchors>(std::move(a));
+  } catch (...) {
+    return trust_error("internal error");
+  }
+}
+
+} // namespace receiptd::model::store_a

@@ -1,0 +1,55 @@
+#pragma once
+// The loaded trust material and the certificate chain checks (internal).
+
+#include <string>
+
+#include "model/store_a/verification_cache.hpp"
+#include "model/store_a/openssl_ptr.hpp"
+#include "model/store_a/receipt.hpp"
+
+namespace receiptd::model::store_a {
+
+// Immutable after load_trust_anchors, except the verification cache (see
+// verification_cache.hpp), which has its own lock: X509_STORE lookups take
+// OpenSSL's lock, the intermediates stack is only read (X509_verify_cert copies
+// it), so one instance serves every thread.
+class trust_anchors {
+public:
+  X509_STORE* roots() const { return roots_.get(); }
+  X509_STORE* sandbox_roots() const { return sandbox_roots_.get(); } // null when none
+  STACK_OF(X509)* intermediates() const { return intermediates_.get(); }
+  const EVP_MD* sha1() const { return sha1_.get(); } // fetched once, not per verify
+  // SHA-1/256/384/512 by NID (prefetched: an implicit fetch per call costs locks); null otherwise.
+  const EVP_MD* digest(int nid) const;
+  const verification_cache& cache() const { return cache_; }
+
+private:
+  friend result<std::shared_ptr<const trust_anchors>> load_trust_anchors(const trust_config&);
+  trust_anchors() = default;
+
+  ossl::x509_store_ptr roots_;
+  ossl::x509_store_ptr sandbox_roots_;
+  ossl::x509_stack_ptr intermediates_;
+  ossl::evp_md_ptr sha1_;
+  ossl::evp_md_ptr sha256_;
+  ossl::evp_md_ptr sha384_;
+  ossl::evp_md_ptr sha512_;
+  verification_cache cache_;
+};
+
+struct chain_check {
+  bool ok = false;
+  bool sandbox = false;       // anchored by a sandbox-only root
+  std::string detail;         // why it failed
+  ossl::x509_stack_ptr chain; // on success: leaf first, root last
+};
+
+// Unified receipts: `leaf` is the PKCS#7 signer, `embedded` the certificates the
+// receipt carries. Apple roots first (with the Apple OIDs), then sandbox roots.
+chain_check check_unified_chain(const trust_anchors& anchors, X509* leaf,
+                                STACK_OF(X509)* embedded, unix_ms at);
+
+// Transaction receipts: leaf ← configured intermediate ← Apple root.
+chain_check check_transaction_chain(const trust_anchors& anchors, X509* leaf, unix_ms at);
+
+} // namespace receiptd::model::store_a

@@ -1,0 +1,46 @@
+// A unified app receipt: PKCS#7 SignedData whose content is the ASN.1 payload
+// (Apple, "Receipt Validation Programming Guide": "The receipt is a PKCS #7
+// container"). Xcode's StoreKit-testing receipts use BER indefinite lengths, so
+// the wrapper goes through OpenSSL's BER-capable decoder (pkcs7.cpp), never a
+// DER-only parser.
+
+#include "model/store_a/parsed.hpp"
+
+namespace receiptd::model::store_a {
+
+namespace {
+
+environment environment_of(const unified_receipt& r) {
+  // Attribute 0 is "Production" in the App Store, "ProductionSandbox" in the
+  // sandbox and "Xcode" for StoreKit testing; receipts older than the attribute
+  // come from production.
+  if (r.receipt_type.empty() || r.receipt_type == "Production")
+    return environment::production;
+  return environment::sandbox;
+}
+
+} // namespace
+
+result<parsed_receipt> parse_unified(std::string_view der) {
+  std::string error;
+  auto ci = parse_signed_data(der, error);
+  if (!ci)
+    return malformed(std::move(error));
+  // The payload is decoded in place, without a copy.
+  auto payload = decode_payload(signed_content(*ci));
+  if (!payload)
+    return payload.errors();
+
+  parsed_receipt out;
+  out.signed_data = std::move(ci);
+  auto& d = out.receipt;
+  d.style = receipt_style::unified;
+  d.bundle_id = payload->bundle_id;
+  d.env = environment_of(*payload);
+  d.signed_at = payload->creation_date;
+  d.in_app = payload->in_app;
+  d.detail = std::move(payload).value();
+  return out;
+}
+
+} // namespace receiptd::model::store_a

@@ -1,0 +1,51 @@
+#include "model/store_b/licence_key.hpp"
+
+#include <openssl/evp.h>
+#include <openssl/rsa.h>
+#include <openssl/x509.h>
+
+#include "model/encoding.hpp"
+
+namespace receiptd::model::store_b {
+
+struct licence_key::impl {
+  EVP_PKEY* key = nullptr;
+  ~impl() { EVP_PKEY_free(key); }
+};
+
+licence_key::licence_key(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+licence_key::~licence_key() = default;
+
+result<std::shared_ptr<const licence_key>>
+licence_key::parse(std::string_view base64_spki) {
+  auto der = base64_decode(base64_spki);
+  if (!der || der->empty())
+    return field_error{"store_b_public_key", "invalid_base64",
+                       "the licence key is not base64"};
+  auto p = reinterpret_cast<const unsigned char*>(der->data());
+  auto i = std::make_unique<impl>();
+  i->key = d2i_PUBKEY(nullptr, &p, static_cast<long>(der->size()));
+  if (!i->key || EVP_PKEY_get_base_id(i->key) != EVP_PKEY_RSA)
+    return field_error{"store_b_public_key", "invalid_key",
+                       "the licence key is not an RSA SubjectPublicKeyInfo"};
+  return std::make_shared<const licence_key>(std::move(i));
+}
+
+bool licence_key::verify(std::string_view data, std::string_view sig) const {
+  if (sig.empty())
+    return false;
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  if (!ctx)
+    return false;
+  bool ok = EVP_DigestVerifyInit(ctx, nullptr, EVP_sha1(), nullptr, impl_->key) == 1
+            && EVP_DigestVerify(ctx,
+                                reinterpret_cast<const unsigned char*>(sig.data()),
+                                sig.size(),
+                                reinterpret_cast<const unsigned char*>(data.data()),
+                                data.size())
+                 == 1;
+  EVP_MD_CTX_free(ctx);
+  return ok;
+}
+
+} // namespace receiptd::model::store_b

@@ -1,0 +1,165 @@
+#include "model/store_b/play_api.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include "model/store_b/service_account.hpp"
+
+namespace receiptd::model::store_b {
+
+namespace {
+
+std::optional<std::int64_t> int_or_string(const boost::json::value* v) {
+  if (!v)
+    return std::nullopt;
+  if (v->is_int64())
+    return v->get_int64();
+  if (v->is_uint64())
+    return static_cast<std::int64_t>(v->get_uint64());
+  if (v->is_string()) {
+    const auto& s = v->get_string();
+    if (s.empty() || s.size() > 19)
+      return std::nullopt;
+    std::int64_t n = 0;
+    for (char c : s) {
+      if (c < '0' || c > '9')
+        return std::nullopt;
+      n = n * 10 + (c - '0');
+    }
+    return n;
+  }
+  return std::nullopt;
+}
+
+std::string text(const boost::json::object& o, const char* key) {
+  auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+// androidpublisher#productPurchase: purchaseState 0 purchased, 1 cancelled,
+// 2 pending; purchaseType 0 = test (licence tester) purchase.
+void enrich_product(const boost::json::object& o, play_purchase& p,
+                    store_verdict& v) {
+  p.kind = "product";
+  if (auto t = int_or_string(o.if_contains("purchaseTimeMillis")))
+    p.purchase_time = *t;
+  if (auto s = int_or_string(o.if_contains("purchaseState")))
+    p.purchase_state = *s == 0 ? "purchased" : *s == 1 ? "cancelled" : *s == 2 ? "pending"
+                                                                               : "unknown";
+  if (auto a = int_or_string(o.if_contains("acknowledgementState")))
+    p.acknowledged = *a == 1;
+  if (auto q = int_or_string(o.if_contains("quantity")))
+    p.quantity = static_cast<int>(*q);
+  auto type = int_or_string(o.if_contains("purchaseType"));
+  p.is_test = type && *type == 0;
+  v.env = p.is_test ? environment::sandbox : environment::production;
+}
+
+// androidpublisher#subscriptionPurchaseV2: a testPurchase object marks licence
+// testers; lineItems carry expiry and auto-renewal per product.
+void enrich_subscription(const boost::json::object& o, play_purchase& p,
+                         store_verdict& v) {
+  p.kind = "subscription";
+  if (auto s = text(o, "subscriptionState"); !s.empty()) {
+    p.subscription_state = s;
+    if (s == "SUBSCRIPTION_STATE_PENDING")
+      p.purchase_state = "pending";
+    else if (s == "SUBSCRIPTION_STATE_CANCELED" || s == "SUBSCRIPTION_STATE_EXPIRED")
+      p.purchase_state = "cancelled";
+    else
+      p.purchase_state = "purchased";
+  }
+  if (auto a = text(o, "acknowledgementState"); !a.empty())
+    p.acknowledged = a == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED";
+  if (!p.purchase_time)
+    if (auto t = parse_rfc3339(text(o, "startTime")))
+      p.purchase_time = *t;
+  if (auto* items = o.if_contains("lineItems"); items && items->is_array()) {
+    for (const auto& item : items->get_array()) {
+      if (!item.is_object())
+        continue;
+      const auto& li = item.get_object();
+      auto product = text(li, "productId");
+      if (!product.empty() && !p.product_id.empty() && product != p.product_id)
+        continue;
+      if (p.product_id.empty())
+        p.product_id = product;
+      if (auto e = parse_rfc3339(text(li, "expiryTime")))
+        p.expiry_time = *e;
+      if (auto* plan = li.if_contains("autoRenewingPlan"); plan && plan->is_object()) {
+        auto* on = plan->get_object().if_contains("autoRenewEnabled");
+        p.auto_renewing = on && on->is_bool() && on->get_bool();
+      }
+      break;
+    }
+  }
+  p.is_test = o.contains("testPurchase");
+  v.env = p.is_test ? environment::sandbox : environment::production;
+}
+
+} // namespace
+
+std::string purchase_url(std::string_view api_base, purchase_api api,
+                         std::string_view package_name, std::string_view product_id,
+                         std::string_view purchase_token) {
+  std::string url(api_base);
+  while (!url.empty() && url.back() == '/')
+    url.pop_back();
+  url += "/androidpublisher/v3/applications/";
+  url += url_encode(package_name);
+  if (api == purchase_api::products) {
+    url += "/purchases/products/";
+    url += url_encode(product_id);
+  } else {
+    url += "/purchases/subscriptionsv2";
+  }
+  url += "/tokens/";
+  url += url_encode(purchase_token);
+  return url;
+}
+
+store_verdict classify_purchase_response(purchase_api api, int status,
+                                         std::string_view body,
+                                         std::string_view transport_error,
+                                         play_purchase& purchase) {
+  store_verdict v;
+  v.body = std::string(body);
+  if (status == 0) {
+    v.outcome = store_outcome::unreachable;
+    v.detail = "store unreachable: " + std::string(transport_error);
+    return v;
+  }
+  auto code = "HTTP " + std::to_string(status);
+  if (status == 200) {
+    boost::system::error_code ec;
+    auto doc = boost::json::parse(body, ec);
+    if (ec || !doc.is_object()) {
+      v.outcome = store_outcome::unreachable;
+      v.detail = "HTTP 200 without a JSON object";
+      return v;
+    }
+    v.outcome = store_outcome::confirmed;
+    v.detail = code;
+    if (api == purchase_api::products)
+      enrich_product(doc.get_object(), purchase, v);
+    else
+      enrich_subscription(doc.get_object(), purchase, v);
+    return v;
+  }
+  if (status == 410) { // purchase gone: an expired subscription, still genuine
+    v.outcome = store_outcome::confirmed;
+    v.detail = "HTTP 410 (gone: expired)";
+    purchase.kind = api == purchase_api::products ? "product" : "subscription";
+    return v;
+  }
+  if (status == 400 || status == 404) {
+    v.outcome = store_outcome::rejected;
+    v.detail = code;
+    return v;
+  }
+  v.outcome = store_outcome::unreachable;
+  v.detail = code;
+  v.operator_problem = status == 401 || status == 403;
+  return v;
+}
+
+} // namespace receiptd::model::store_b

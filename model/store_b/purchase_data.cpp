@@ -1,0 +1,76 @@
+#include "model/store_b/purchase_data.hpp"
+
+#include <boost/json/parse.hpp>
+
+namespace receiptd::model::store_b {
+
+namespace {
+
+field_error bad(std::string message) {
+  return {"purchase_data", "invalid_purchase_data", std::move(message)};
+}
+
+std::optional<std::int64_t> as_int(const boost::json::value* v) {
+  if (!v)
+    return std::nullopt;
+  if (v->is_int64())
+    return v->get_int64();
+  if (v->is_uint64() && v->get_uint64() <= INT64_MAX)
+    return static_cast<std::int64_t>(v->get_uint64());
+  return std::nullopt;
+}
+
+} // namespace
+
+result<purchase_data> parse_purchase_data(std::string_view json) {
+  boost::system::error_code ec;
+  auto doc = boost::json::parse(json, ec);
+  if (ec || !doc.is_object())
+    return bad("purchase_data is not a JSON object");
+  const auto& obj = doc.get_object();
+  purchase_data out;
+  field_errors errors;
+  auto required = [&](const char* key, std::string& dest) {
+    auto* v = obj.if_contains(key);
+    if (!v || !v->is_string() || v->get_string().empty())
+      errors.push_back(bad(std::string("purchase_data has no ") + key));
+    else
+      dest = v->get_string();
+  };
+  required("packageName", out.package_name);
+  required("productId", out.product_id);
+  required("purchaseToken", out.purchase_token);
+  if (!errors.empty())
+    return errors;
+  if (auto* v = obj.if_contains("orderId"); v && v->is_string())
+    out.order_id = std::string(v->get_string());
+  out.purchase_time = as_int(obj.if_contains("purchaseTime"));
+  if (auto s = as_int(obj.if_contains("purchaseState")))
+    out.purchase_state = static_cast<int>(*s);
+  if (auto q = as_int(obj.if_contains("quantity")))
+    out.quantity = static_cast<int>(*q);
+  if (auto* v = obj.if_contains("acknowledged"); v && v->is_bool())
+    out.acknowledged = v->get_bool();
+  if (auto* v = obj.if_contains("autoRenewing"); v && v->is_bool())
+    out.auto_renewing = v->get_bool();
+  return out;
+}
+
+std::string purchase_state_name(std::optional<int> s) {
+  if (!s)
+    return "unknown";
+  switch (*s) {
+    case 0:
+      return "purchased";
+    case 1:
+      return "cancelled";
+    case 2:
+      return "refunded";
+    case 4:
+      return "pending";
+    default:
+      return "unknown";
+  }
+}
+
+} // namespace receiptd::model::store_b

@@ -1,0 +1,216 @@
+#include "model/upload_request.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "model/encoding.hpp"
+#include "model/identifiers.hpp"
+
+namespace receiptd::model {
+
+namespace {
+
+namespace json = boost::json;
+
+// Walks one request object, collecting field errors as it reads.
+class reader {
+public:
+  explicit reader(const json::object& obj) : obj_(obj) {}
+
+  field_errors& errors() { return errors_; }
+
+  void fail(std::string field, std::string code, std::string message) {
+    errors_.push_back({std::move(field), std::move(code), std::move(message)});
+  }
+
+  // A required, non-empty string.
+  std::string required_string(const char* field) {
+    auto* v = obj_.if_contains(field);
+    if (!v || v->is_null()) {
+      fail(field, "missing", std::string(field) + " is required");
+      return {};
+    }
+    if (!v->is_string()) {
+      fail(field, "wrong_type", std::string(field) + " must be a string");
+      return {};
+    }
+    if (v->get_string().empty()) {
+      fail(field, "blank", std::string(field) + " must not be empty");
+      return {};
+    }
+    return std::string(v->get_string());
+  }
+
+  // An optional string: absent or null → nullopt.
+  std::optional<std::string> optional_string(const char* field,
+                                             std::size_t max_length = 0) {
+    auto* v = obj_.if_contains(field);
+    if (!v || v->is_null())
+      return std::nullopt;
+    if (!v->is_string()) {
+      fail(field, "wrong_type", std::string(field) + " must be a string");
+      return std::nullopt;
+    }
+    if (max_length > 0 && v->get_string().size() > max_length) {
+      fail(field, "too_long",
+           std::string(field) + " is longer than " + std::to_string(max_length)
+             + " characters");
+      return std::nullopt;
+    }
+    return std::string(v->get_string());
+  }
+
+  upload_common common() {
+    upload_common c;
+    c.user_identifier = optional_string("user_identifier", max_user_identifier_length);
+    if (auto* m = obj_.if_contains("metadata"); m && !m->is_null()) {
+      if (m->is_object())
+        c.metadata = json::serialize(*m);
+      else
+        fail("metadata", "wrong_type", "metadata must be a JSON object");
+    }
+    if (auto* ip = obj_.if_contains("ip_address")) {
+      if (ip->is_null()) {
+        c.ip.k = ip_choice::kind::null;
+      } else if (!ip->is_string()) {
+        fail("ip_address", "wrong_type", "ip_address must be a string or null");
+      } else if (auto canonical = canonical_ip(ip->get_string())) {
+        c.ip.k = ip_choice::kind::address;
+        c.ip.address = std::move(*canonical);
+      } else {
+        fail("ip_address", "invalid_ip_address",
+             "ip_address is not an IPv4 or IPv6 address");
+      }
+    }
+    return c;
+  }
+
+private:
+  const json::object& obj_;
+  field_errors errors_;
+};
+
+// Parses the body into an object, or says why it is not one.
+result<json::value> parse_object(std::string_view body) {
+  boost::system::error_code ec;
+  json::parse_options opts;
+  opts.max_depth = 64;
+  auto v = json::parse(body, ec, {}, opts);
+  if (ec)
+    return field_error{"", "invalid_json", "the request body is not valid JSON"};
+  if (!v.is_object())
+    return field_error{"", "not_an_object", "the request body must be a JSON object"};
+  return v;
+}
+
+bool is_alpha2(std::string_view s) {
+  auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); };
+  return s.size() == 2 && letter(s[0]) && letter(s[1]);
+}
+
+} // namespace
+
+echo_fields upload_common::echo(std::string_view peer_ip) const {
+  echo_fields e;
+  e.user_identifier = user_identifier;
+  e.metadata = metadata;
+  switch (ip.k) {
+    case ip_choice::kind::omitted:
+      if (auto canonical = canonical_ip(peer_ip))
+        e.ip_address = std::move(*canonical);
+      break;
+    case ip_choice::kind::null:
+      break;
+    case ip_choice::kind::address:
+      e.ip_address = ip.address;
+      break;
+  }
+  return e;
+}
+
+result<store_a_upload> parse_store_a_upload(std::string_view body) {
+  auto doc = parse_object(body);
+  if (!doc)
+    return doc.errors();
+  reader r(doc->get_object());
+  store_a_upload out;
+  out.receipt_data = r.required_string("receipt");
+  if (!out.receipt_data.empty()) {
+    if (auto bytes = base64_decode(out.receipt_data); bytes && !bytes->empty())
+      out.receipt_bytes = std::move(*bytes);
+    else
+      r.fail("receipt", "invalid_base64", "receipt is not valid base64");
+  }
+  if (auto cc = r.optional_string("country_code")) {
+    if (is_alpha2(*cc)) {
+      for (auto& c : *cc)
+        c = static_cast<char>(c & ~0x20); // upper-case ASCII letter
+      out.country_code = std::move(*cc);
+    } else {
+      r.fail("country_code", "invalid_country_code",
+             "country_code must be an ISO 3166-1 alpha-2 code (two letters)");
+    }
+  }
+  if (auto idfv = r.optional_string("identifier_for_vendor")) {
+    if (is_uuid(*idfv))
+      out.identifier_for_vendor = std::move(*idfv);
+    else
+      r.fail("identifier_for_vendor", "invalid_uuid",
+             "identifier_for_vendor must be a UUID (8-4-4-4-12 hex digits)");
+  }
+  out.common = r.common();
+  if (!r.errors().empty())
+    return std::move(r.errors());
+  return out;
+}
+
+result<store_b_upload> parse_store_b_upload(std::string_view body) {
+  auto doc = parse_object(body);
+  if (!doc)
+    return doc.errors();
+  reader r(doc->get_object());
+  store_b_upload out;
+  out.purchase_data = r.required_string("purchase_data");
+  if (!out.purchase_data.empty()) {
+    auto data = store_b::parse_purchase_data(out.purchase_data);
+    if (data)
+      out.data = std::move(*data);
+    else
+      for (auto& e : data.errors())
+        r.errors().push_back(e);
+  }
+  // An empty signature is not malformed input but a missing proof (Play's static
+  // test responses come unsigned): it is judged as an invalid signature.
+  auto* sig = doc->get_object().if_contains("purchase_signature");
+  if (!sig || sig->is_null())
+    r.fail("purchase_signature", "missing", "purchase_signature is required");
+  else if (!sig->is_string())
+    r.fail("purchase_signature", "wrong_type", "purchase_signature must be a string");
+  else if (auto bytes = base64_decode(sig->get_string()))
+    out.purchase_signature = sig->get_string(), out.signature_bytes = std::move(*bytes);
+  else
+    r.fail("purchase_signature", "invalid_base64",
+           "purchase_signature is not valid base64");
+  out.common = r.common();
+  if (!r.errors().empty())
+    return std::move(r.errors());
+  return out;
+}
+
+result<store_b_legacy_upload> parse_store_b_legacy_upload(std::string_view body) {
+  auto doc = parse_object(body);
+  if (!doc)
+    return doc.errors();
+  reader r(doc->get_object());
+  store_b_legacy_upload out;
+  out.package_name = r.required_string("package_name");
+  out.purchase_token = r.required_string("purchase_token");
+  out.product_id = r.required_string("product_id");
+  out.order_id = r.optional_string("order_id");
+  out.common = r.common();
+  if (!r.errors().empty())
+    return std::move(r.errors());
+  return out;
+}
+
+} // namespace receiptd::model

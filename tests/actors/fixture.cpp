@@ -1,0 +1,80 @@
+#include "fixture.hpp"
+
+namespace receiptd::test {
+
+using namespace actors;
+
+persistence_actor::behavior_type fake_persistence(persistence_actor::pointer self,
+                                                  std::shared_ptr<persistence_log> log) {
+  return {
+    [=](authenticate_atom, const trace_context&,
+        const std::string&) -> std::optional<model::app> { return std::nullopt; },
+    [=](save_atom, const trace_context&, model::purchase_order_record r,
+        model::unix_ms first_attempt) {
+      if (r.id.empty())
+        r.id = "record-" + std::to_string(log->saved.size() + 1);
+      log->saved.push_back(r);
+      log->first_attempts.push_back(first_attempt);
+      return r;
+    },
+    [=](save_atom, const trace_context&, model::receipt_record r, model::unix_ms) { return r; },
+    [=](get_atom, const trace_context&, model::record_kind, const std::string&) {
+      return found_record{};
+    },
+    [=](claim_atom, const std::string&, std::int64_t, std::int32_t) {
+      ++log->claims;
+      auto out = std::move(log->to_claim);
+      log->to_claim.clear();
+      return out;
+    },
+    [=](complete_atom, const trace_context&, const model::validation_job& j,
+        const model::purchase_order_record& r) {
+      log->completed.emplace_back(j, r);
+      return true;
+    },
+    [=](complete_atom, const trace_context&, const model::validation_job&,
+        const model::receipt_record&) { return true; },
+    [=](reschedule_atom, const trace_context&, const model::validation_job& j) {
+      log->rescheduled.push_back(j);
+      return true;
+    },
+  };
+}
+
+store_b_client_actor::behavior_type
+fake_store_b(store_b_client_actor::stateful_pointer<store_b_fake_state> self,
+             std::optional<model::store_verdict> v) {
+  return {
+    [=](check_atom, store_b_check& c) -> caf::typed_response_promise<store_b_answer> {
+      ++self->state.checks;
+      auto rp = self->make_response_promise<store_b_answer>();
+      if (v)
+        rp.deliver(store_b_answer{*v, c.purchase});
+      else
+        self->state.unanswered.push_back(rp);
+      return rp;
+    },
+    [=](http_done_atom, http_done&) {},
+  };
+}
+
+actor_fixture::actor_fixture() {
+  cfg.set("scheduler.policy", caf::atom("testing"));
+  sys = std::make_unique<caf::actor_system>(cfg);
+  sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
+}
+
+actor_fixture::~actor_fixture() {
+  for (auto& a : kept)
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  run();
+}
+
+model::store_verdict verdict(model::store_outcome outcome, std::string detail) {
+  model::store_verdict v;
+  v.outcome = outcome;
+  v.detail = std::move(detail);
+  return v;
+}
+
+} // namespace receiptd::test

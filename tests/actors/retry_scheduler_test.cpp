@@ -1,0 +1,120 @@
+// The retry scheduler's claim cadence and the backoff of revalidation jobs, on
+// the deterministic scheduler.
+#include <catch2/catch.hpp>
+
+#include "actors/retry_scheduler.hpp"
+#include "actors/validator_steps.hpp"
+#include "fixture.hpp"
+
+using namespace receiptd;
+using namespace receiptd::actors;
+using namespace receiptd::test;
+
+namespace {
+
+struct scheduler_bench : actor_fixture {
+  std::shared_ptr<persistence_log> log = std::make_shared<persistence_log>();
+  validator_deps_ptr deps;
+  retry_scheduler_settings settings;
+
+  explicit scheduler_bench(std::optional<model::store_verdict> answer) {
+    auto d = std::make_shared<validator_deps>();
+    d->persistence = keep(sys->spawn(fake_persistence, log));
+    d->store_b = keep(sys->spawn(fake_store_b, answer));
+    d->settings.store_deadline = std::chrono::seconds(5);
+    d->settings.retry = {1000, 8000, 2.0, 4};
+    deps = d;
+    settings.poll_interval = std::chrono::seconds(1);
+    settings.batch = 10;
+    settings.owner = "test";
+  }
+
+  void add_job(int attempts) {
+    claimed_job c;
+    c.job.id = "job-" + std::to_string(log->to_claim.size() + 1);
+    c.job.record_id = "po-1";
+    c.job.app_id = "app-1";
+    c.job.attempts = attempts;
+    c.job.version = 7;
+    model::purchase_order_record r;
+    r.id = "po-1";
+    r.app_id = "app-1";
+    r.is_legacy = true;
+    r.package_name = "com.example";
+    r.purchase_token = "tok";
+    r.purchase.product_id = "gold";
+    c.purchase_order = r;
+    model::app a;
+    a.id = "app-1";
+    a.package_name = "com.example";
+    c.app = a;
+    log->to_claim.push_back(c);
+  }
+};
+
+} // namespace
+
+TEST_CASE("claims at start, then once per poll interval", "[actors][retry]") {
+  scheduler_bench b(verdict(model::store_outcome::confirmed));
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, b.deps));
+  b.run();
+  CHECK(b.log->claims == 1);
+  b.run();
+  CHECK(b.log->claims == 1);
+  b.sched->advance_time(std::chrono::milliseconds(999));
+  b.run();
+  CHECK(b.log->claims == 1);
+  b.sched->advance_time(std::chrono::milliseconds(1));
+  b.run();
+  CHECK(b.log->claims == 2);
+}
+
+TEST_CASE("a job the store confirms is completed as validated", "[actors][retry]") {
+  scheduler_bench b(verdict(model::store_outcome::confirmed, "HTTP 200"));
+  b.add_job(2);
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, b.deps));
+  b.run();
+  REQUIRE(b.log->completed.size() == 1);
+  CHECK(b.log->completed[0].first.version == 7); // fenced by the claimed version
+  CHECK(b.log->completed[0].second.state == model::validation_state::validated);
+  CHECK(b.log->rescheduled.empty());
+}
+
+TEST_CASE("a store still down: rescheduled with exponential backoff and full jitter",
+          "[actors][retry]") {
+  scheduler_bench b(verdict(model::store_outcome::unreachable, "HTTP 503"));
+  b.add_job(2);
+  auto before = steps::now_ms();
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, b.deps));
+  b.run();
+  REQUIRE(b.log->rescheduled.size() == 1);
+  auto& job = b.log->rescheduled[0];
+  CHECK(job.attempts == 3);
+  CHECK(job.last_error == "HTTP 503");
+  // Attempt 3 draws its delay from [0, 1000·2³ capped at 8000] ms.
+  CHECK(job.next_attempt_at >= before);
+  CHECK(job.next_attempt_at <= steps::now_ms() + 8000);
+  CHECK(b.log->completed.empty());
+}
+
+TEST_CASE("a job out of attempts marks its record failed", "[actors][retry]") {
+  scheduler_bench b(verdict(model::store_outcome::unreachable, "timeout"));
+  b.add_job(3); // the fourth attempt is the last
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, b.deps));
+  b.run();
+  CHECK(b.log->rescheduled.empty());
+  REQUIRE(b.log->completed.size() == 1);
+  CHECK(b.log->completed[0].second.state == model::validation_state::failed);
+}
+
+TEST_CASE("a silent store: the revalidation deadline reschedules the job", "[actors][retry]") {
+  scheduler_bench b(std::nullopt);
+  b.add_job(0);
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, b.deps));
+  b.run();
+  CHECK(b.log->rescheduled.empty());
+  b.sched->advance_time(std::chrono::seconds(5));
+  b.run();
+  REQUIRE(b.log->rescheduled.size() == 1);
+  CHECK(b.log->rescheduled[0].last_error == "store deadline passed");
+}

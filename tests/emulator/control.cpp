@@ -1,0 +1,306 @@
+#include "control.hpp"
+
+#include <cctype>
+#include <chrono>
+#include <stdexcept>
+
+#include <openssl/evp.h>
+
+#include "field_reader.hpp"
+#include "http_util.hpp"
+#include "jwt.hpp"
+#include "listener.hpp"
+#include "model/encoding.hpp"
+
+namespace receiptd::emulator {
+
+namespace Http = Pistache::Http;
+
+namespace {
+
+reply ok(boost::json::object extra = {}) {
+  extra.emplace("ok", true);
+  return json_reply(200, extra);
+}
+
+reply bad_request(std::string message) {
+  return json_reply(400, boost::json::object{{"error", message}});
+}
+
+std::int64_t now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+// An order id in Google's "GPA.3312-3456-7890-12345" form.
+std::string generated_order_id() {
+  auto bytes = model::random_bytes(16);
+  std::string digits;
+  for (unsigned char b : bytes)
+    digits.push_back(static_cast<char>('0' + b % 10));
+  return "GPA.33" + digits.substr(0, 2) + "-" + digits.substr(2, 4) + "-" + digits.substr(6, 4) +
+         "-" + digits.substr(10, 5);
+}
+
+class control {
+public:
+  explicit control(control_context& context) : c_(context), state_(*context.state) {}
+
+  reply dispatch(Http::Method method, std::string_view path, std::string_view body) {
+    auto s = split_path(path);
+    if (s.size() < 2 || s[0] != "control")
+      return not_found();
+    const bool get = method == Http::Method::Get;
+    const bool post = method == Http::Method::Post;
+    const bool put = method == Http::Method::Put;
+    std::string route; // the path below /control, e.g. "/store_b/purchases"
+    for (std::size_t i = 1; i < s.size(); ++i)
+      route.append("/").append(s[i]);
+
+    if (route == "/calls")
+      return get ? json_reply(200, state_.calls_json()) : not_allowed();
+    if (route == "/requests")
+      return get ? json_reply(200, state_.requests_json()) : not_allowed();
+    if (route == "/stores")
+      return get ? stores() : not_allowed();
+    if (route == "/reset")
+      return post ? reset() : not_allowed();
+    if (route == "/store_b/revoke_tokens") {
+      if (!post)
+        return not_allowed();
+      state_.revoke_tokens();
+      return ok();
+    }
+
+    std::optional<store_id> store;
+    if (s.size() == 4 && s[1] == "stores" && s[3] == "mode" && (store = parse_store_id(s[2]))) {
+      if (get)
+        return json_reply(200, mode_json(*store));
+      if (!put && !post)
+        return not_allowed();
+      auto o = parse_object(body);
+      return o ? set_mode(*store, *o) : bad_request("body is not a JSON object");
+    }
+
+    // The endpoints that take a JSON object. PUT is accepted where the protocol
+    // says PUT; POST everywhere, for clients that only post.
+    struct json_route {
+      std::string_view path;
+      bool put_allowed;
+      reply (control::*handle)(const boost::json::object&);
+    };
+    static constexpr json_route json_routes[] = {
+        {"/store_a/receipts", false, &control::register_receipt},
+        {"/store_a/shared_secrets", false, &control::shared_secret},
+        {"/store_b/service_accounts", false, &control::service_account},
+        {"/store_b/token_lifetime", true, &control::token_lifetime},
+        {"/store_b/purchases", false, &control::register_purchase},
+    };
+    for (const auto& r : json_routes) {
+      if (route != r.path)
+        continue;
+      if (!post && !(put && r.put_allowed))
+        return not_allowed();
+      auto o = parse_object(body);
+      if (!o)
+        return bad_request("body is not a JSON object");
+      return (this->*r.handle)(*o);
+    }
+    return not_found();
+  }
+
+private:
+  static reply not_found() {
+    return json_reply(404, boost::json::object{{"error", "no such control endpoint"}});
+  }
+  static reply not_allowed() {
+    return json_reply(405, boost::json::object{{"error", "method not allowed"}});
+  }
+
+  store_listener& listener(store_id s) { return *c_.listeners[static_cast<std::size_t>(s)]; }
+
+  boost::json::object mode_json(store_id s) {
+    auto m = state_.mode(s);
+    return {{"mode", to_string(m.mode)}, {"delay_ms", m.delay_ms}, {"status", m.status},
+            {"port", listener(s).port()}, {"listening", listener(s).is_open()}};
+  }
+
+  reply stores() {
+    return json_reply(200, boost::json::object{{"store_a", mode_json(store_id::store_a)},
+                                               {"store_b", mode_json(store_id::store_b)}});
+  }
+
+  // Opens or closes the listener to match the mode; "down" really closes it.
+  void apply(store_id s, const mode_setting& setting) {
+    state_.set_mode(s, setting);
+    if (setting.mode == store_mode::down) {
+      listener(s).close();
+      return;
+    }
+    try {
+      listener(s).open();
+    } catch (const std::exception&) {
+      state_.set_mode(s, {store_mode::down, setting.delay_ms, setting.status});
+      throw;
+    }
+  }
+
+  reply set_mode(store_id s, const boost::json::object& o) {
+    field_reader f(o);
+    auto name = f.text("mode", true);
+    auto delay = f.integer("delay_ms", 0, 600000);
+    auto status = f.integer("status", 100, 599);
+    std::optional<store_mode> mode = name ? parse_store_mode(*name) : std::nullopt;
+    if (name && !mode)
+      f.fail("mode", "must be one of up, down, error, html, slow");
+    if (!f.error().empty())
+      return bad_request(f.error());
+    mode_setting setting{*mode, static_cast<int>(delay.value_or(300)),
+                         static_cast<int>(status.value_or(503))};
+    std::lock_guard lock(c_.switching);
+    try {
+      apply(s, setting);
+    } catch (const std::exception& e) {
+      return json_reply(500, boost::json::object{{"error", std::string("cannot reopen the listener: ") + e.what()}});
+    }
+    return ok({{"store", to_string(s)}, {"mode", to_string(setting.mode)}});
+  }
+
+  reply reset() {
+    std::lock_guard lock(c_.switching);
+    state_.reset();
+    try {
+      for (auto s : {store_id::store_a, store_id::store_b})
+        listener(s).open();
+    } catch (const std::exception& e) {
+      return json_reply(500, boost::json::object{{"error", std::string("cannot reopen a listener: ") + e.what()}});
+    }
+    return ok();
+  }
+
+  reply register_receipt(const boost::json::object& o) {
+    field_reader f(o);
+    auto data = f.text("receipt_data");
+    auto hash = f.text("receipt_sha256");
+    apple_answer answer;
+    answer.status = static_cast<int>(f.integer("status", 0, 99999).value_or(0));
+    answer.environment = f.text("environment");
+    answer.is_retryable = f.boolean("is_retryable");
+    answer.body = f.any("body");
+    if (!data && !hash)
+      f.fail("receipt_data", "or receipt_sha256 is required");
+    std::string key;
+    if (data) {
+      auto bytes = model::base64_decode(*data);
+      if (!bytes || bytes->empty())
+        f.fail("receipt_data", "is not base64");
+      else
+        key = model::sha256_hex(*bytes);
+    } else if (hash) {
+      key = *hash;
+      for (auto& ch : key)
+        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (key.size() != 64 || key.find_first_not_of("0123456789abcdef") != std::string::npos)
+        f.fail("receipt_sha256", "must be 64 hex digits");
+    }
+    if (!f.error().empty())
+      return bad_request(f.error());
+    state_.register_receipt(key, std::move(answer));
+    return ok({{"receipt_sha256", key}});
+  }
+
+  reply shared_secret(const boost::json::object& o) {
+    field_reader f(o);
+    auto bundle = f.text("bundle_id", true);
+    auto password = f.text("password", true);
+    if (!f.error().empty())
+      return bad_request(f.error());
+    state_.set_shared_secret(*bundle, *password);
+    return ok();
+  }
+
+  // Takes {"client_email","public_key_pem"} or a service-account JSON file as
+  // is ({"client_email","private_key",…}): only the public half is kept.
+  reply service_account(const boost::json::object& o) {
+    field_reader f(o);
+    auto email = f.text("client_email", true);
+    auto pem = f.text("public_key_pem");
+    if (!pem)
+      pem = f.text("private_key");
+    if (!pem)
+      f.fail("public_key_pem", "(or private_key) is required");
+    if (!f.error().empty())
+      return bad_request(f.error());
+    auto key = load_public_key(*pem);
+    if (!key)
+      return bad_request("public_key_pem is not a PEM public key, certificate or private key");
+    if (EVP_PKEY_get_base_id(key.get()) != EVP_PKEY_RSA)
+      return bad_request("the key must be RSA (the token endpoint takes RS256 only)");
+    state_.add_service_account(*email, std::move(key));
+    return ok();
+  }
+
+  reply token_lifetime(const boost::json::object& o) {
+    field_reader f(o);
+    auto seconds = f.integer("seconds", 0, 366LL * 86400, true);
+    if (!f.error().empty())
+      return bad_request(f.error());
+    state_.set_token_lifetime(*seconds);
+    return ok();
+  }
+
+  reply register_purchase(const boost::json::object& o) {
+    field_reader f(o);
+    play_purchase p;
+    auto package = f.text("package_name", true);
+    auto product = f.text("product_id", true);
+    auto token = f.text("token", true);
+    auto kind = f.text("kind");
+    if (kind && *kind != "product" && *kind != "subscription")
+      f.fail("kind", "must be product or subscription");
+    p.test = f.boolean("test").value_or(false);
+    p.purchase_state = static_cast<int>(f.integer("purchase_state", 0, 10).value_or(0));
+    p.consumption_state = static_cast<int>(f.integer("consumption_state", 0, 10).value_or(0));
+    p.acknowledged = f.boolean("acknowledged").value_or(true);
+    p.auto_renewing = f.boolean("auto_renewing").value_or(true);
+    constexpr std::int64_t max_ms = 253402300799999; // 9999-12-31
+    auto purchase_time = f.integer("purchase_time_ms", 0, max_ms);
+    auto expiry = f.integer("expiry_ms", 0, max_ms);
+    auto order = f.text("order_id");
+    auto region = f.text("region_code");
+    p.subscription_state = f.text("subscription_state");
+    if (auto status = f.integer("http_status", 100, 599))
+      p.http_status = static_cast<int>(*status);
+    p.body = f.any("body");
+    if (!f.error().empty())
+      return bad_request(f.error());
+    p.package_name = *package;
+    p.product_id = *product;
+    p.token = *token;
+    p.kind = kind.value_or("product");
+    p.purchase_time_ms = purchase_time.value_or(now_ms());
+    p.expiry_ms = expiry.value_or(p.purchase_time_ms + 30LL * 86400 * 1000);
+    p.order_id = order.value_or(generated_order_id());
+    p.region_code = region.value_or("US");
+    auto echo_order = p.order_id;
+    state_.register_purchase(std::move(p));
+    return ok({{"order_id", echo_order}});
+  }
+
+  control_context& c_;
+  emulator_state& state_;
+};
+
+} // namespace
+
+void control_handler::onRequest(const Http::Request& request, Http::ResponseWriter writer) {
+  reply response;
+  try {
+    response = control(*context_).dispatch(request.method(), request.resource(), request.body());
+  } catch (const std::exception& e) {
+    response = json_reply(500, boost::json::object{{"error", e.what()}});
+  }
+  send_reply(writer, response);
+}
+
+} // namespace receiptd::emulator

@@ -1,0 +1,204 @@
+#include "state.hpp"
+
+#include <chrono>
+
+#include "model/encoding.hpp"
+
+namespace receiptd::emulator {
+
+namespace {
+std::int64_t now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+std::size_t index(store_id s) { return s == store_id::store_a ? 0 : 1; }
+} // namespace
+
+std::string_view to_string(store_id x) {
+  return x == store_id::store_a ? "store_a" : "store_b";
+}
+
+std::optional<store_id> parse_store_id(std::string_view text) {
+  if (text == "store_a")
+    return store_id::store_a;
+  if (text == "store_b")
+    return store_id::store_b;
+  return std::nullopt;
+}
+
+std::string_view to_string(store_mode x) {
+  switch (x) {
+  case store_mode::up: return "up";
+  case store_mode::down: return "down";
+  case store_mode::error: return "error";
+  case store_mode::html: return "html";
+  case store_mode::slow: return "slow";
+  }
+  return "up";
+}
+
+std::optional<store_mode> parse_store_mode(std::string_view text) {
+  for (auto m : {store_mode::up, store_mode::down, store_mode::error, store_mode::html,
+                 store_mode::slow})
+    if (to_string(m) == text)
+      return m;
+  return std::nullopt;
+}
+
+emulator_state::emulator_state() = default;
+
+mode_setting emulator_state::mode(store_id store) const {
+  std::shared_lock lock(mutex_);
+  return modes_[index(store)];
+}
+
+void emulator_state::set_mode(store_id store, const mode_setting& setting) {
+  std::unique_lock lock(mutex_);
+  modes_[index(store)] = setting;
+}
+
+void emulator_state::reset() {
+  {
+    std::unique_lock lock(mutex_);
+    modes_ = {};
+    receipts_.clear();
+    shared_secrets_.clear();
+    service_accounts_.clear();
+    token_lifetime_ = default_token_lifetime;
+    tokens_.clear();
+    purchases_.clear();
+  }
+  for (auto& c : calls_)
+    c = 0;
+  std::lock_guard lock(log_mutex_);
+  log_.clear();
+}
+
+// ---- Store A
+
+void emulator_state::register_receipt(const std::string& sha256_hex, apple_answer answer) {
+  std::unique_lock lock(mutex_);
+  receipts_[sha256_hex] = std::move(answer);
+}
+
+std::optional<apple_answer> emulator_state::receipt_answer(const std::string& sha256_hex) const {
+  std::shared_lock lock(mutex_);
+  auto it = receipts_.find(sha256_hex);
+  if (it == receipts_.end())
+    return std::nullopt;
+  return it->second;
+}
+
+void emulator_state::set_shared_secret(const std::string& bundle_id, const std::string& password) {
+  std::unique_lock lock(mutex_);
+  shared_secrets_[bundle_id] = password;
+}
+
+std::optional<std::string> emulator_state::shared_secret(const std::string& bundle_id) const {
+  std::shared_lock lock(mutex_);
+  auto it = shared_secrets_.find(bundle_id);
+  if (it == shared_secrets_.end())
+    return std::nullopt;
+  return it->second;
+}
+
+// ---- Store B
+
+void emulator_state::add_service_account(const std::string& client_email,
+                                         std::shared_ptr<EVP_PKEY> key) {
+  std::unique_lock lock(mutex_);
+  service_accounts_[client_email] = std::move(key);
+}
+
+std::shared_ptr<EVP_PKEY> emulator_state::service_account_key(const std::string& client_email) const {
+  std::shared_lock lock(mutex_);
+  auto it = service_accounts_.find(client_email);
+  return it == service_accounts_.end() ? nullptr : it->second;
+}
+
+void emulator_state::set_token_lifetime(std::int64_t seconds) {
+  std::unique_lock lock(mutex_);
+  token_lifetime_ = seconds;
+}
+
+emulator_state::issued_token emulator_state::issue_token() {
+  // Google access tokens start with "ya29." followed by an opaque string.
+  issued_token issued{"ya29." + model::base64url_encode(model::random_bytes(48)), 0};
+  const auto now = now_ms();
+  std::unique_lock lock(mutex_);
+  issued.expires_in = token_lifetime_;
+  if (tokens_.size() >= 10000) // a benchmark may fetch many: drop the dead ones
+    std::erase_if(tokens_, [now](const auto& t) { return t.second <= now; });
+  tokens_[issued.access_token] = now + token_lifetime_ * 1000;
+  return issued;
+}
+
+bool emulator_state::token_is_live(const std::string& access_token) const {
+  std::shared_lock lock(mutex_);
+  auto it = tokens_.find(access_token);
+  return it != tokens_.end() && it->second > now_ms();
+}
+
+void emulator_state::revoke_tokens() {
+  std::unique_lock lock(mutex_);
+  tokens_.clear();
+}
+
+void emulator_state::register_purchase(play_purchase purchase) {
+  std::unique_lock lock(mutex_);
+  auto token = purchase.token;
+  purchases_[token] = std::move(purchase);
+}
+
+std::optional<play_purchase> emulator_state::purchase(const std::string& token) const {
+  std::shared_lock lock(mutex_);
+  auto it = purchases_.find(token);
+  if (it == purchases_.end())
+    return std::nullopt;
+  return it->second;
+}
+
+// ---- Counters and request log
+
+void emulator_state::count(call_kind kind) {
+  calls_[static_cast<std::size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
+}
+
+boost::json::object emulator_state::calls_json() const {
+  auto n = [this](call_kind k) {
+    return calls_[static_cast<std::size_t>(k)].load(std::memory_order_relaxed);
+  };
+  return {
+      {"store_a",
+       {{"production", n(call_kind::store_a_production)},
+        {"sandbox", n(call_kind::store_a_sandbox)}}},
+      {"store_b",
+       {{"token", n(call_kind::store_b_token)},
+        {"products", n(call_kind::store_b_products)},
+        {"subscriptionsv2", n(call_kind::store_b_subscriptionsv2)}}},
+  };
+}
+
+void emulator_state::log_request(logged_request request) {
+  if (request.body.size() > logged_body_limit)
+    request.body.resize(logged_body_limit);
+  std::lock_guard lock(log_mutex_);
+  if (log_.size() >= request_log_size)
+    log_.pop_front();
+  log_.push_back(std::move(request));
+}
+
+boost::json::array emulator_state::requests_json() const {
+  std::lock_guard lock(log_mutex_);
+  boost::json::array out;
+  out.reserve(log_.size());
+  for (const auto& r : log_)
+    out.push_back(boost::json::object{{"store", to_string(r.store)},
+                                      {"method", r.method},
+                                      {"path", r.path},
+                                      {"authorization", r.authorization},
+                                      {"body", r.body}});
+  return out;
+}
+
+} // namespace receiptd::emulator

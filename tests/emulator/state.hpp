@@ -1,0 +1,138 @@
+#pragma once
+// The emulator's shared state (PROTOCOL.md "Modes" and "Control"): store modes,
+// registered answers, credentials, issued tokens, call counters and the request
+// log. Store handlers read it from Pistache reactor threads while the control
+// listener writes it, so every member sits behind a lock or is atomic.
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <openssl/types.h>
+
+namespace receiptd::emulator {
+
+enum class store_id { store_a, store_b };
+std::string_view to_string(store_id x);
+std::optional<store_id> parse_store_id(std::string_view text);
+
+enum class store_mode { up, down, error, html, slow };
+std::string_view to_string(store_mode x);
+std::optional<store_mode> parse_store_mode(std::string_view text);
+
+struct mode_setting {
+  store_mode mode = store_mode::up;
+  int delay_ms = 300; // slow
+  int status = 503;   // error
+};
+
+// A registered verifyReceipt answer (PROTOCOL.md Store A, step 3).
+struct apple_answer {
+  int status = 0;
+  std::optional<std::string> environment;
+  std::optional<bool> is_retryable;
+  std::optional<boost::json::value> body; // answered verbatim when set
+};
+
+// A registered Play purchase (POST /control/store_b/purchases).
+struct play_purchase {
+  std::string package_name;
+  std::string product_id;
+  std::string token;
+  std::string kind = "product"; // "product" | "subscription"
+  bool test = false;
+  int purchase_state = 0;       // products.get: 0 purchased, 1 cancelled, 2 pending
+  int consumption_state = 0;
+  bool acknowledged = true;
+  bool auto_renewing = true;
+  std::int64_t purchase_time_ms = 0;     // default: the registration time
+  std::int64_t expiry_ms = 0;            // subscriptions; default: purchase time + 30 days
+  std::string order_id;                  // default: a generated "GPA.…"
+  std::string region_code = "US";
+  std::optional<std::string> subscription_state; // overrides the derived "SUBSCRIPTION_STATE_…"
+  std::optional<int> http_status;
+  std::optional<boost::json::value> body;
+};
+
+// The calls GET /control/calls counts.
+enum class call_kind { store_a_production, store_a_sandbox, store_b_token, store_b_products,
+                       store_b_subscriptionsv2, count_ };
+
+struct logged_request {
+  store_id store = store_id::store_a;
+  std::string method;
+  std::string path;
+  std::string authorization;
+  std::string body;
+};
+
+class emulator_state {
+public:
+  static constexpr std::size_t request_log_size = 200;
+  static constexpr std::size_t logged_body_limit = 256 * 1024; // longer bodies are cut
+  static constexpr std::int64_t default_token_lifetime = 3600;
+
+  emulator_state();
+
+  mode_setting mode(store_id store) const;
+  void set_mode(store_id store, const mode_setting& setting);
+
+  // Forgets registrations, secrets, accounts and tokens; modes up; counters and
+  // log cleared. (Reopening a closed listener is the control handler's job.)
+  void reset();
+
+  // ---- Store A
+  void register_receipt(const std::string& sha256_hex, apple_answer answer);
+  std::optional<apple_answer> receipt_answer(const std::string& sha256_hex) const;
+  void set_shared_secret(const std::string& bundle_id, const std::string& password);
+  std::optional<std::string> shared_secret(const std::string& bundle_id) const;
+
+  // ---- Store B
+  void add_service_account(const std::string& client_email, std::shared_ptr<EVP_PKEY> key);
+  std::shared_ptr<EVP_PKEY> service_account_key(const std::string& client_email) const;
+  void set_token_lifetime(std::int64_t seconds);
+  struct issued_token {
+    std::string access_token;
+    std::int64_t expires_in = 0;
+  };
+  issued_token issue_token();
+  bool token_is_live(const std::string& access_token) const;
+  void revoke_tokens();
+  void register_purchase(play_purchase purchase);
+  std::optional<play_purchase> purchase(const std::string& token) const;
+
+  // ---- Counters and request log
+  void count(call_kind kind);
+  boost::json::object calls_json() const;
+  void log_request(logged_request request);
+  boost::json::array requests_json() const;
+
+private:
+  mutable std::shared_mutex mutex_; // everything below up to the counters
+  std::array<mode_setting, 2> modes_;
+  std::unordered_map<std::string, apple_answer> receipts_;
+  std::unordered_map<std::string, std::string> shared_secrets_;
+  std::unordered_map<std::string, std::shared_ptr<EVP_PKEY>> service_accounts_;
+  std::int64_t token_lifetime_ = default_token_lifetime;
+  std::unordered_map<std::string, std::int64_t> tokens_; // access token → expiry (unix ms)
+  std::unordered_map<std::string, play_purchase> purchases_;
+
+  std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(call_kind::count_)> calls_{};
+
+  mutable std::mutex log_mutex_;
+  std::deque<logged_request> log_;
+};
+
+} // namespace receiptd::emulator

@@ -1,0 +1,296 @@
+#include "harness.hpp"
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <iostream>
+#include <signal.h>
+#include <stdexcept>
+
+#include "model/encoding.hpp"
+#include "tests/support/db/test_db.hpp"
+
+namespace receiptd::test {
+
+namespace json = boost::json;
+
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok)
+    throw std::runtime_error(what);
+}
+
+} // namespace
+
+std::string data_file(const std::string& relative) {
+  return read_text(std::string(RECEIPTD_SOURCE_DIR) + "/tests/data/" + relative);
+}
+
+std::string unique(const std::string& prefix) {
+  static std::atomic<int> n{0};
+  return prefix + "-" + model::hex_encode(model::random_bytes(4)) + "-" + std::to_string(++n);
+}
+
+// ---- emulator -----------------------------------------------------------------
+
+emulator_process::emulator_process(const std::string& dir) {
+  auto ready = dir + "/emulator.ready";
+  proc_ = std::make_unique<child_process>(
+    std::vector<std::string>{RECEIPTD_EMULATOR, "--ready-file=" + ready}, dir + "/emulator.log");
+  require(eventually([&] { return !read_text(ready).empty(); }),
+          "the emulator did not start: " + proc_->log());
+  auto ports = json::parse(read_text(ready));
+  control_ = static_cast<unsigned short>(ports.at("control").to_number<int>());
+  store_a_ = static_cast<unsigned short>(ports.at("store_a").to_number<int>());
+  store_b_ = static_cast<unsigned short>(ports.at("store_b").to_number<int>());
+}
+
+json::value emulator_process::control(const std::string& method, const std::string& path,
+                                      const json::value& body) {
+  auto r = http_call(method, "http://127.0.0.1:" + std::to_string(control_) + path,
+                     body.is_null() ? std::string() : json::serialize(body),
+                     {"Content-Type: application/json"});
+  require(r.status >= 200 && r.status < 300,
+          "emulator control " + method + " " + path + " → " + std::to_string(r.status) + " "
+            + r.body + r.error);
+  if (r.body.empty())
+    return nullptr;
+  return r.json();
+}
+
+void emulator_process::set_mode(const std::string& store, const std::string& mode, int delay_ms,
+                                int status) {
+  json::object body{{"mode", mode}};
+  if (delay_ms)
+    body["delay_ms"] = delay_ms;
+  if (status)
+    body["status"] = status;
+  control("PUT", "/control/stores/" + store + "/mode", body);
+}
+
+std::string emulator_process::store_a_production_url() const {
+  return "http://127.0.0.1:" + std::to_string(store_a_) + "/verifyReceipt";
+}
+
+std::string emulator_process::store_a_sandbox_url() const {
+  return "http://127.0.0.1:" + std::to_string(store_a_) + "/sandbox/verifyReceipt";
+}
+
+std::string emulator_process::store_b_url() const {
+  return "http://127.0.0.1:" + std::to_string(store_b_);
+}
+
+// ---- receiptd -------------------------------------------------------------------
+
+service_process::service_process(std::string dir, std::string db_url,
+                                 std::vector<std::string> args)
+  : dir_(std::move(dir)), db_url_(std::move(db_url)), args_(std::move(args)) {}
+
+service_process::~service_process() {
+  if (running())
+    stop();
+}
+
+void service_process::start() {
+  port_ = free_port();
+  std::vector<std::string> argv{RECEIPTD_BINARY,
+                                "--http.port=" + std::to_string(port_),
+                                "--db.url=" + db_url_,
+                                "--trace.file=" + trace_file(),
+                                "--bootstrap.create-first-app=false"};
+  argv.insert(argv.end(), args_.begin(), args_.end());
+  proc_ = std::make_unique<child_process>(argv, dir_ + "/receiptd.log", RECEIPTD_SOURCE_DIR);
+  bool up = eventually([&] {
+    if (!proc_->running())
+      return true;
+    return http_call("GET", url("/healthz")).status == 200;
+  });
+  require(up && proc_->running(), "receiptd did not start:\n" + proc_->log());
+}
+
+int service_process::stop() {
+  proc_->signal(SIGTERM);
+  return proc_->wait(std::chrono::seconds(30));
+}
+
+void service_process::kill9() {
+  proc_->signal(SIGKILL);
+  proc_->wait(std::chrono::seconds(10));
+}
+
+std::string service_process::url(const std::string& path) const {
+  return "http://127.0.0.1:" + std::to_string(port_) + path;
+}
+
+http_response service_process::post(const std::string& path, const std::string& body,
+                                    const std::string& token, std::vector<std::string> headers) {
+  headers.push_back("Content-Type: application/json");
+  headers.push_back("Accept: application/json");
+  if (!token.empty())
+    headers.push_back("Authorization: Bearer " + token);
+  return http_call("POST", url(path), body, headers);
+}
+
+http_response service_process::get(const std::string& path, const std::string& token) {
+  std::vector<std::string> headers{"Accept: application/json"};
+  if (!token.empty())
+    headers.push_back("Authorization: Bearer " + token);
+  return http_call("GET", url(path), {}, headers);
+}
+
+// ---- the suite ------------------------------------------------------------------
+
+suite::suite()
+  : dialect(dialect_under_test()),
+    dir(make_temp_dir("receiptd-functional")),
+    db_url(fresh_database_url(dialect)),
+    emulator(dir),
+    service(dir, db_url,
+            {"--store-a.production-url=" + emulator.store_a_production_url(),
+             "--store-a.sandbox-url=" + emulator.store_a_sandbox_url(),
+             "--store-b.api-url=" + emulator.store_b_url(), "--store-a.timeout=1500ms",
+             "--store-b.timeout=1500ms", "--validator.store-deadline=2s",
+             "--retry.initial=200ms", "--retry.max=1s", "--retry.poll-interval=100ms",
+             "--retry.lease=4s", "--http.threads=2", "--scheduler.max-threads=2"}) {
+  service.start();
+}
+
+ctl_result suite::ctl(std::vector<std::string> args) {
+  args.insert(args.begin(), {RECEIPTCTL_BINARY, "--db.url=" + db_url, "--json"});
+  auto r = run_program(args);
+  ctl_result out{r.exit_code, nullptr, r.out, r.err};
+  boost::system::error_code ec;
+  auto v = json::parse(r.out, ec);
+  if (!ec)
+    out.json = v;
+  return out;
+}
+
+suite& the_suite() {
+  static suite s;
+  return s;
+}
+
+// ---- Store B helpers ----------------------------------------------------------
+
+service_account_file make_service_account(suite& s) {
+  EVP_PKEY* key = EVP_RSA_gen(2048);
+  BIO* priv = BIO_new(BIO_s_mem());
+  PEM_write_bio_PrivateKey(priv, key, nullptr, nullptr, 0, nullptr, nullptr);
+  BIO* pub = BIO_new(BIO_s_mem());
+  PEM_write_bio_PUBKEY(pub, key);
+  auto text = [](BIO* b) {
+    char* data = nullptr;
+    auto len = BIO_get_mem_data(b, &data);
+    return std::string(data, static_cast<std::size_t>(len));
+  };
+  service_account_file f;
+  f.email = unique("svc") + "@receiptd-tests.iam.gserviceaccount.com";
+  json::object sa{{"type", "service_account"},
+                  {"project_id", "receiptd-tests"},
+                  {"private_key_id", "k1"},
+                  {"private_key", text(priv)},
+                  {"client_email", f.email},
+                  {"token_uri", s.emulator.token_uri()}};
+  s.emulator.control("POST", "/control/store_b/service_accounts",
+                     json::object{{"client_email", f.email}, {"public_key_pem", text(pub)}});
+  BIO_free(priv);
+  BIO_free(pub);
+  EVP_PKEY_free(key);
+  f.path = s.dir + "/" + unique("service-account") + ".json";
+  write_text(f.path, json::serialize(sa));
+  return f;
+}
+
+test_app create_store_b_app(suite& s, const std::string& package_name,
+                            const std::string& licence_key_b64, bool with_service_account) {
+  test_app app;
+  app.name = unique("app");
+  app.package_name = package_name;
+  std::vector<std::string> args{"app", "create", "--name=" + app.name,
+                                "--package-name=" + package_name};
+  if (!licence_key_b64.empty())
+    args.push_back("--license-key=" + licence_key_b64);
+  if (with_service_account)
+    args.push_back("--service-account-file=" + make_service_account(s).path);
+  auto r = s.ctl(args);
+  require(r.code == 0 && r.json.is_object(), "receiptctl app create failed: " + r.err + r.out);
+  app.id = r.json.at("id").as_string().c_str();
+  app.token = r.json.at("token").as_string().c_str();
+  app.token_id = r.json.at("token_id").as_string().c_str();
+  return app;
+}
+
+std::string test_licence_key() {
+  auto k = data_file("google-play/android-easy-checkout-test-keypair/public_key.b64");
+  while (!k.empty() && (k.back() == '\n' || k.back() == '\r'))
+    k.pop_back();
+  return k;
+}
+
+std::string sign_purchase(const std::string& data) {
+  static EVP_PKEY* key = [] {
+    auto der = *model::base64_decode(
+      data_file("google-play/android-easy-checkout-test-keypair/test_private_key_pkcs8.b64"));
+    auto p = reinterpret_cast<const unsigned char*>(der.data());
+    return d2i_AutoPrivateKey(nullptr, &p, static_cast<long>(der.size()));
+  }();
+  require(key != nullptr, "cannot load the Play test private key");
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  std::size_t len = 0;
+  EVP_DigestSignInit(ctx, nullptr, EVP_sha1(), nullptr, key);
+  EVP_DigestSign(ctx, nullptr, &len, reinterpret_cast<const unsigned char*>(data.data()),
+                 data.size());
+  std::string sig(len, '\0');
+  EVP_DigestSign(ctx, reinterpret_cast<unsigned char*>(sig.data()), &len,
+                 reinterpret_cast<const unsigned char*>(data.data()), data.size());
+  EVP_MD_CTX_free(ctx);
+  sig.resize(len);
+  return model::base64_encode(sig);
+}
+
+std::string purchase_data_json(const std::string& package, const std::string& product,
+                               const std::string& token, bool subscription,
+                               const std::string& order_id) {
+  // Key order and spacing as the Play Billing client writes them.
+  std::string s = "{";
+  if (!order_id.empty())
+    s += "\"orderId\":\"" + order_id + "\",";
+  s += "\"packageName\":\"" + package + "\",\"productId\":\"" + product
+       + "\",\"purchaseTime\":1700000000000,\"purchaseState\":0,\"purchaseToken\":\"" + token
+       + "\",\"quantity\":1";
+  if (subscription)
+    s += ",\"autoRenewing\":true";
+  s += ",\"acknowledged\":false}";
+  return s;
+}
+
+std::string store_b_body(const std::string& data, const std::string& signature,
+                         const std::string& extra_fields) {
+  json::object o{{"purchase_data", data}, {"purchase_signature", signature}};
+  auto s = json::serialize(o);
+  if (!extra_fields.empty())
+    s.insert(s.size() - 1, "," + extra_fields);
+  return s;
+}
+
+void register_purchase(suite& s, const std::string& package, const std::string& product,
+                       const std::string& token, const std::string& kind, bool test,
+                       int http_status) {
+  json::object body{{"package_name", package}, {"product_id", product}, {"token", token},
+                    {"kind", kind},            {"test", test},          {"purchase_state", 0},
+                    {"acknowledged", true},    {"order_id", "GPA.1234-5678-9012-34567"}};
+  if (kind == "subscription") {
+    body["auto_renewing"] = true;
+    body["expiry_ms"] = 1893456000000;
+  }
+  if (http_status != 200)
+    body["http_status"] = http_status;
+  s.emulator.control("POST", "/control/store_b/purchases", body);
+}
+
+} // namespace receiptd::test

@@ -1,0 +1,126 @@
+#pragma once
+// The functional test bench: the real receiptd binary and the store emulator
+// over real sockets, on the database chosen by RECEIPTD_TEST_DB (sqlite or
+// postgresql), with apps made by the real receiptctl.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "db/database.hpp"
+#include "http_client.hpp"
+#include "process.hpp"
+
+namespace receiptd::test {
+
+class emulator_process {
+public:
+  explicit emulator_process(const std::string& dir);
+  boost::json::value control(const std::string& method, const std::string& path,
+                             const boost::json::value& body = nullptr);
+  void reset() { control("POST", "/control/reset"); }
+  void set_mode(const std::string& store, const std::string& mode, int delay_ms = 0,
+                int status = 0);
+  boost::json::value calls() { return control("GET", "/control/calls"); }
+
+  std::string store_a_production_url() const;
+  std::string store_a_sandbox_url() const;
+  std::string store_b_url() const;
+  std::string token_uri() const { return store_b_url() + "/token"; }
+
+private:
+  std::unique_ptr<child_process> proc_;
+  unsigned short control_ = 0, store_a_ = 0, store_b_ = 0;
+};
+
+class service_process {
+public:
+  service_process(std::string dir, std::string db_url, std::vector<std::string> args);
+  ~service_process();
+
+  void start();            // spawns receiptd and waits for /healthz
+  int stop();              // SIGTERM, waits; returns the exit status
+  void kill9();            // SIGKILL, waits
+  bool running() { return proc_ && proc_->running(); }
+  std::string log() const { return proc_ ? proc_->log() : std::string(); }
+  std::string trace_file() const { return dir_ + "/trace.jsonl"; }
+  const std::string& db_url() const { return db_url_; }
+  unsigned short port() const { return port_; }
+  std::string url(const std::string& path) const;
+
+  http_response post(const std::string& path, const std::string& body, const std::string& token,
+                     std::vector<std::string> headers = {});
+  http_response get(const std::string& path, const std::string& token);
+
+private:
+  std::string dir_, db_url_;
+  std::vector<std::string> args_;
+  unsigned short port_ = 0;
+  std::unique_ptr<child_process> proc_;
+};
+
+struct ctl_result {
+  int code = -1;
+  boost::json::value json; // null unless stdout was JSON
+  std::string out, err;
+};
+
+// One emulator and one receiptd per test binary run.
+struct suite {
+  suite();
+  db::dialect dialect;
+  std::string dir;
+  std::string db_url;
+  emulator_process emulator;
+  service_process service;
+
+  // receiptctl --db.url=… --json ARGS
+  ctl_result ctl(std::vector<std::string> args);
+};
+suite& the_suite();
+
+std::string unique(const std::string& prefix);
+
+// ---- Store B ----------------------------------------------------------------
+
+// A fresh service-account key pair: its JSON file, registered with the emulator.
+struct service_account_file {
+  std::string path;
+  std::string email;
+};
+service_account_file make_service_account(suite& s);
+
+struct test_app {
+  std::string id, name, token, token_id;
+  std::string package_name, bundle_id;
+};
+
+// Creates an app through receiptctl (licence key, package name and a registered
+// service account unless told otherwise).
+test_app create_store_b_app(suite& s, const std::string& package_name,
+                            const std::string& licence_key_b64, bool with_service_account = true);
+
+// Google's reserved test key pair of android-easy-checkout (tests/data): lets the
+// tests sign purchase data of their own, like Play would.
+std::string test_licence_key();
+std::string sign_purchase(const std::string& purchase_data); // base64 SHA1withRSA
+
+// Purchase data JSON as Play writes it.
+std::string purchase_data_json(const std::string& package, const std::string& product,
+                               const std::string& token, bool subscription = false,
+                               const std::string& order_id = "GPA.1234-5678-9012-34567");
+
+// The upload body of the signed endpoint.
+std::string store_b_body(const std::string& data, const std::string& signature,
+                         const std::string& extra_fields = "");
+
+// Registers a purchase with the emulator's Play API.
+void register_purchase(suite& s, const std::string& package, const std::string& product,
+                       const std::string& token, const std::string& kind = "product",
+                       bool test = false, int http_status = 200);
+
+std::string data_file(const std::string& relative);
+
+} // namespace receiptd::test

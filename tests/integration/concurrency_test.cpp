@@ -1,0 +1,126 @@
+// Several sessions at once (several persistence workers or receiptd instances), each
+// with its own db::database, as in production.
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <set>
+#include <thread>
+
+#include "tests/integration/fixture.hpp"
+
+namespace receiptd::test {
+
+TEST_CASE("concurrent claimers never get the same job", "[jobs][concurrency]") {
+  database_fixture f;
+  constexpr int job_count = 120;
+  for (int i = 0; i < job_count; ++i)
+    REQUIRE_OK(f.db->save_purchase_order(minimal_purchase_order(f.app.id, "t" + std::to_string(i)),
+                                         t0 + i));
+
+  constexpr int workers = 3;
+  std::vector<std::unique_ptr<db::database>> sessions;
+  for (int w = 0; w < workers; ++w)
+    sessions.push_back(f.second_connection());
+  std::vector<std::vector<std::string>> claimed(workers);
+  std::vector<std::string> errors(workers);
+  std::barrier start(workers);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w)
+    threads.emplace_back([&, w] {
+      start.arrive_and_wait();
+      for (;;) {
+        auto batch = sessions[w]->claim_due_jobs("w" + std::to_string(w), t0 + job_count,
+                                                 t0 + 3'600'000, 7);
+        if (!batch) {
+          errors[w] = batch.err().message;
+          return;
+        }
+        if (batch->empty())
+          return;
+        for (auto& j : *batch)
+          claimed[w].push_back(j.id);
+      }
+    });
+  for (auto& t : threads)
+    t.join();
+
+  std::multiset<std::string> all;
+  for (int w = 0; w < workers; ++w) {
+    INFO("worker " << w << " error: " << errors[w]);
+    CHECK(errors[w].empty());
+    all.insert(claimed[w].begin(), claimed[w].end());
+  }
+  CHECK(all.size() == job_count);
+  CHECK(std::set<std::string>(all.begin(), all.end()).size() == job_count); // no duplicates
+}
+
+TEST_CASE("concurrent first uploads of one proof make one record", "[records][concurrency]") {
+  database_fixture f;
+  auto a = f.second_connection();
+  auto b = f.second_connection();
+  constexpr int rounds = 25;
+  for (int round = 0; round < rounds; ++round) {
+    auto token = "race-" + std::to_string(round);
+    auto incoming = minimal_purchase_order(f.app.id, token);
+    db::outcome<db::saved<model::purchase_order_record>> ra = db::error{"not run"};
+    db::outcome<db::saved<model::purchase_order_record>> rb = db::error{"not run"};
+    std::barrier start(2);
+    std::thread ta([&] {
+      start.arrive_and_wait();
+      ra = a->save_purchase_order(incoming, t0);
+    });
+    std::thread tb([&] {
+      start.arrive_and_wait();
+      rb = b->save_purchase_order(incoming, t0);
+    });
+    ta.join();
+    tb.join();
+    INFO("round " << round);
+    auto sa = REQUIRE_OK(ra);
+    auto sb = REQUIRE_OK(rb);
+    CHECK(sa.record.id == sb.record.id);
+    CHECK(sa.created != sb.created); // exactly one created it
+  }
+  auto jobs = REQUIRE_OK(f.db->list_jobs());
+  CHECK(jobs.size() == rounds); // one job per record
+}
+
+TEST_CASE("concurrent re-uploads and receipts from several sessions all commit",
+          "[records][concurrency]") {
+  database_fixture f;
+  constexpr int workers = 3;
+  constexpr int per_worker = 20;
+  std::vector<std::unique_ptr<db::database>> sessions;
+  for (int w = 0; w < workers; ++w)
+    sessions.push_back(f.second_connection());
+  std::atomic<int> failures{0};
+  std::string first_error;
+  std::mutex error_mutex;
+  std::barrier start(workers);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w)
+    threads.emplace_back([&, w] {
+      start.arrive_and_wait();
+      for (int i = 0; i < per_worker; ++i) {
+        // Everyone re-uploads the same receipt and one purchase order of their own.
+        auto receipt = full_receipt(f.app.id, std::string(64, 'c'), 3);
+        receipt.echo.user_identifier = "worker " + std::to_string(w);
+        auto r1 = sessions[w]->save_receipt(receipt, t0);
+        auto r2 = sessions[w]->save_purchase_order(
+          minimal_purchase_order(f.app.id, "w" + std::to_string(w) + "-" + std::to_string(i)), t0);
+        for (const db::error* e : {r1 ? nullptr : &r1.err(), r2 ? nullptr : &r2.err()})
+          if (e) {
+            std::lock_guard lock(error_mutex);
+            if (failures++ == 0)
+              first_error = e->message;
+          }
+      }
+    });
+  for (auto& t : threads)
+    t.join();
+  INFO("first error: " << first_error);
+  CHECK(failures == 0);
+  CHECK(REQUIRE_OK(f.db->list_jobs()).size() == workers * per_worker); // receipt is rejected
+}
+
+} // namespace receiptd::test

@@ -1,0 +1,59 @@
+#pragma once
+// Shared by the integration tests: a fresh, migrated database of the dialect under
+// test (RECEIPTD_TEST_DB), an app to own records, and record builders.
+
+#include <memory>
+#include <string>
+
+#define CATCH_CONFIG_ENABLE_OPTIONAL_STRINGMAKER
+#include <catch2/catch.hpp>
+
+#include "db/database.hpp"
+#include "tests/support/db/test_db.hpp"
+
+// The value of a db::outcome, or a test failure showing its db::error.
+#define REQUIRE_OK(expr)                                                                   \
+  ([&]() {                                                                                 \
+    auto out_ = (expr);                                                                    \
+    INFO("db::error: " << (out_.ok() ? std::string("none") : out_.err().message));         \
+    REQUIRE(out_.ok());                                                                    \
+    return std::move(out_).value();                                                        \
+  }())
+
+namespace receiptd::test {
+
+std::unique_ptr<db::database> open_database(const std::string& url);
+
+struct database_fixture {
+  database_fixture();
+
+  // Another connection to the same database (a second persistence worker).
+  std::unique_ptr<db::database> second_connection() const { return open_database(url); }
+
+  db::dialect kind;
+  std::string url;
+  std::unique_ptr<db::database> db;
+  model::app app; // created in db
+};
+
+model::app make_app(db::database& d, const std::string& name);
+
+// Every optional set, awkward text (quotes, ';', UTF-8, newlines), extreme numbers.
+model::purchase_order_record full_purchase_order(const std::string& app_id,
+                                                 const std::string& token);
+// Every optional absent.
+model::purchase_order_record minimal_purchase_order(const std::string& app_id,
+                                                    const std::string& token);
+model::receipt_record full_receipt(const std::string& app_id, const std::string& hash,
+                                   int in_app_purchases);
+model::receipt_record minimal_receipt(const std::string& app_id, const std::string& hash);
+
+// Field-by-field CHECKs (the model types have no operator==).
+void check_same(const model::purchase_order_record& got,
+                const model::purchase_order_record& want);
+void check_same(const model::receipt_record& got, const model::receipt_record& want);
+void check_same(const model::validation_job& got, const model::validation_job& want);
+
+inline constexpr model::unix_ms t0 = 1'700'000'000'000; // a fixed "now"
+
+} // namespace receiptd::test

@@ -1,0 +1,169 @@
+// Saving and finding records: every field round-trips; re-uploads follow DESIGN.md §2;
+// a pending record has exactly one job.
+#include "model/identifiers.hpp"
+#include "tests/integration/fixture.hpp"
+
+namespace receiptd::test {
+
+namespace {
+
+std::vector<model::validation_job> jobs_for(db::database& d, const std::string& record_id) {
+  std::vector<model::validation_job> out;
+  for (auto& j : REQUIRE_OK(d.list_jobs()))
+    if (j.record_id == record_id)
+      out.push_back(j);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("purchase orders round-trip every field", "[records]") {
+  database_fixture f;
+  auto& d = *f.db;
+  for (auto incoming : {full_purchase_order(f.app.id, "token-full"),
+                        minimal_purchase_order(f.app.id, "token-minimal")}) {
+    INFO("purchase token " << incoming.purchase_token);
+    auto saved = REQUIRE_OK(d.save_purchase_order(incoming, t0 + 100));
+    CHECK(saved.created);
+    REQUIRE(model::is_uuid(saved.record.id));
+    incoming.id = saved.record.id;
+    check_same(saved.record, incoming);
+    auto found = REQUIRE_OK(d.find_purchase_order(saved.record.id));
+    REQUIRE(found.has_value());
+    check_same(*found, incoming);
+  }
+  CHECK_FALSE(REQUIRE_OK(d.find_purchase_order(model::make_uuid())).has_value());
+}
+
+TEST_CASE("receipts round-trip every field and their in-app purchases in order", "[records]") {
+  database_fixture f;
+  auto& d = *f.db;
+  for (auto incoming : {full_receipt(f.app.id, std::string(64, '1'), 60),
+                        full_receipt(f.app.id, std::string(64, '2'), 0),
+                        minimal_receipt(f.app.id, std::string(64, '3'))}) {
+    INFO("receipt hash " << incoming.receipt_hash);
+    incoming.id = model::make_uuid(); // a given id is kept
+    auto saved = REQUIRE_OK(d.save_receipt(incoming, t0 + 100));
+    CHECK(saved.created);
+    check_same(saved.record, incoming);
+    auto found = REQUIRE_OK(d.find_receipt(incoming.id));
+    REQUIRE(found.has_value());
+    check_same(*found, incoming);
+  }
+  CHECK_FALSE(REQUIRE_OK(d.find_receipt(model::make_uuid())).has_value());
+}
+
+TEST_CASE("a re-uploaded purchase order keeps its id and merges", "[records][reupload]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto first = minimal_purchase_order(f.app.id, "token");
+  first.echo.user_identifier = "alice";
+  first.echo.metadata = R"({"v":1})";
+  first.echo.ip_address = "192.0.2.1";
+  auto stored = REQUIRE_OK(d.save_purchase_order(first, t0 + 100)).record;
+  REQUIRE(jobs_for(d, stored.id).size() == 1); // pending → one job
+
+  SECTION("pending → validated: verdict and echo updated, job removed") {
+    auto again = full_purchase_order(f.app.id, "token");
+    again.state = model::validation_state::validated;
+    again.fraud = model::fraud_reason::none;
+    again.echo.user_identifier = std::nullopt; // not sent: kept
+    again.echo.metadata = R"({"v":2})";
+    again.echo.ip_address = std::nullopt;      // always replaced
+    again.created_at = t0 + 50;
+    again.updated_at = t0 + 60;
+    auto result = REQUIRE_OK(d.save_purchase_order(again, t0 + 100));
+    CHECK_FALSE(result.created);
+    auto expected = model::merge_reupload(stored, again);
+    CHECK(result.record.id == stored.id);
+    CHECK(result.record.created_at == t0);
+    CHECK(result.record.updated_at == t0 + 60);
+    CHECK(result.record.echo.user_identifier == "alice");
+    CHECK(result.record.echo.metadata == R"({"v":2})");
+    CHECK_FALSE(result.record.echo.ip_address.has_value());
+    check_same(result.record, expected);
+    check_same(REQUIRE_OK(d.find_purchase_order(stored.id)).value(), expected);
+    CHECK(jobs_for(d, stored.id).empty());
+
+    SECTION("validated is not downgraded by a pending re-upload") {
+      auto pending = minimal_purchase_order(f.app.id, "token");
+      pending.echo.user_identifier = "bob";
+      pending.updated_at = t0 + 70;
+      auto later = REQUIRE_OK(d.save_purchase_order(pending, t0 + 100)).record;
+      CHECK(later.state == model::validation_state::validated);
+      CHECK(later.purchase.subscription_state == "SUBSCRIPTION_STATE_ACTIVE");
+      CHECK(later.echo.user_identifier == "bob");
+      CHECK(later.updated_at == t0 + 70);
+      check_same(REQUIRE_OK(d.find_purchase_order(stored.id)).value(),
+                 model::merge_reupload(expected, pending));
+      CHECK(jobs_for(d, stored.id).empty());
+    }
+  }
+  SECTION("pending again: the existing job is kept as it is") {
+    auto claimed = REQUIRE_OK(d.claim_due_jobs("worker", t0 + 100, t0 + 10'000, 10));
+    REQUIRE(claimed.size() == 1);
+    auto again = minimal_purchase_order(f.app.id, "token");
+    REQUIRE_OK(d.save_purchase_order(again, t0 + 999'999));
+    auto jobs = jobs_for(d, stored.id);
+    REQUIRE(jobs.size() == 1);
+    check_same(jobs[0], claimed[0]); // same id, version, schedule
+  }
+  SECTION("rejected: no job") {
+    auto again = full_purchase_order(f.app.id, "token"); // rejected
+    REQUIRE_OK(d.save_purchase_order(again, t0 + 100));
+    CHECK(jobs_for(d, stored.id).empty());
+  }
+}
+
+TEST_CASE("a re-uploaded receipt keeps its id and replaces its in-app purchases",
+          "[records][reupload]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto hash = std::string(64, 'e');
+  auto first = minimal_receipt(f.app.id, hash);
+  first.country_code = "FR";
+  auto stored = REQUIRE_OK(d.save_receipt(first, t0 + 100)).record;
+  REQUIRE(jobs_for(d, stored.id).size() == 1);
+  CHECK(jobs_for(d, stored.id)[0].kind == model::record_kind::store_a_receipt);
+
+  auto again = full_receipt(f.app.id, hash, 5);
+  again.state = model::validation_state::validated;
+  again.fraud = model::fraud_reason::none;
+  again.country_code = std::nullopt; // not sent: kept
+  again.updated_at = t0 + 80;
+  auto result = REQUIRE_OK(d.save_receipt(again, t0 + 100));
+  CHECK_FALSE(result.created);
+  auto expected = model::merge_reupload(stored, again);
+  CHECK(expected.country_code == "FR");
+  check_same(result.record, expected);
+  check_same(REQUIRE_OK(d.find_receipt(stored.id)).value(), expected);
+  CHECK(jobs_for(d, stored.id).empty());
+
+  auto pending = minimal_receipt(f.app.id, hash);
+  auto later = REQUIRE_OK(d.save_receipt(pending, t0 + 100)).record;
+  CHECK(later.state == model::validation_state::validated);
+  CHECK(later.in_app_purchases.size() == 5); // the validated verdict's purchases stay
+  check_same(REQUIRE_OK(d.find_receipt(stored.id)).value(), later);
+}
+
+TEST_CASE("the same proof from another app is another record", "[records]") {
+  database_fixture f;
+  auto other = make_app(*f.db, "other app");
+  auto a = REQUIRE_OK(f.db->save_purchase_order(minimal_purchase_order(f.app.id, "t"), t0));
+  auto b = REQUIRE_OK(f.db->save_purchase_order(minimal_purchase_order(other.id, "t"), t0));
+  CHECK(b.created);
+  CHECK(a.record.id != b.record.id);
+}
+
+TEST_CASE("saving a record for an unknown app is an error value", "[records]") {
+  database_fixture f;
+  auto orphan = minimal_purchase_order("00000000-0000-4000-8000-00000000ffff", "t");
+  auto result = f.db->save_purchase_order(orphan, t0);
+  REQUIRE_FALSE(result.ok());
+  CHECK(result.err().message.find("save_purchase_order") == 0);
+  CHECK(REQUIRE_OK(f.db->list_jobs()).empty()); // rolled back entirely
+  // The database object stays usable.
+  CHECK(REQUIRE_OK(f.db->save_purchase_order(minimal_purchase_order(f.app.id, "t"), t0)).created);
+}
+
+} // namespace receiptd::test

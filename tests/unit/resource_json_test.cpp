@@ -1,0 +1,174 @@
+// JSON shapes of the resources (SPEC §2) and of errors (DESIGN.md §2).
+#include <catch2/catch.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "model/resource_json.hpp"
+
+using namespace receiptd::model;
+namespace json = boost::json;
+
+namespace {
+
+purchase_order_record sample_order() {
+  purchase_order_record r;
+  r.id = "0b7c3f2e-4a5d-4c1e-9a8b-1c2d3e4f5a6b";
+  r.app_id = "11111111-2222-4333-8444-555555555555";
+  r.package_name = "my.package";
+  r.purchase_token = "tok";
+  r.order_id = "GPA.1";
+  r.purchase.product_id = "p1";
+  r.purchase.kind = "product";
+  r.purchase.purchase_state = "purchased";
+  r.purchase.purchase_time = 1437564796303;
+  r.echo.user_identifier = "user-7";
+  r.echo.metadata = R"({"campaign":"spring"})";
+  r.echo.ip_address = "10.0.0.1";
+  r.state = validation_state::validated;
+  r.created_at = 1700000000000;
+  r.updated_at = 1700000000500;
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("purchase order resource carries every SPEC §2.2 field", "[json]") {
+  auto o = purchase_order_json(sample_order());
+  for (auto key : {"id", "app_family_id", "package_name", "is_legacy", "is_fraud",
+                   "fraud_reason", "environment", "purchase_token", "order_id",
+                   "user_identifier", "metadata", "ip_address", "in_app_purchase",
+                   "created_at", "updated_at", "validation_state"})
+    CHECK(o.contains(key));
+  CHECK(o.at("is_fraud") == false);
+  CHECK(o.at("fraud_reason").is_null());
+  CHECK(o.at("environment") == "production");
+  CHECK(o.at("metadata").at("campaign") == "spring");
+  CHECK(o.at("in_app_purchase").is_object());
+  CHECK(o.at("in_app_purchase").at("product_id") == "p1");
+  CHECK(o.at("in_app_purchase").at("purchased_at").at("ms") == 1437564796303);
+  CHECK(o.at("created_at").at("utc") == "2023-11-14 22:13:20 UTC");
+  CHECK(o.at("updated_at").at("ms") == 1700000000500);
+}
+
+TEST_CASE("receipt resource carries every SPEC §2.1 field", "[json]") {
+  receipt_record r;
+  r.id = "id";
+  r.app_id = "app";
+  r.style = receipt_style::transaction;
+  r.bundle_id = "com.example";
+  r.env = environment::sandbox;
+  apple_in_app_purchase p;
+  p.product_id = "monthly";
+  p.transaction_id = "1000";
+  p.purchase_date = 1000;
+  r.in_app_purchases = {p, p};
+  auto o = receipt_json(r);
+  for (auto key : {"id", "style", "app_family_id", "bundle_id", "is_fraud", "fraud_reason",
+                   "environment", "user_identifier", "metadata", "ip_address",
+                   "in_app_purchases", "created_at", "updated_at"})
+    CHECK(o.contains(key));
+  CHECK(o.at("style") == "transaction");
+  CHECK(o.at("environment") == "sandbox");
+  CHECK(o.at("in_app_purchases").as_array().size() == 2);
+  CHECK(o.at("in_app_purchases").at(0).at("expires_date").is_null());
+  CHECK(o.at("ip_address").is_null());
+  CHECK(o.at("metadata").is_null());
+}
+
+TEST_CASE("error payload shape", "[json]") {
+  auto body = json::parse(error_body({{"receipt", "invalid_base64", "receipt is not valid base64"},
+                                      {"", "invalid_json", "not JSON"}}));
+  auto& errors = body.at("errors").as_array();
+  REQUIRE(errors.size() == 2);
+  CHECK(errors[0].at("field") == "receipt");
+  CHECK(errors[0].at("code") == "invalid_base64");
+  CHECK(errors[0].at("message") == "receipt is not valid base64");
+  CHECK_FALSE(errors[1].as_object().contains("field"));
+}
+
+TEST_CASE("a 402 carries the error and the stored record", "[json]") {
+  auto r = sample_order();
+  r.fraud = fraud_reason::invalid_signature;
+  r.state = validation_state::rejected;
+  auto body = json::parse(upload_response_body(r));
+  CHECK(body.at("errors").at(0).at("code") == "invalid_signature");
+  CHECK(body.at("purchase_order").at("id").as_string() == r.id);
+  CHECK(body.at("purchase_order").at("is_fraud") == true);
+  CHECK(body.at("purchase_order").at("fraud_reason") == "invalid_signature");
+  r.state = validation_state::pending;
+  r.fraud = fraud_reason::none;
+  CHECK(json::parse(upload_response_body(r)).at("validation_state") == "pending");
+}
+
+TEST_CASE("status decisions", "[status]") {
+  CHECK(http_status_for(validation_state::validated) == 200);
+  CHECK(http_status_for(validation_state::pending) == 206);
+  CHECK(http_status_for(validation_state::rejected) == 402);
+  for (auto r : {fraud_reason::invalid_signature, fraud_reason::untrusted_certificate,
+                 fraud_reason::malformed_receipt, fraud_reason::bundle_id_mismatch,
+                 fraud_reason::package_name_mismatch, fraud_reason::device_hash_mismatch,
+                 fraud_reason::store_rejected}) {
+    CHECK(parse_fraud_reason(to_string(r)) == r);
+    CHECK_FALSE(to_string(r).empty());
+  }
+}
+
+TEST_CASE("re-upload merge rules", "[merge]") {
+  auto old = sample_order();
+  auto now = sample_order();
+  now.id = "other";
+  now.created_at = 1800000000000;
+  now.updated_at = 1800000000000;
+  now.echo.user_identifier.reset();
+  now.echo.metadata = R"({"campaign":"summer"})";
+  now.echo.ip_address.reset();
+
+  SECTION("keeps id and created_at; latest echo fields win where sent") {
+    auto m = merge_reupload(old, now);
+    CHECK(m.id == old.id);
+    CHECK(m.created_at == old.created_at);
+    CHECK(m.updated_at == now.updated_at);
+    CHECK(m.echo.user_identifier == std::string("user-7"));
+    CHECK(m.echo.metadata == std::string(R"({"campaign":"summer"})"));
+    CHECK_FALSE(m.echo.ip_address);
+  }
+  SECTION("pending never downgrades validated") {
+    now.state = validation_state::pending;
+    auto m = merge_reupload(old, now);
+    CHECK(m.state == validation_state::validated);
+  }
+  SECTION("a pending record becomes validated") {
+    old.state = validation_state::pending;
+    now.state = validation_state::validated;
+    now.env = environment::sandbox;
+    auto m = merge_reupload(old, now);
+    CHECK(m.state == validation_state::validated);
+    CHECK(m.env == environment::sandbox);
+  }
+  SECTION("a legacy re-upload keeps the signed proof") {
+    old.purchase_data = "{...}";
+    old.purchase_signature = "sig";
+    now.is_legacy = true;
+    now.purchase_data.clear();
+    auto m = merge_reupload(old, now);
+    CHECK_FALSE(m.is_legacy);
+    CHECK(m.purchase_data == "{...}");
+  }
+}
+
+#include "model/retry_policy.hpp"
+
+TEST_CASE("exponential backoff with full jitter", "[retry]") {
+  retry_policy p{1000, 60000, 2.0, 5};
+  CHECK(backoff_cap_ms(p, 0) == 1000);
+  CHECK(backoff_cap_ms(p, 1) == 2000);
+  CHECK(backoff_cap_ms(p, 3) == 8000);
+  CHECK(backoff_cap_ms(p, 10) == 60000);
+  CHECK(backoff_delay_ms(p, 3, 0.0) == 0);
+  CHECK(backoff_delay_ms(p, 3, 0.5) == 4000);
+  CHECK(backoff_delay_ms(p, 3, 0.999999) < 8000);
+  CHECK(backoff_delay_ms(p, 3, 7.0) == 8000);
+  CHECK_FALSE(attempts_exhausted(p, 4));
+  CHECK(attempts_exhausted(p, 5));
+}
