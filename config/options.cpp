@@ -220,21 +220,43 @@ std::string receiptd_config::load(int argc, char** argv, std::ostream& help_out)
   if (!file.empty())
     if (auto msg = check_file(file); !msg.empty())
       return msg;
+  // CAF takes a boolean on the command line only as a bare flag; "--x=false"
+  // is applied here, after CAF has read the file, so the command line wins.
+  std::vector<std::string> caf_args;
+  std::vector<std::pair<const caf::config_option*, bool>> flags;
   for (const auto& a : args) {
     if (a.rfind("--", 0) != 0)
       return "unexpected argument " + a;
     auto eq = a.find('=');
     auto name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    if (name == "config-file")
+    if (name == "config-file") {
+      caf_args.push_back(a);
       continue;
+    }
     auto opt = custom_options_.qualified_name_lookup(name);
     if (!opt || !(ours(opt->category()) || name.rfind("logger.", 0) == 0))
       return "unknown option --" + name;
+    if (opt->is_flag() && eq != std::string::npos) {
+      auto value = a.substr(eq + 1);
+      if (value != "true" && value != "false")
+        return "bad value for " + name + ": expected true or false, got " + value;
+      flags.emplace_back(opt, value == "true");
+      continue;
+    }
     if (eq == std::string::npos && !opt->is_flag())
       return "option --" + name + " needs a value (--" + name + "=VALUE)";
+    if (eq != std::string::npos) {
+      auto value = a.substr(eq + 1);
+      auto parsed = opt->parse(value);
+      if (!parsed || opt->check(*parsed))
+        return "bad value for " + name + " (expected " + str(opt->type_name()) + "): " + value;
+    }
+    caf_args.push_back(a);
   }
-  if (auto err = parse(args, file.empty() ? nullptr : file.c_str()))
+  if (auto err = parse(caf_args, file.empty() ? nullptr : file.c_str()))
     return "bad option: " + caf::to_string(err);
+  for (auto [opt, value] : flags)
+    opt->store(caf::config_value{value});
   s_.config_file = file;
   s_.http.drain_timeout = ms(drain_timeout_);
   s_.auth.token_cache_ttl = ms(token_cache_ttl_);

@@ -247,13 +247,14 @@ std::uint16_t server::start() {
   const auto& s = state_->settings;
   Pistache::Address addr(s.address, Pistache::Port(s.port));
   endpoint_->endpoint = std::make_unique<Pistache::Http::Endpoint>(addr);
-  // Headers and framing ride on top of the body limit; beyond this Pistache
-  // itself answers 413.
+  // Pistache buffers whole requests and answers 413 itself (plain text, then
+  // closes) past its own limit. Up to twice our body limit the request reaches
+  // the handler, which answers 413 with the JSON error shape.
   auto opts = Pistache::Http::Endpoint::options()
                 .threads(static_cast<int>(s.threads))
                 .flags(Pistache::Tcp::Options::ReuseAddr)
                 .backlog(4096)
-                .maxRequestSize(s.max_body_bytes + 64 * 1024)
+                .maxRequestSize(2 * s.max_body_bytes + 64 * 1024)
                 .maxResponseSize(8 * 1024 * 1024);
   endpoint_->endpoint->init(opts);
   endpoint_->endpoint->setHandler(Pistache::Http::make_handler<api_handler>(state_));

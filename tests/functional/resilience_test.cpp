@@ -62,7 +62,7 @@ TEST_CASE("beyond max-in-flight: 503 with Retry-After", "[resilience][overload]"
   auto app = create_store_b_app(s, package, test_licence_key());
   service_process busy(s.dir, s.db_url,
                        {"--store-b.api-url=" + s.emulator.store_b_url(),
-                        "--validator.max-in-flight=1", "--validator.store-deadline=3s",
+                        "--validator.max-in-flight=1", "--validator.store-deadline=6s",
                         "--retry.lease=10s"});
   busy.start();
   s.emulator.set_mode("store_b", "slow", 1500);
@@ -88,6 +88,10 @@ TEST_CASE("beyond max-in-flight: 503 with Retry-After", "[resilience][overload]"
       CHECK(str(a.json().at("errors").at(0).at("code")) == "overloaded");
     }
   }
+  std::string seen;
+  for (auto& a : answers)
+    seen += std::to_string(a.status) + " " + a.body + "\n";
+  INFO(seen);
   CHECK(ok == 1);
   CHECK(refused == 4);
   CHECK(busy.stop() == 0);
