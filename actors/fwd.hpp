@@ -36,6 +36,11 @@ using store_b_client_actor = caf::typed_actor<
   caf::replies_to<check_atom, store_b_check>::with<store_b_answer>,
   caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
 
+// Store A (App Store) client: verifyReceipt, production or sandbox, one flip.
+using store_a_client_actor = caf::typed_actor<
+  caf::replies_to<check_atom, store_a_check>::with<store_a_answer>,
+  caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
+
 // The supervisor: the HTTP layer's only contact.
 using supervisor_actor = caf::typed_actor<caf::reacts_to<upload_atom, inbound>>;
 

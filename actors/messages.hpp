@@ -56,6 +56,21 @@ struct store_b_answer {
   model::play_purchase purchase;
 };
 
+// Validator → Store A client: one verifyReceipt check (with one 21007/21008 flip).
+struct store_a_check {
+  trace_context trace;
+  std::string app_id;
+  std::string receipt_data; // base64, as uploaded
+  std::string password;     // the app's shared secret
+  bool sandbox_first = false;
+  std::vector<model::apple_in_app_purchase> in_app; // the receipt's, enriched in the answer
+};
+
+struct store_a_answer {
+  model::store_verdict verdict;
+  std::vector<model::apple_in_app_purchase> in_app;
+};
+
 // A due revalidation job with what it needs, as the persistence pool claims it.
 struct claimed_job {
   model::validation_job job;

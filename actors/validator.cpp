@@ -5,12 +5,25 @@
 #include "actors/app_context.hpp"
 #include "actors/log.hpp"
 #include "actors/validator_steps.hpp"
+#include "model/store_a/receipt_record.hpp"
 #include "model/store_b/purchase_order.hpp"
 #include "model/upload_request.hpp"
 
 namespace receiptd::actors {
 
 namespace steps {
+
+namespace {
+
+model::store_verdict deadline_verdict(const caf::error& e) {
+  model::store_verdict v;
+  v.outcome = model::store_outcome::unreachable;
+  v.detail = e == caf::sec::request_timeout ? "store deadline passed"
+                                            : "store client: " + caf::to_string(e);
+  return v;
+}
+
+} // namespace
 
 model::unix_ms now_ms() {
   using namespace std::chrono;
@@ -53,11 +66,29 @@ void ask_store_b(caf::event_based_actor* self, const trace_context& ctx,
         k(std::move(*shared));
       },
       [shared, k](caf::error& e) {
-        model::store_verdict v;
-        v.outcome = model::store_outcome::unreachable;
-        v.detail = e == caf::sec::request_timeout ? "store deadline passed"
-                                                  : "store client: " + caf::to_string(e);
-        model::store_b::apply_store_verdict(*shared, v);
+        model::store_b::apply_store_verdict(*shared, deadline_verdict(e));
+        k(std::move(*shared));
+      });
+}
+
+void ask_store_a(caf::event_based_actor* self, const trace_context& ctx,
+                 const validator_deps& deps, const model::app& app, model::receipt_record r,
+                 std::function<void(model::receipt_record)> k) {
+  store_a_check check{ctx,
+                      app.id,
+                      r.receipt_data,
+                      app.store_a_shared_secret,
+                      model::store_a::first_endpoint(r) == model::store_a::verify_endpoint::sandbox,
+                      r.in_app_purchases};
+  auto shared = std::make_shared<model::receipt_record>(std::move(r));
+  self->request(deps.store_a, deps.settings.store_deadline, check_atom_v, std::move(check))
+    .then(
+      [shared, k](store_a_answer& a) {
+        model::store_a::apply_store_verdict(*shared, a.verdict, a.in_app);
+        k(std::move(*shared));
+      },
+      [shared, k](caf::error& e) {
+        model::store_a::apply_store_verdict(*shared, deadline_verdict(e), {});
         k(std::move(*shared));
       });
 }
@@ -91,6 +122,28 @@ void store_b_upload(caf::event_based_actor* self, upload_ptr u) {
               [self, u](model::purchase_order_record r) { save_and_answer(self, u, std::move(r)); });
 }
 
+void store_a_upload(caf::event_based_actor* self, upload_ptr u) {
+  auto upload = model::parse_store_a_upload(u->in.request.body);
+  if (!upload)
+    return answer_errors(*u, 422, upload.errors());
+  const auto& app = u->app->app;
+  if (app.bundle_id.empty())
+    return answer_errors(*u, 422, not_configured("this app has no Store A bundle id"));
+  auto verified = model::store_a::verify_receipt(upload->receipt_bytes, *u->deps->trust,
+                                                 app.bundle_id, upload->identifier_for_vendor);
+  auto record = model::store_a::make_record(*upload, app, verified, u->in.request.peer_ip,
+                                            u->started_at);
+  if (record.state == model::validation_state::rejected)
+    return save_and_answer(self, u, std::move(record));
+  if (model::store_a::validated_locally(verified)) {
+    record.state = model::validation_state::validated;
+    record.store_detail = "Xcode StoreKit test receipt: verified locally";
+    return save_and_answer(self, u, std::move(record));
+  }
+  ask_store_a(self, u->root.child(), *u->deps, app, std::move(record),
+              [self, u](model::receipt_record r) { save_and_answer(self, u, std::move(r)); });
+}
+
 void store_b_legacy_upload(caf::event_based_actor* self, upload_ptr u) {
   auto upload = model::parse_store_b_legacy_upload(u->in.request.body);
   if (!upload)
@@ -120,6 +173,8 @@ void validate_upload(caf::event_based_actor* self, inbound in, app_context_ptr a
   u->deps = std::move(deps);
   u->started_at = now_ms();
   switch (u->in.request.target) {
+    case http::route::store_a_upload:
+      return store_a_upload(self, u);
     case http::route::store_b_upload:
       return store_b_upload(self, u);
     case http::route::store_b_legacy_upload:
@@ -138,6 +193,14 @@ void revalidate(caf::event_based_actor* self, claimed_job cj, validator_deps_ptr
     auto job = cj.job;
     ask_store_b(self, root->child(), *deps, std::move(app), std::move(*cj.purchase_order),
                 [=](model::purchase_order_record r) {
+                  finish_job(self, deps, scheduler, job, std::move(r), root);
+                });
+    return;
+  }
+  if (cj.app && cj.receipt) {
+    auto job = cj.job;
+    ask_store_a(self, root->child(), *deps, *cj.app, std::move(*cj.receipt),
+                [=](model::receipt_record r) {
                   finish_job(self, deps, scheduler, job, std::move(r), root);
                 });
     return;

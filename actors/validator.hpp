@@ -12,6 +12,7 @@
 #include "actors/fwd.hpp"
 #include "actors/tracing.hpp"
 #include "model/retry_policy.hpp"
+#include "model/store_a/receipt.hpp"
 
 namespace receiptd::actors {
 
@@ -23,7 +24,9 @@ struct validator_settings {
 
 struct validator_deps {
   persistence_actor persistence;
+  store_a_client_actor store_a;
   store_b_client_actor store_b;
+  std::shared_ptr<const model::store_a::trust_anchors> trust; // Store A chains
   validator_settings settings;
   tracer* trace = nullptr;
 };

@@ -59,6 +59,11 @@ void ask_store_b(caf::event_based_actor* self, const trace_context& ctx,
                  model::purchase_order_record r,
                  std::function<void(model::purchase_order_record)> k);
 
+// Asks the Store A client (verifyReceipt) under the validator's deadline.
+void ask_store_a(caf::event_based_actor* self, const trace_context& ctx,
+                 const validator_deps& deps, const model::app& app, model::receipt_record r,
+                 std::function<void(model::receipt_record)> k);
+
 // Completes the job with the record's verdict, or — still pending — reschedules
 // it with backoff, marking the record failed once attempts run out.
 template <class Record>

@@ -6,12 +6,15 @@
 #include <caf/send.hpp>
 
 #include <csignal>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <thread>
 
 #include "actors/log.hpp"
 #include "actors/persistence.hpp"
 #include "actors/retry_scheduler.hpp"
+#include "actors/store_a_client.hpp"
 #include "actors/store_b_client.hpp"
 #include "actors/supervisor.hpp"
 #include "cmd/startup.hpp"
@@ -67,6 +70,41 @@ void print_try_it(const std::string& token, const std::string& address, std::uin
             << std::flush;
 }
 
+// Reads the Store A trust material the configuration names; fails naming the
+// option and file.
+std::shared_ptr<const model::store_a::trust_anchors>
+load_trust(const config::store_a_settings& s) {
+  model::store_a::trust_config tc;
+  auto read = [](const std::string& option, const std::string& path,
+                 std::vector<std::string>& into) {
+    std::ifstream in(path);
+    if (!in) {
+      std::cerr << "receiptd: cannot read " << option << " file " << path << "\n";
+      return false;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    into.push_back(text.str());
+    return true;
+  };
+  for (const auto& f : s.trust_roots)
+    if (!read("store-a.trust-roots", f, tc.root_pems))
+      return nullptr;
+  for (const auto& f : s.intermediates)
+    if (!read("store-a.intermediates", f, tc.intermediate_pems))
+      return nullptr;
+  if (!s.storekit_test_root.empty()
+      && !read("store-a.storekit-test-root", s.storekit_test_root, tc.sandbox_root_pems))
+    return nullptr;
+  auto anchors = model::store_a::load_trust_anchors(tc);
+  if (!anchors) {
+    std::cerr << "receiptd: bad store-a trust material: " << anchors.errors().front().message
+              << "\n";
+    return nullptr;
+  }
+  return *anchors;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -88,6 +126,9 @@ int main(int argc, char** argv) {
     return 0;
   const auto& s = cfg.values();
 
+  auto trust = load_trust(s.store_a);
+  if (!trust)
+    return 2;
   auto db = cmd::open_database(s.db.url, "receiptd");
   if (!db)
     return 1;
@@ -109,9 +150,16 @@ int main(int argc, char** argv) {
       {s.store_b.api_url, s.store_b.timeout, s.store_b.max_concurrent,
        s.store_b.token_refresh_margin},
       &outbound, tracer);
+    auto store_a = actors::spawn_store_a_client(
+      sys,
+      {s.store_a.production_url, s.store_a.sandbox_url, s.store_a.timeout,
+       s.store_a.max_concurrent, s.store_a.exclude_old_transactions},
+      &outbound, tracer);
     auto deps = std::make_shared<actors::validator_deps>();
     deps->persistence = persistence;
+    deps->store_a = store_a;
     deps->store_b = store_b;
+    deps->trust = trust;
     deps->trace = tracer;
     deps->settings.store_deadline = s.validator.store_deadline;
     deps->settings.retry = {s.retry.initial.count(), s.retry.max.count(), s.retry.multiplier,
@@ -124,6 +172,13 @@ int main(int argc, char** argv) {
        "receiptd-" + model::hex_encode(model::random_bytes(6))},
       deps);
 
+    auto stop_actors = [&] {
+      for (auto a : {caf::actor_cast<caf::actor>(retry), caf::actor_cast<caf::actor>(supervisor),
+                     caf::actor_cast<caf::actor>(store_a), caf::actor_cast<caf::actor>(store_b),
+                     caf::actor_cast<caf::actor>(persistence)})
+        caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    };
+
     http::server server(s.http, [supervisor](http::inbound_request r, http::reply_sink_ptr sink) {
       caf::anon_send(supervisor, actors::upload_atom_v,
                      actors::inbound{std::move(r), std::move(sink)});
@@ -133,10 +188,7 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       std::cerr << "receiptd: cannot listen on " << s.http.address << ":" << s.http.port << ": "
                 << e.what() << "\n";
-      caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
-      caf::anon_send_exit(retry, caf::exit_reason::user_shutdown);
-      caf::anon_send_exit(store_b, caf::exit_reason::user_shutdown);
-      caf::anon_send_exit(persistence, caf::exit_reason::user_shutdown);
+      stop_actors();
       return 1;
     }
     actors::log_info("receiptd listening on http://" + s.http.address + ":" + std::to_string(port)
@@ -153,10 +205,7 @@ int main(int argc, char** argv) {
     while (server.in_flight() > 0 && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     server.stop();
-    caf::anon_send_exit(retry, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(store_b, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(persistence, caf::exit_reason::user_shutdown);
+    stop_actors();
   }
   trace.reset();
   actors::log_info("stopped");

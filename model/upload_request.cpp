@@ -3,6 +3,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <cctype>
+
 #include "model/encoding.hpp"
 #include "model/identifiers.hpp"
 
@@ -38,6 +40,8 @@ public:
       fail(field, "blank", std::string(field) + " must not be empty");
       return {};
     }
+    if (has_nul(v->get_string(), field))
+      return {};
     return std::string(v->get_string());
   }
 
@@ -57,7 +61,18 @@ public:
              + " characters");
       return std::nullopt;
     }
+    if (has_nul(v->get_string(), field))
+      return std::nullopt;
     return std::string(v->get_string());
+  }
+
+  // No text field may carry NUL: it is never part of a genuine receipt or
+  // purchase, and databases cannot store it in text.
+  bool has_nul(std::string_view text, const char* field) {
+    if (text.find('\0') == std::string_view::npos)
+      return false;
+    fail(field, "invalid_characters", std::string(field) + " must not contain NUL characters");
+    return true;
   }
 
   upload_common common() {
@@ -101,6 +116,22 @@ result<json::value> parse_object(std::string_view body) {
   if (!v.is_object())
     return field_error{"", "not_an_object", "the request body must be a JSON object"};
   return v;
+}
+
+// "f8:ff:c2:1e:91:82" (or with dashes): the device id macOS receipts hash.
+bool is_mac_address(std::string_view s) {
+  if (s.size() != 17)
+    return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (i % 3 == 2) {
+      if (c != ':' && c != '-')
+        return false;
+    } else if (!std::isxdigit(static_cast<unsigned char>(c))) {
+      return false;
+    }
+  }
+  return true;
 }
 
 bool is_alpha2(std::string_view s) {
@@ -152,11 +183,12 @@ result<store_a_upload> parse_store_a_upload(std::string_view body) {
     }
   }
   if (auto idfv = r.optional_string("identifier_for_vendor")) {
-    if (is_uuid(*idfv))
+    if (is_uuid(*idfv) || is_mac_address(*idfv))
       out.identifier_for_vendor = std::move(*idfv);
     else
-      r.fail("identifier_for_vendor", "invalid_uuid",
-             "identifier_for_vendor must be a UUID (8-4-4-4-12 hex digits)");
+      r.fail("identifier_for_vendor", "invalid_identifier_for_vendor",
+             "identifier_for_vendor must be a UUID (8-4-4-4-12 hex digits), or the MAC "
+             "address a macOS receipt is bound to");
   }
   out.common = r.common();
   if (!r.errors().empty())
@@ -186,6 +218,8 @@ result<store_b_upload> parse_store_b_upload(std::string_view body) {
     r.fail("purchase_signature", "missing", "purchase_signature is required");
   else if (!sig->is_string())
     r.fail("purchase_signature", "wrong_type", "purchase_signature must be a string");
+  else if (sig->get_string().find('\0') != std::string::npos)
+    r.fail("purchase_signature", "invalid_base64", "purchase_signature is not valid base64");
   else if (auto bytes = base64_decode(sig->get_string()))
     out.purchase_signature = sig->get_string(), out.signature_bytes = std::move(*bytes);
   else

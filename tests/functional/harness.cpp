@@ -144,18 +144,44 @@ http_response service_process::get(const std::string& path, const std::string& t
 
 // ---- the suite ------------------------------------------------------------------
 
+namespace {
+
+// The trust options of the suite's receiptd: Apple's material from config/trust
+// plus the test PKI, written out as PEM files.
+std::vector<std::string> trust_args(const std::string& dir, const test_support::test_pki& pki) {
+  std::string trust = std::string(RECEIPTD_SOURCE_DIR) + "/config/trust/";
+  write_text(dir + "/test-root.pem", pki.root.pem());
+  write_text(dir + "/test-intermediate.pem", pki.intermediate.pem());
+  return {"--store-a.trust-roots=[\"" + trust + "apple-root-ca.pem\",\"" + dir + "/test-root.pem\"]",
+          "--store-a.intermediates=[\"" + trust + "apple-itunes-store-ca.pem\",\"" + trust
+            + "apple-wwdr-ca.pem\",\"" + dir + "/test-intermediate.pem\"]",
+          "--store-a.storekit-test-root=" + trust + "storekit-test.pem"};
+}
+
+std::vector<std::string> service_args(const std::string& dir, const test_support::test_pki& pki,
+                                      const emulator_process& emulator) {
+  std::vector<std::string> args{
+    "--store-a.production-url=" + emulator.store_a_production_url(),
+    "--store-a.sandbox-url=" + emulator.store_a_sandbox_url(),
+    "--store-b.api-url=" + emulator.store_b_url(), "--store-a.timeout=1500ms",
+    "--store-b.timeout=1500ms", "--validator.store-deadline=2s",
+    "--retry.initial=200ms", "--retry.max=1s", "--retry.poll-interval=100ms",
+    "--retry.lease=4s", "--http.threads=2", "--scheduler.max-threads=2"};
+  auto trust = trust_args(dir, pki);
+  args.insert(args.end(), trust.begin(), trust.end());
+  return args;
+}
+
+} // namespace
+
 suite::suite()
   : dialect(dialect_under_test()),
     dir(make_temp_dir("receiptd-functional")),
     db_url(fresh_database_url(dialect)),
+    pki(test_support::make_test_pki()),
+    rogue(test_support::make_test_pki({"rogue"})),
     emulator(dir),
-    service(dir, db_url,
-            {"--store-a.production-url=" + emulator.store_a_production_url(),
-             "--store-a.sandbox-url=" + emulator.store_a_sandbox_url(),
-             "--store-b.api-url=" + emulator.store_b_url(), "--store-a.timeout=1500ms",
-             "--store-b.timeout=1500ms", "--validator.store-deadline=2s",
-             "--retry.initial=200ms", "--retry.max=1s", "--retry.poll-interval=100ms",
-             "--retry.lease=4s", "--http.threads=2", "--scheduler.max-threads=2"}) {
+    service(dir, db_url, service_args(dir, pki, emulator)) {
   service.start();
 }
 
@@ -173,6 +199,31 @@ ctl_result suite::ctl(std::vector<std::string> args) {
 suite& the_suite() {
   static suite s;
   return s;
+}
+
+// ---- Store A helpers ----------------------------------------------------------
+
+test_app create_store_a_app(suite& s, const std::string& bundle_id,
+                            const std::string& shared_secret) {
+  test_app app;
+  app.name = unique("app");
+  app.bundle_id = bundle_id;
+  std::vector<std::string> args{"app", "create", "--name=" + app.name, "--bundle-id=" + bundle_id};
+  if (!shared_secret.empty())
+    args.push_back("--shared-secret=" + shared_secret);
+  auto r = s.ctl(args);
+  require(r.code == 0 && r.json.is_object(), "receiptctl app create failed: " + r.err + r.out);
+  app.id = r.json.at("id").as_string().c_str();
+  app.token = r.json.at("token").as_string().c_str();
+  app.token_id = r.json.at("token_id").as_string().c_str();
+  return app;
+}
+
+std::string receipt_vector(const std::string& kind, const std::string& name) {
+  auto text = data_file("apple-" + kind + "/" + name + "/receipt.b64");
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+    text.pop_back();
+  return text;
 }
 
 // ---- Store B helpers ----------------------------------------------------------

@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 
 #include "db/database.hpp"
+#include "tests/support/crypto/test_ca.hpp"
 #include "http_client.hpp"
 #include "process.hpp"
 
@@ -67,12 +68,16 @@ struct ctl_result {
   std::string out, err;
 };
 
-// One emulator and one receiptd per test binary run.
+// One emulator and one receiptd per test binary run. receiptd trusts Apple's
+// real roots plus a test PKI made here, configured the way an operator adds a
+// root (store-a.trust-roots / intermediates), and the Xcode StoreKit test root.
 struct suite {
   suite();
   db::dialect dialect;
   std::string dir;
   std::string db_url;
+  test_support::test_pki pki;    // configured as trusted
+  test_support::test_pki rogue;  // not configured anywhere
   emulator_process emulator;
   service_process service;
 
@@ -83,6 +88,19 @@ suite& the_suite();
 
 std::string unique(const std::string& prefix);
 
+struct test_app {
+  std::string id, name, token, token_id;
+  std::string package_name, bundle_id;
+};
+
+// ---- Store A ----------------------------------------------------------------
+
+test_app create_store_a_app(suite& s, const std::string& bundle_id,
+                            const std::string& shared_secret = "");
+
+// A real receipt of tests/data/apple-*/NAME/receipt.b64.
+std::string receipt_vector(const std::string& kind, const std::string& name);
+
 // ---- Store B ----------------------------------------------------------------
 
 // A fresh service-account key pair: its JSON file, registered with the emulator.
@@ -91,11 +109,6 @@ struct service_account_file {
   std::string email;
 };
 service_account_file make_service_account(suite& s);
-
-struct test_app {
-  std::string id, name, token, token_id;
-  std::string package_name, bundle_id;
-};
 
 // Creates an app through receiptctl (licence key, package name and a registered
 // service account unless told otherwise).

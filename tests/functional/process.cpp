@@ -87,12 +87,13 @@ std::string child_process::log() const {
   return read_text(log_path_);
 }
 
-run_result run_program(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
+run_result run_program(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                       const std::string& working_dir) {
   char out_path[] = "/tmp/receiptd-run-out.XXXXXX";
   char err_path[] = "/tmp/receiptd-run-err.XXXXXX";
   int out = mkstemp(out_path);
   int err = mkstemp(err_path);
-  pid_t pid = spawn(argv, out, err, {});
+  pid_t pid = spawn(argv, out, err, working_dir);
   close(out);
   close(err);
   run_result r;

@@ -41,7 +41,8 @@ struct run_result {
 
 // Runs a program to completion, capturing stdout and stderr.
 run_result run_program(const std::vector<std::string>& argv,
-                       std::chrono::milliseconds timeout = std::chrono::seconds(60));
+                       std::chrono::milliseconds timeout = std::chrono::seconds(60),
+                       const std::string& working_dir = {});
 
 // A TCP port nobody listens on right now (bind to 0, read, close).
 unsigned short free_port();

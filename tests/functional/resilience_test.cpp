@@ -102,7 +102,7 @@ TEST_CASE("bad configuration stops the start with a message naming the option",
   auto& s = the_suite();
   auto run = [&](std::vector<std::string> args) {
     args.insert(args.begin(), RECEIPTD_BINARY);
-    return run_program(args);
+    return run_program(args, std::chrono::seconds(60), RECEIPTD_SOURCE_DIR);
   };
   auto r = run({"--http.port=notaport"});
   CHECK(r.exit_code == 2);
@@ -121,6 +121,9 @@ TEST_CASE("bad configuration stops the start with a message naming the option",
   r = run({"--db.url=postgresql://host=127.0.0.1 port=1 dbname=x user=x", "--http.port=0"});
   CHECK(r.exit_code == 1);
   CHECK(r.err.find("database") != std::string::npos);
+  r = run({"--store-a.trust-roots=[\"/no/such/root.pem\"]"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("store-a.trust-roots") != std::string::npos);
   r = run({"--help"});
   CHECK(r.exit_code == 0);
   for (auto option : {"http.port", "db.url", "validator.max-in-flight", "store-b.api-url",

@@ -77,7 +77,8 @@ TEST_CASE("Store A: country code, identifier_for_vendor", "[request][store_a]") 
   }
   CHECK(has_error(errors_of(parse_store_a_upload(
                     R"({"receipt":"aGVsbG8=","identifier_for_vendor":"not-a-uuid"})")),
-                  "identifier_for_vendor", "invalid_uuid"));
+                  "identifier_for_vendor", "invalid_identifier_for_vendor"));
+  CHECK(parse_store_a_upload(R"({"receipt":"aGVsbG8=","identifier_for_vendor":"f8:ff:c2:1e:91:82"})"));
 }
 
 TEST_CASE("common fields: metadata, user_identifier, ip_address", "[request]") {
@@ -176,4 +177,17 @@ TEST_CASE("Store B legacy: required and optional fields", "[request][store_b]") 
   REQUIRE(ok);
   CHECK(ok->order_id == std::string("GPA.9"));
   CHECK(ok->common.user_identifier == std::string("u1"));
+}
+
+TEST_CASE("NUL characters are refused in every text field", "[request]") {
+  CHECK(has_error(errors_of(parse_store_b_legacy_upload(
+                    R"({"package_name":"p\u0000","purchase_token":"t","product_id":"x"})")),
+                  "package_name", "invalid_characters"));
+  CHECK(has_error(errors_of(parse_store_b_legacy_upload(
+                    R"({"package_name":"p","purchase_token":"t","product_id":"x","user_identifier":"a\u0000"})")),
+                  "user_identifier", "invalid_characters"));
+  auto meta = parse_store_b_legacy_upload(
+    R"({"package_name":"p","purchase_token":"t","product_id":"x","metadata":{"k":"a\u0000b"}})");
+  REQUIRE(meta);
+  CHECK(meta->common.metadata->find('\0') == std::string::npos); // escaped as \u0000
 }

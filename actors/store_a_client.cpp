@@ -1,0 +1,97 @@
+#include "actors/store_a_client.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <unordered_map>
+
+#include "actors/log.hpp"
+#include "actors/outbound_calls.hpp"
+#include "model/store_a/verify_receipt_api.hpp"
+
+namespace receiptd::actors {
+
+namespace {
+
+using model::store_a::verify_endpoint;
+
+struct state {
+  store_a_client_settings settings;
+  outbound_calls calls;
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> last_warning;
+  static inline const char* name = "store-a-client";
+
+  // Operator problems are logged loudly, but once a minute per app.
+  void warn(const std::string& app_id, const std::string& text) {
+    auto now = std::chrono::steady_clock::now();
+    auto it = last_warning.find(app_id);
+    if (it != last_warning.end() && now - it->second < std::chrono::minutes(1))
+      return;
+    last_warning[app_id] = now;
+    log_warn(text);
+  }
+};
+
+using pointer = store_a_client_actor::stateful_pointer<state>;
+
+store_a_client_actor handle(pointer self) {
+  return caf::actor_cast<store_a_client_actor>(self);
+}
+
+using deliver_fn = std::function<void(store_a_answer)>;
+
+void ask(pointer self, std::shared_ptr<store_a_check> c, verify_endpoint at, bool flipped,
+         deliver_fn deliver) {
+  const auto& s = self->state.settings;
+  http::outbound_request req;
+  req.method = "POST";
+  req.url = at == verify_endpoint::sandbox ? s.sandbox_url : s.production_url;
+  req.headers = {"Content-Type: application/json", "Accept: application/json"};
+  req.body = model::store_a::verify_receipt_body(c->receipt_data, c->password,
+                                                 s.exclude_old_transactions);
+  req.timeout = s.timeout;
+  self->state.calls.submit(handle(self), c->trace, "store-a-client", std::move(req),
+                           [=](http::outbound_response& r) {
+    auto a = model::store_a::classify_verify_receipt(r.status, r.body, r.error, at);
+    if (a.retry_on && !flipped) {
+      ask(self, c, *a.retry_on, true, deliver);
+      return;
+    }
+    auto purchases = c->in_app;
+    if (a.verdict.outcome == model::store_outcome::confirmed)
+      model::store_a::enrich_in_app(purchases, r.body);
+    if (a.verdict.operator_problem)
+      self->state.warn(c->app_id, "verifyReceipt refused app " + c->app_id + ": "
+                                    + a.verdict.detail
+                                    + " — check the app's shared secret (receiptctl app update)");
+    deliver(store_a_answer{std::move(a.verdict), std::move(purchases)});
+  });
+}
+
+store_a_client_actor::behavior_type store_a_client(pointer self, store_a_client_settings settings,
+                                                   http::outbound_client* client,
+                                                   tracer* trace) {
+  self->state.calls = outbound_calls(client, settings.max_concurrent, trace);
+  self->state.settings = std::move(settings);
+  return {
+    [=](check_atom, store_a_check& check) -> caf::typed_response_promise<store_a_answer> {
+      auto rp = self->make_response_promise<store_a_answer>();
+      auto c = std::make_shared<store_a_check>(std::move(check));
+      auto first = c->sandbox_first ? verify_endpoint::sandbox : verify_endpoint::production;
+      ask(self, c, first, false, [rp](store_a_answer a) mutable { rp.deliver(std::move(a)); });
+      return rp;
+    },
+    [=](http_done_atom, http_done& done) { self->state.calls.on_done(handle(self), done); },
+  };
+}
+
+} // namespace
+
+store_a_client_actor spawn_store_a_client(caf::actor_system& sys,
+                                          store_a_client_settings settings,
+                                          http::outbound_client* client, tracer* trace) {
+  return sys.spawn(store_a_client, std::move(settings), client, trace);
+}
+
+} // namespace receiptd::actors

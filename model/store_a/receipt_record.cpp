@@ -1,0 +1,64 @@
+#include "model/store_a/receipt_record.hpp"
+
+#include "model/encoding.hpp"
+
+namespace receiptd::model::store_a {
+
+receipt_record make_record(const store_a_upload& u, const app& a, const verification& v,
+                           std::string_view peer_ip, unix_ms now) {
+  receipt_record r;
+  r.app_id = a.id;
+  r.receipt_hash = sha256_hex(u.receipt_bytes);
+  r.receipt_data = u.receipt_data;
+  r.country_code = u.country_code;
+  r.identifier_for_vendor = u.identifier_for_vendor;
+  r.echo = u.common.echo(peer_ip);
+  r.created_at = r.updated_at = now;
+  if (v.receipt) {
+    r.style = v.receipt->style;
+    r.bundle_id = v.receipt->bundle_id;
+    r.env = v.receipt->env;
+    r.in_app_purchases = v.receipt->in_app;
+  }
+  if (v.reason != fraud_reason::none) {
+    r.fraud = v.reason;
+    r.state = validation_state::rejected;
+    r.store_detail = v.detail;
+  }
+  return r;
+}
+
+bool validated_locally(const verification& v) {
+  if (v.reason != fraud_reason::none || !v.receipt)
+    return false;
+  auto* unified = std::get_if<unified_receipt>(&v.receipt->detail);
+  return unified && unified->receipt_type == "Xcode";
+}
+
+verify_endpoint first_endpoint(const receipt_record& r) {
+  return r.env == environment::sandbox ? verify_endpoint::sandbox
+                                       : verify_endpoint::production;
+}
+
+void apply_store_verdict(receipt_record& r, const store_verdict& v,
+                         const std::vector<apple_in_app_purchase>& enriched) {
+  r.store_detail = v.detail;
+  switch (v.outcome) {
+    case store_outcome::confirmed:
+      r.fraud = fraud_reason::none;
+      r.state = validation_state::validated;
+      if (v.env)
+        r.env = *v.env; // the store's answer wins
+      r.in_app_purchases = enriched;
+      break;
+    case store_outcome::rejected:
+      r.fraud = fraud_reason::store_rejected;
+      r.state = validation_state::rejected;
+      break;
+    case store_outcome::unreachable:
+      r.state = validation_state::pending;
+      break;
+  }
+}
+
+} // namespace receiptd::model::store_a
