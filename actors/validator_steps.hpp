@@ -39,11 +39,13 @@ void save_and_answer(caf::event_based_actor* self, upload_ptr u, Record r) {
   const auto& deps = *u->deps;
   auto first_attempt = now_ms()
                        + model::backoff_delay_ms(deps.settings.retry, 0, unit_random());
+  auto own_verdict = r.fraud;
   self->request(deps.persistence, deps.settings.save_timeout, save_atom_v, u->root.child(),
                 std::move(r), first_attempt)
     .then(
-      [u](Record& stored) {
-        answer(*u, model::http_status_for(stored.state), model::upload_response_body(stored));
+      [u, own_verdict](Record& stored) {
+        auto a = model::answer_for(stored, own_verdict);
+        answer(*u, a.status, std::move(a.body));
       },
       [u](caf::error& e) {
         answer_errors(*u, 503,

@@ -43,10 +43,23 @@ bool keeps_old_verdict(validation_state old, validation_state now) {
   return old == validation_state::validated && now == validation_state::pending;
 }
 
+template <class Record>
+bool leaves_untouched(const Record& existing, const Record& incoming) {
+  return existing.state == validation_state::validated
+         && rejected_locally(incoming.state, incoming.fraud);
+}
+
 } // namespace
+
+bool rejected_locally(validation_state state, fraud_reason reason) {
+  return state == validation_state::rejected && reason != fraud_reason::none
+         && reason != fraud_reason::store_rejected;
+}
 
 purchase_order_record merge_reupload(const purchase_order_record& existing,
                                      const purchase_order_record& incoming) {
+  if (leaves_untouched(existing, incoming))
+    return existing;
   purchase_order_record out
     = keeps_old_verdict(existing.state, incoming.state) ? existing : incoming;
   out.id = existing.id;
@@ -68,6 +81,8 @@ purchase_order_record merge_reupload(const purchase_order_record& existing,
 
 receipt_record merge_reupload(const receipt_record& existing,
                               const receipt_record& incoming) {
+  if (leaves_untouched(existing, incoming))
+    return existing;
   receipt_record out
     = keeps_old_verdict(existing.state, incoming.state) ? existing : incoming;
   out.id = existing.id;

@@ -119,10 +119,15 @@ struct validation_job {
 
 // A re-upload of the same proof by the same app keeps id and created_at, takes
 // the new echo fields where sent (ip_address always), and takes the new verdict,
-// except that a pending verdict (store unreachable) never downgrades a record the
-// store has already validated.
+// except that a record the store has validated is never downgraded by an upload
+// the store did not judge: a pending verdict (store unreachable) keeps the
+// validated one, and an upload whose own proof fails locally (a forged or
+// corrupted signature, another bundle or device) leaves the record untouched —
+// that upload is refused (402), the genuine purchase stays validated.
 purchase_order_record merge_reupload(const purchase_order_record& existing,
                                      const purchase_order_record& incoming);
+// Whether `incoming` failed on its own proof, before any store was asked.
+bool rejected_locally(validation_state state, fraud_reason reason);
 receipt_record merge_reupload(const receipt_record& existing,
                               const receipt_record& incoming);
 

@@ -163,16 +163,43 @@ std::string error_body(const field_errors& errors) {
   return json::serialize(json::object{{"errors", std::move(list)}});
 }
 
+std::string rejection_body(const purchase_order_record& r, fraud_reason reason) {
+  const char* field = reason == fraud_reason::invalid_signature ? "purchase_signature"
+                      : reason == fraud_reason::package_name_mismatch ? "purchase_data"
+                                                                       : nullptr;
+  return rejection("purchase_order", purchase_order_json(r), reason, field);
+}
+
+std::string rejection_body(const receipt_record& r, fraud_reason reason) {
+  const char* field = reason == fraud_reason::store_rejected ? nullptr : "receipt";
+  return rejection("receipt", receipt_json(r), reason, field);
+}
+
 std::string rejection_body(const purchase_order_record& r) {
-  const char* field = r.fraud == fraud_reason::invalid_signature ? "purchase_signature"
-                      : r.fraud == fraud_reason::package_name_mismatch ? "purchase_data"
-                                                                        : nullptr;
-  return rejection("purchase_order", purchase_order_json(r), r.fraud, field);
+  return rejection_body(r, r.fraud);
 }
 
 std::string rejection_body(const receipt_record& r) {
-  const char* field = r.fraud == fraud_reason::store_rejected ? nullptr : "receipt";
-  return rejection("receipt", receipt_json(r), r.fraud, field);
+  return rejection_body(r, r.fraud);
+}
+
+namespace {
+
+template <class Record>
+upload_answer answer_for_record(const Record& stored, fraud_reason own_verdict) {
+  if (own_verdict != fraud_reason::none && stored.state != validation_state::rejected)
+    return {402, rejection_body(stored, own_verdict)};
+  return {http_status_for(stored.state), upload_response_body(stored)};
+}
+
+} // namespace
+
+upload_answer answer_for(const purchase_order_record& stored, fraud_reason own_verdict) {
+  return answer_for_record(stored, own_verdict);
+}
+
+upload_answer answer_for(const receipt_record& stored, fraud_reason own_verdict) {
+  return answer_for_record(stored, own_verdict);
 }
 
 std::string upload_response_body(const purchase_order_record& r) {

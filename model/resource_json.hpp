@@ -22,8 +22,22 @@ std::string error_body(const field_errors& errors);
 std::string rejection_body(const purchase_order_record& r);
 std::string rejection_body(const receipt_record& r);
 
-// The response body an upload gets once its record is stored: the resource for
-// 200/206, the rejection body for 402.
+// The 402 body for an upload refused for `reason` whose stored record kept
+// another verdict (a validated purchase is not downgraded by a forged re-upload).
+std::string rejection_body(const purchase_order_record& r, fraud_reason reason);
+std::string rejection_body(const receipt_record& r, fraud_reason reason);
+
+// The status and body an upload gets once its record is stored: the resource
+// with 200/206, the rejection body with 402. `own_verdict` is the upload's own
+// fraud reason: an upload refused on its own proof is a 402 whatever the record
+// it collided with says.
+struct upload_answer {
+  int status;
+  std::string body;
+};
+upload_answer answer_for(const purchase_order_record& stored, fraud_reason own_verdict);
+upload_answer answer_for(const receipt_record& stored, fraud_reason own_verdict);
+
 std::string upload_response_body(const purchase_order_record& r);
 std::string upload_response_body(const receipt_record& r);
 

@@ -196,6 +196,13 @@ TEST_CASE("402: every fraud reason, stored", "[store_a][402]") {
     auto ok = upload(s, app, g5, 200,
                      R"("identifier_for_vendor":"956328D9-CC6A-47F4-BE40-6953FB0AB6C7")");
     CHECK(str(ok.at("validation_state")) == "validated");
+    // Once validated, the same receipt from the wrong device is refused but the
+    // genuine record is not turned into fraud.
+    auto again = upload(s, app, g5, 402,
+                        R"("identifier_for_vendor":"00000000-0000-0000-0000-000000000000")");
+    CHECK(code_of(again) == "device_hash_mismatch");
+    CHECK(str(again.at("receipt").at("id")) == str(ok.at("id")));
+    CHECK(again.at("receipt").at("is_fraud") == false);
   }
   SECTION("store_rejected: verifyReceipt says 21003") {
     auto app = create_store_a_app(s, "com.example.rejected");

@@ -496,3 +496,29 @@ TEST_CASE("oversized bodies get 413, unknown paths 404", "[store_b][limits]") {
   CHECK(s.service.post("/client/store_c/receipts", "{}", a.app.token).status == 404);
   CHECK(http_call("DELETE", s.service.url(orders)).status == 405);
 }
+
+TEST_CASE("a forged re-upload of a validated purchase is refused and changes nothing",
+          "[store_b][402][idempotent]") {
+  auto& s = the_suite();
+  auto a = fresh_app(s);
+  auto token = unique("tok");
+  register_purchase(s, a.package, "gold", token, "product");
+  auto data = purchase_data_json(a.package, "gold", token);
+  auto genuine = s.service.post(orders, store_b_body(data, sign_purchase(data), R"("metadata":{"v":1})"),
+                                a.app.token);
+  REQUIRE(genuine.status == 200);
+  auto id = str(genuine.json().at("id"));
+  auto forged = data;
+  forged.replace(forged.find("\"quantity\":1"), 12, "\"quantity\":9");
+  auto r = s.service.post(orders, store_b_body(forged, sign_purchase(data), R"("metadata":{"v":2})"),
+                          a.app.token);
+  INFO(r.body);
+  REQUIRE(r.status == 402);
+  CHECK(str(r.json().at("errors").at(0).at("code")) == "invalid_signature");
+  CHECK(str(r.json().at("purchase_order").at("id")) == id);
+  auto got = s.service.get(std::string(orders) + "/" + id, a.app.token).json();
+  CHECK(got.at("is_fraud") == false);
+  CHECK(str(got.at("validation_state")) == "validated");
+  CHECK(got.at("metadata").at("v") == 1);
+  CHECK(got.at("in_app_purchase").at("quantity") == 1);
+}

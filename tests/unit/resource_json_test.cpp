@@ -146,6 +146,36 @@ TEST_CASE("re-upload merge rules", "[merge]") {
     CHECK(m.state == validation_state::validated);
     CHECK(m.env == environment::sandbox);
   }
+  SECTION("a forged re-upload leaves a validated record untouched, and is still a 402") {
+    now.state = validation_state::rejected;
+    now.fraud = fraud_reason::invalid_signature;
+    auto m = merge_reupload(old, now);
+    CHECK(m.state == validation_state::validated);
+    CHECK_FALSE(m.is_fraud());
+    CHECK(m.echo.metadata == old.echo.metadata);
+    CHECK(m.updated_at == old.updated_at);
+    auto a = answer_for(m, fraud_reason::invalid_signature);
+    CHECK(a.status == 402);
+    auto body = json::parse(a.body);
+    CHECK(body.at("errors").at(0).at("code") == "invalid_signature");
+    CHECK(body.at("purchase_order").at("is_fraud") == false);
+  }
+  SECTION("the store's own rejection does replace a validated verdict") {
+    now.state = validation_state::rejected;
+    now.fraud = fraud_reason::store_rejected;
+    auto m = merge_reupload(old, now);
+    CHECK(m.state == validation_state::rejected);
+    CHECK(answer_for(m, fraud_reason::store_rejected).status == 402);
+  }
+  SECTION("a genuine upload clears an earlier forged one") {
+    old.state = validation_state::rejected;
+    old.fraud = fraud_reason::invalid_signature;
+    now.state = validation_state::validated;
+    auto m = merge_reupload(old, now);
+    CHECK(m.state == validation_state::validated);
+    CHECK_FALSE(m.is_fraud());
+    CHECK(answer_for(m, fraud_reason::none).status == 200);
+  }
   SECTION("a legacy re-upload keeps the signed proof") {
     old.purchase_data = "{...}";
     old.purchase_signature = "sig";
