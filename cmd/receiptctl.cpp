@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "cmd/startup.hpp"
@@ -80,6 +81,20 @@ json::object token_json(const db::token_info& t) {
   json::object o{{"id", t.id}, {"app_id", t.app_id}, {"created_at", model::timestamp_json(t.created_at)}};
   o["revoked_at"] = model::timestamp_json(t.revoked_at);
   return o;
+}
+
+// An app's tokens (ids and dates, never the tokens themselves).
+std::optional<json::array> tokens_json(db::database& db, const std::string& app_id,
+                                       std::string& problem) {
+  auto tokens = db.list_tokens(app_id);
+  if (!tokens) {
+    problem = tokens.err().message;
+    return std::nullopt;
+  }
+  json::array list;
+  for (const auto& t : *tokens)
+    list.push_back(token_json(t));
+  return list;
 }
 
 void print(const args& a, const json::value& v, const std::string& human) {
@@ -207,14 +222,11 @@ int app_command(const args& a, db::database& db) {
     auto app = find_app(db, a.words[2], problem);
     if (!app)
       return fail(problem);
-    auto tokens = db.list_tokens(app->id);
+    auto tokens = tokens_json(db, app->id, problem);
     if (!tokens)
-      return fail(tokens.err().message);
+      return fail(problem);
     auto o = app_json(*app);
-    json::array list;
-    for (const auto& t : *tokens)
-      list.push_back(token_json(t));
-    o["tokens"] = list;
+    o["tokens"] = std::move(*tokens);
     print(a, o, json::serialize(o) + "\n");
     return 0;
   }
@@ -252,13 +264,10 @@ int token_command(const args& a, db::database& db) {
     auto app = find_app(db, a.words[2], problem);
     if (!app)
       return fail(problem);
-    auto tokens = db.list_tokens(app->id);
+    auto tokens = tokens_json(db, app->id, problem);
     if (!tokens)
-      return fail(tokens.err().message);
-    json::array list;
-    for (const auto& t : *tokens)
-      list.push_back(token_json(t));
-    print(a, list, json::serialize(list) + "\n");
+      return fail(problem);
+    print(a, *tokens, json::serialize(*tokens) + "\n");
     return 0;
   }
   return fail(std::string("unknown token command\n") + usage, 2);

@@ -118,6 +118,16 @@ std::string hex_encode(std::string_view bytes) {
   return out;
 }
 
+int hex_digit_value(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
 std::string sha1(std::string_view bytes) {
   std::string out(SHA_DIGEST_LENGTH, '\0');
   SHA1(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(),

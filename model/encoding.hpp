@@ -16,6 +16,8 @@ std::string base64_encode(std::string_view bytes);
 std::string base64url_encode(std::string_view bytes);
 
 std::string hex_encode(std::string_view bytes);
+// The value of one hex digit, either case; -1 for any other character.
+int hex_digit_value(char c);
 
 // Raw digests (20 and 32 bytes).
 std::string sha1(std::string_view bytes);

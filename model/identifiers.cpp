@@ -20,15 +20,6 @@ std::optional<uuid_bytes> parse_uuid(std::string_view s) {
     return std::nullopt;
   uuid_bytes out{};
   size_t k = 0;
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9')
-      return c - '0';
-    if (c >= 'a' && c <= 'f')
-      return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-      return c - 'A' + 10;
-    return -1;
-  };
   for (size_t i = 0; i < s.size();) {
     if (i == 8 || i == 13 || i == 18 || i == 23) {
       if (s[i] != '-')
@@ -36,11 +27,26 @@ std::optional<uuid_bytes> parse_uuid(std::string_view s) {
       ++i;
       continue;
     }
-    int hi = nibble(s[i]), lo = nibble(s[i + 1]);
+    int hi = hex_digit_value(s[i]), lo = hex_digit_value(s[i + 1]);
     if (hi < 0 || lo < 0)
       return std::nullopt;
     out[k++] = static_cast<std::uint8_t>(hi << 4 | lo);
     i += 2;
+  }
+  return out;
+}
+
+std::optional<std::array<std::uint8_t, 6>> parse_mac_address(std::string_view s) {
+  if (s.size() != 17)
+    return std::nullopt;
+  std::array<std::uint8_t, 6> out{};
+  for (std::size_t i = 0, k = 0; i < 17; i += 3, ++k) {
+    if (i > 0 && s[i - 1] != ':' && s[i - 1] != '-')
+      return std::nullopt;
+    int hi = hex_digit_value(s[i]), lo = hex_digit_value(s[i + 1]);
+    if (hi < 0 || lo < 0)
+      return std::nullopt;
+    out[k] = static_cast<std::uint8_t>(hi << 4 | lo);
   }
   return out;
 }

@@ -18,6 +18,9 @@ std::string make_uuid();
 std::optional<uuid_bytes> parse_uuid(std::string_view text);
 inline bool is_uuid(std::string_view text) { return parse_uuid(text).has_value(); }
 
+// "f8:ff:c2:1e:91:82" (or with dashes), the device id macOS receipts are bound to.
+std::optional<std::array<std::uint8_t, 6>> parse_mac_address(std::string_view text);
+
 // IPv4 or IPv6 text → canonical text (inet_ntop form: "::1", "2001:db8::1",
 // IPv4-mapped stays mapped). nullopt when it is neither.
 std::optional<std::string> canonical_ip(std::string_view text);

@@ -3,8 +3,6 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
-#include <cctype>
-
 #include "model/encoding.hpp"
 #include "model/identifiers.hpp"
 
@@ -118,22 +116,6 @@ result<json::value> parse_object(std::string_view body) {
   return v;
 }
 
-// "f8:ff:c2:1e:91:82" (or with dashes): the device id macOS receipts hash.
-bool is_mac_address(std::string_view s) {
-  if (s.size() != 17)
-    return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (i % 3 == 2) {
-      if (c != ':' && c != '-')
-        return false;
-    } else if (!std::isxdigit(static_cast<unsigned char>(c))) {
-      return false;
-    }
-  }
-  return true;
-}
-
 bool is_alpha2(std::string_view s) {
   auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); };
   return s.size() == 2 && letter(s[0]) && letter(s[1]);
@@ -183,7 +165,7 @@ result<store_a_upload> parse_store_a_upload(std::string_view body) {
     }
   }
   if (auto idfv = r.optional_string("identifier_for_vendor")) {
-    if (is_uuid(*idfv) || is_mac_address(*idfv))
+    if (is_uuid(*idfv) || parse_mac_address(*idfv))
       out.identifier_for_vendor = std::move(*idfv);
     else
       r.fail("identifier_for_vendor", "invalid_identifier_for_vendor",

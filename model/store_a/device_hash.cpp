@@ -15,27 +15,9 @@ namespace {
 std::optional<std::string> device_id_bytes(std::string_view id) {
   if (auto uuid = parse_uuid(id))
     return std::string(uuid->begin(), uuid->end());
-  if (id.size() != 17)
-    return std::nullopt;
-  std::string out;
-  for (std::size_t i = 0; i < 17; i += 3) {
-    if (i > 0 && id[i - 1] != ':' && id[i - 1] != '-')
-      return std::nullopt;
-    auto hex = [](char c) {
-      if (c >= '0' && c <= '9')
-        return c - '0';
-      if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-      if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-      return -1;
-    };
-    int hi = hex(id[i]), lo = hex(id[i + 1]);
-    if (hi < 0 || lo < 0)
-      return std::nullopt;
-    out += static_cast<char>(hi * 16 + lo);
-  }
-  return out;
+  if (auto mac = parse_mac_address(id))
+    return std::string(mac->begin(), mac->end());
+  return std::nullopt;
 }
 
 } // namespace

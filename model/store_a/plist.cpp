@@ -4,6 +4,8 @@
 
 #include "model/store_a/plist.hpp"
 
+#include "model/encoding.hpp"
+
 #include <cstdint>
 
 #include "model/store_a/parsed.hpp"
@@ -17,16 +19,6 @@ bool is_bare_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
          || c == '_' || c == '$' || c == '+' || c == '/' || c == ':' || c == '.'
          || c == '-';
-}
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
 }
 
 void append_utf8(std::string& out, std::uint32_t cp) {
@@ -186,8 +178,8 @@ private:
   bool unicode_escape(std::string& out) {
     auto unit = [&]() -> int {
       int v = 0, digits = 0;
-      while (digits < 4 && hex_value(peek()) >= 0) {
-        v = v * 16 + hex_value(s_[pos_++]);
+      while (digits < 4 && hex_digit_value(peek()) >= 0) {
+        v = v * 16 + hex_digit_value(s_[pos_++]);
         ++digits;
       }
       return digits == 0 ? -1 : v;

@@ -3,6 +3,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "model/json_fields.hpp"
+
 namespace receiptd::model::store_a {
 
 namespace json = boost::json;
@@ -18,28 +20,6 @@ std::string verify_receipt_body(std::string_view receipt_base64, std::string_vie
 
 namespace {
 
-std::optional<std::int64_t> number(const json::value* v) {
-  if (!v)
-    return std::nullopt;
-  if (v->is_int64())
-    return v->get_int64();
-  if (v->is_uint64())
-    return static_cast<std::int64_t>(v->get_uint64());
-  if (v->is_string()) {
-    const auto& s = v->get_string();
-    if (s.empty() || s.size() > 19)
-      return std::nullopt;
-    std::int64_t n = 0;
-    for (char c : s) {
-      if (c < '0' || c > '9')
-        return std::nullopt;
-      n = n * 10 + (c - '0');
-    }
-    return n;
-  }
-  return std::nullopt;
-}
-
 std::optional<bool> flag(const json::value* v) {
   if (!v)
     return std::nullopt;
@@ -47,7 +27,7 @@ std::optional<bool> flag(const json::value* v) {
     return v->get_bool();
   if (v->is_string())
     return v->get_string() == "true" || v->get_string() == "1";
-  if (auto n = number(v))
+  if (auto n = json_int(v))
     return *n != 0;
   return std::nullopt;
 }
@@ -83,21 +63,21 @@ std::string text(const json::object& o, const std::string& key) {
     return {};
   if (v->is_string())
     return std::string(v->get_string());
-  if (auto n = number(v))
+  if (auto n = json_int(v))
     return std::to_string(*n);
   return {};
 }
 
 void enrich_one(apple_in_app_purchase& p, const json::object& o) {
   if (!p.expires_date)
-    if (auto ms = number(field(o, "expires_date_ms")))
+    if (auto ms = json_int(field(o, "expires_date_ms")))
       p.expires_date = *ms;
   // iOS 6 answers put milliseconds under "expires_date" itself.
   if (!p.expires_date)
-    if (auto ms = number(field(o, "expires_date")))
+    if (auto ms = json_int(field(o, "expires_date")))
       p.expires_date = *ms;
   if (!p.cancellation_date)
-    if (auto ms = number(field(o, "cancellation_date_ms")))
+    if (auto ms = json_int(field(o, "cancellation_date_ms")))
       p.cancellation_date = *ms;
   if (!p.is_trial_period)
     p.is_trial_period = flag(field(o, "is_trial_period"));
@@ -109,7 +89,7 @@ void enrich_one(apple_in_app_purchase& p, const json::object& o) {
       p.web_order_line_item_id = w;
   }
   if (!p.original_purchase_date)
-    if (auto ms = number(field(o, "original_purchase_date_ms")))
+    if (auto ms = json_int(field(o, "original_purchase_date_ms")))
       p.original_purchase_date = *ms;
 }
 
@@ -147,7 +127,7 @@ verify_answer classify_verify_receipt(int http_status, std::string_view body,
     return a;
   }
   const auto& o = doc.get_object();
-  auto status = number(o.if_contains("status"));
+  auto status = json_int(o.if_contains("status"));
   if (!status) {
     a.verdict = unreachable("answer without a status");
     return a;

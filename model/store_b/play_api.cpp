@@ -2,54 +2,28 @@
 
 #include <boost/json/parse.hpp>
 
+#include "model/json_fields.hpp"
 #include "model/store_b/service_account.hpp"
 
 namespace receiptd::model::store_b {
 
 namespace {
 
-std::optional<std::int64_t> int_or_string(const boost::json::value* v) {
-  if (!v)
-    return std::nullopt;
-  if (v->is_int64())
-    return v->get_int64();
-  if (v->is_uint64())
-    return static_cast<std::int64_t>(v->get_uint64());
-  if (v->is_string()) {
-    const auto& s = v->get_string();
-    if (s.empty() || s.size() > 19)
-      return std::nullopt;
-    std::int64_t n = 0;
-    for (char c : s) {
-      if (c < '0' || c > '9')
-        return std::nullopt;
-      n = n * 10 + (c - '0');
-    }
-    return n;
-  }
-  return std::nullopt;
-}
-
-std::string text(const boost::json::object& o, const char* key) {
-  auto* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->get_string()) : std::string();
-}
-
 // androidpublisher#productPurchase: purchaseState 0 purchased, 1 cancelled,
 // 2 pending; purchaseType 0 = test (licence tester) purchase.
 void enrich_product(const boost::json::object& o, play_purchase& p,
                     store_verdict& v) {
   p.kind = "product";
-  if (auto t = int_or_string(o.if_contains("purchaseTimeMillis")))
+  if (auto t = json_int(o.if_contains("purchaseTimeMillis")))
     p.purchase_time = *t;
-  if (auto s = int_or_string(o.if_contains("purchaseState")))
+  if (auto s = json_int(o.if_contains("purchaseState")))
     p.purchase_state = *s == 0 ? "purchased" : *s == 1 ? "cancelled" : *s == 2 ? "pending"
                                                                                : "unknown";
-  if (auto a = int_or_string(o.if_contains("acknowledgementState")))
+  if (auto a = json_int(o.if_contains("acknowledgementState")))
     p.acknowledged = *a == 1;
-  if (auto q = int_or_string(o.if_contains("quantity")))
+  if (auto q = json_int(o.if_contains("quantity")))
     p.quantity = static_cast<int>(*q);
-  auto type = int_or_string(o.if_contains("purchaseType"));
+  auto type = json_int(o.if_contains("purchaseType"));
   p.is_test = type && *type == 0;
   v.env = p.is_test ? environment::sandbox : environment::production;
 }
@@ -59,7 +33,7 @@ void enrich_product(const boost::json::object& o, play_purchase& p,
 void enrich_subscription(const boost::json::object& o, play_purchase& p,
                          store_verdict& v) {
   p.kind = "subscription";
-  if (auto s = text(o, "subscriptionState"); !s.empty()) {
+  if (auto s = json_text(o, "subscriptionState"); !s.empty()) {
     p.subscription_state = s;
     if (s == "SUBSCRIPTION_STATE_PENDING")
       p.purchase_state = "pending";
@@ -68,22 +42,22 @@ void enrich_subscription(const boost::json::object& o, play_purchase& p,
     else
       p.purchase_state = "purchased";
   }
-  if (auto a = text(o, "acknowledgementState"); !a.empty())
+  if (auto a = json_text(o, "acknowledgementState"); !a.empty())
     p.acknowledged = a == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED";
   if (!p.purchase_time)
-    if (auto t = parse_rfc3339(text(o, "startTime")))
+    if (auto t = parse_rfc3339(json_text(o, "startTime")))
       p.purchase_time = *t;
   if (auto* items = o.if_contains("lineItems"); items && items->is_array()) {
     for (const auto& item : items->get_array()) {
       if (!item.is_object())
         continue;
       const auto& li = item.get_object();
-      auto product = text(li, "productId");
+      auto product = json_text(li, "productId");
       if (!product.empty() && !p.product_id.empty() && product != p.product_id)
         continue;
       if (p.product_id.empty())
         p.product_id = product;
-      if (auto e = parse_rfc3339(text(li, "expiryTime")))
+      if (auto e = parse_rfc3339(json_text(li, "expiryTime")))
         p.expiry_time = *e;
       if (auto* plan = li.if_contains("autoRenewingPlan"); plan && plan->is_object()) {
         auto* on = plan->get_object().if_contains("autoRenewEnabled");

@@ -2,22 +2,14 @@
 
 #include <boost/json/parse.hpp>
 
+#include "model/json_fields.hpp"
+
 namespace receiptd::model::store_b {
 
 namespace {
 
 field_error bad(std::string message) {
   return {"purchase_data", "invalid_purchase_data", std::move(message)};
-}
-
-std::optional<std::int64_t> as_int(const boost::json::value* v) {
-  if (!v)
-    return std::nullopt;
-  if (v->is_int64())
-    return v->get_int64();
-  if (v->is_uint64() && v->get_uint64() <= INT64_MAX)
-    return static_cast<std::int64_t>(v->get_uint64());
-  return std::nullopt;
 }
 
 } // namespace
@@ -44,10 +36,10 @@ result<purchase_data> parse_purchase_data(std::string_view json) {
     return errors;
   if (auto* v = obj.if_contains("orderId"); v && v->is_string())
     out.order_id = std::string(v->get_string());
-  out.purchase_time = as_int(obj.if_contains("purchaseTime"));
-  if (auto s = as_int(obj.if_contains("purchaseState")))
+  out.purchase_time = json_int(obj.if_contains("purchaseTime"));
+  if (auto s = json_int(obj.if_contains("purchaseState")))
     out.purchase_state = static_cast<int>(*s);
-  if (auto q = as_int(obj.if_contains("quantity")))
+  if (auto q = json_int(obj.if_contains("quantity")))
     out.quantity = static_cast<int>(*q);
   if (auto* v = obj.if_contains("acknowledged"); v && v->is_bool())
     out.acknowledged = v->get_bool();

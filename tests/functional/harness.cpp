@@ -201,6 +201,21 @@ suite& the_suite() {
   return s;
 }
 
+// ---- apps -----------------------------------------------------------------------
+
+namespace {
+
+// Runs `receiptctl app create …` and takes the new app's id and token.
+void fill_from_ctl(suite& s, const std::vector<std::string>& args, test_app& app) {
+  auto r = s.ctl(args);
+  require(r.code == 0 && r.json.is_object(), "receiptctl app create failed: " + r.err + r.out);
+  app.id = r.json.at("id").as_string().c_str();
+  app.token = r.json.at("token").as_string().c_str();
+  app.token_id = r.json.at("token_id").as_string().c_str();
+}
+
+} // namespace
+
 // ---- Store A helpers ----------------------------------------------------------
 
 test_app create_store_a_app(suite& s, const std::string& bundle_id,
@@ -211,11 +226,7 @@ test_app create_store_a_app(suite& s, const std::string& bundle_id,
   std::vector<std::string> args{"app", "create", "--name=" + app.name, "--bundle-id=" + bundle_id};
   if (!shared_secret.empty())
     args.push_back("--shared-secret=" + shared_secret);
-  auto r = s.ctl(args);
-  require(r.code == 0 && r.json.is_object(), "receiptctl app create failed: " + r.err + r.out);
-  app.id = r.json.at("id").as_string().c_str();
-  app.token = r.json.at("token").as_string().c_str();
-  app.token_id = r.json.at("token_id").as_string().c_str();
+  fill_from_ctl(s, args, app);
   return app;
 }
 
@@ -268,11 +279,7 @@ test_app create_store_b_app(suite& s, const std::string& package_name,
     args.push_back("--license-key=" + licence_key_b64);
   if (with_service_account)
     args.push_back("--service-account-file=" + make_service_account(s).path);
-  auto r = s.ctl(args);
-  require(r.code == 0 && r.json.is_object(), "receiptctl app create failed: " + r.err + r.out);
-  app.id = r.json.at("id").as_string().c_str();
-  app.token = r.json.at("token").as_string().c_str();
-  app.token_id = r.json.at("token_id").as_string().c_str();
+  fill_from_ctl(s, args, app);
   return app;
 }
 
