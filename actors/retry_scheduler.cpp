@@ -5,6 +5,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <unordered_map>
 #include <unordered_set>
 
 #include "actors/log.hpp"
@@ -17,6 +18,7 @@ struct state {
   retry_scheduler_settings settings;
   validator_deps_ptr deps;
   std::unordered_set<std::string> running; // job ids with a validator out
+  std::unordered_map<caf::actor_addr, std::string> validators; // → job id
   bool claiming = false;
   bool tick_scheduled = false;
   static inline const char* name = "retry-scheduler";
@@ -47,7 +49,9 @@ void claim(pointer self) {
         for (auto& job : jobs) {
           if (!st.running.insert(job.job.id).second)
             continue; // still running from an earlier claim
-          self->spawn(revalidate, std::move(job), st.deps, handle);
+          auto id = job.job.id;
+          auto v = self->spawn<caf::monitored>(revalidate, std::move(job), st.deps, handle);
+          st.validators.emplace(v.address(), std::move(id));
         }
         schedule_tick(self);
       },
@@ -63,6 +67,18 @@ retry_scheduler_actor::behavior_type retry_scheduler(pointer self,
                                                      validator_deps_ptr deps) {
   self->state.settings = std::move(settings);
   self->state.deps = std::move(deps);
+  // A validator that died without reporting must not hold its slot forever;
+  // its job keeps its lease and is claimed again when the lease runs out.
+  self->set_down_handler([=](caf::down_msg& dm) {
+    auto& st = self->state;
+    auto it = st.validators.find(dm.source);
+    if (it == st.validators.end())
+      return;
+    if (dm.reason)
+      log_error("revalidation of job " + it->second + " died: " + caf::to_string(dm.reason));
+    st.running.erase(it->second);
+    st.validators.erase(it);
+  });
   claim(self); // at start: jobs a crash or restart left behind
   return {
     [=](tick_atom) {

@@ -91,6 +91,9 @@ void dispatch(pointer self, inbound in, app_context_ptr app, span s) {
 void authenticate(pointer self, inbound in) {
   auto& st = self->state;
   span s(st.deps->trace, {in.request.trace_id, 0}, "supervisor", "authenticate");
+  // Tokens are compared through their SHA-256: the database finds the row by
+  // the hash, so timing depends only on a digest the caller cannot steer byte by
+  // byte, which is what a constant-time comparison of the tokens guarantees.
   auto hash = model::access_token_hash(in.request.token);
   if (st.settings.token_cache_ttl.count() > 0) {
     auto it = st.tokens.find(hash);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +29,8 @@ pid_t spawn(const std::vector<std::string>& argv, int out_fd, int err_fd,
   if (pid < 0)
     throw std::runtime_error("fork failed");
   if (pid == 0) {
+    // Dies with the test process, even when that one crashes or is killed.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     dup2(out_fd, STDOUT_FILENO);
     dup2(err_fd, STDERR_FILENO);
     // The child must not inherit blocked signals from the test process.
