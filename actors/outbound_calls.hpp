@@ -78,7 +78,7 @@ private:
   void start(const Handle& self, pending p) {
     auto id = ++last_id_;
     ++in_flight_;
-    auto req = p.req;
+    auto req = std::move(p.req); // only the span and continuation are needed later
     running_.emplace(id, std::move(p));
     client_->submit(std::move(req), [self, id](http::outbound_response r) {
       caf::anon_send(self, http_done_atom_v, http_done{id, std::move(r)});

@@ -1,5 +1,6 @@
 #include "actors/tracing.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -29,16 +30,36 @@ std::string hex_id(std::uint64_t id) {
 
 } // namespace
 
+// The same text boost::json::serialize gives for the object {"trace_id", "span_id",
+// "parent_id", "actor", "message", "start_us", "duration_us", "outcome"} (in that
+// order), written straight into one string: the writer thread formats every span,
+// and building a json::object per line cost more than everything else it does.
+static void append_json_line(std::string& out, const span_record& s) {
+  auto text = [&out](std::string_view key, std::string_view value) {
+    out += key;
+    out += boost::json::serialize(boost::json::string_view(value.data(), value.size()));
+  };
+  text("{\"trace_id\":", s.trace_id);
+  out += ",\"span_id\":\"";
+  out += hex_id(s.span_id);
+  out += "\",\"parent_id\":\"";
+  if (s.parent_id)
+    out += hex_id(s.parent_id);
+  out += '"';
+  text(",\"actor\":", s.actor);
+  text(",\"message\":", s.message);
+  out += ",\"start_us\":";
+  out += std::to_string(s.start_us);
+  out += ",\"duration_us\":";
+  out += std::to_string(s.duration_us);
+  text(",\"outcome\":", s.outcome);
+  out += '}';
+}
+
 std::string to_json_line(const span_record& s) {
-  boost::json::object o{{"trace_id", s.trace_id},
-                        {"span_id", hex_id(s.span_id)},
-                        {"parent_id", s.parent_id ? hex_id(s.parent_id) : ""},
-                        {"actor", s.actor},
-                        {"message", s.message},
-                        {"start_us", s.start_us},
-                        {"duration_us", s.duration_us},
-                        {"outcome", s.outcome}};
-  return boost::json::serialize(o);
+  std::string out;
+  append_json_line(out, s);
+  return out;
 }
 
 tracer::tracer(config::trace_settings settings) : settings_(std::move(settings)) {
@@ -57,7 +78,15 @@ tracer::~tracer() {
   writer_.join();
 }
 
+namespace {
+// The writer takes the buffer this often, or at once when it is half full or
+// someone flushes: recording a span wakes nobody (a futex wake per span, and the
+// writer thread's wake-ups, cost more than formatting the lines).
+constexpr auto write_interval = std::chrono::milliseconds(20);
+} // namespace
+
 void tracer::record(span_record s) {
+  bool half_full = false;
   {
     std::lock_guard<std::mutex> guard(mtx_);
     if (buffer_.size() >= settings_.buffer) {
@@ -66,32 +95,40 @@ void tracer::record(span_record s) {
     }
     buffer_.push_back(std::move(s));
     ++recorded_;
+    half_full = buffer_.size() == std::max<std::size_t>(settings_.buffer / 2, 1);
   }
-  cv_.notify_one();
+  if (half_full)
+    cv_.notify_all(); // all: flush() waits on the same condition variable
 }
 
 void tracer::flush() {
   std::unique_lock<std::mutex> lock(mtx_);
   auto target = recorded_;
+  ++flush_requests_;
   cv_.notify_all();
   cv_.wait(lock, [&] { return written_ >= target || stop_; });
+  --flush_requests_;
 }
 
 void tracer::run() {
   std::vector<span_record> batch;
   std::string out;
+  const auto half = std::max<std::size_t>(settings_.buffer / 2, 1);
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mtx_);
-      cv_.wait_for(lock, std::chrono::milliseconds(200),
-                   [&] { return stop_ || !buffer_.empty(); });
+      cv_.wait_for(lock, write_interval, [&] {
+        return stop_ || buffer_.size() >= half || (flush_requests_ > 0 && !buffer_.empty());
+      });
       batch.swap(buffer_);
       if (batch.empty() && stop_)
         return;
     }
+    if (batch.empty())
+      continue;
     out.clear();
     for (const auto& s : batch) {
-      out += to_json_line(s);
+      append_json_line(out, s);
       out += '\n';
     }
     if (file_.is_open()) {

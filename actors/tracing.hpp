@@ -1,6 +1,7 @@
 #pragma once
 // Spans: one line per actor hop (actor, message, start, duration, outcome) under
-// the upload's trace id, appended as JSON lines to a file by a background thread.
+// the upload's trace id, appended as JSON lines to a file by a background thread
+// (every 20 ms, or sooner when the buffer is half full or on flush()).
 // Recording never blocks: a bounded buffer drops on overflow and counts the drops.
 
 #include <atomic>
@@ -50,6 +51,7 @@ private:
   std::condition_variable cv_;
   std::vector<span_record> buffer_;
   std::uint64_t written_ = 0, recorded_ = 0;
+  std::size_t flush_requests_ = 0; // flush() calls waiting
   bool stop_ = false;
   std::atomic<std::uint64_t> last_span_id_{0};
   std::atomic<std::uint64_t> dropped_{0};

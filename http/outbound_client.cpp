@@ -1,10 +1,19 @@
 #include "http/outbound_client.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <deque>
 #include <mutex>
+#include <optional>
+#include <stdexcept>
 #include <thread>
 #include <unordered_map>
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -41,14 +50,23 @@ void init_curl_once() {
 
 } // namespace
 
+// The loop is event driven (curl_multi_socket_action + epoll): each wake-up
+// touches only the sockets that are ready, so its cost does not grow with the
+// number of open store connections (curl_multi_poll/perform scan all of them on
+// every wake-up: with 2,000 in flight that scan was the service's top CPU item).
 struct outbound_client::impl {
+  using steady = std::chrono::steady_clock;
+
   options opts;
   CURLM* multi = nullptr;
+  int epoll_fd = -1;
+  int wake_fd = -1; // eventfd: submit() and the destructor wake the loop
   std::mutex mtx;
   std::deque<std::unique_ptr<transfer>> queued; // guarded by mtx
   std::atomic<bool> stopping{false};
   std::unordered_map<CURL*, std::unique_ptr<transfer>> running; // loop thread only
   std::vector<CURL*> idle_handles;                              // loop thread only
+  std::optional<steady::time_point> timer;                      // curl's timeout, loop thread only
   std::thread loop;
 
   explicit impl(options o) : opts(std::move(o)) {
@@ -57,16 +75,75 @@ struct outbound_client::impl {
     if (opts.max_connections_per_host > 0)
       curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS,
                         static_cast<long>(opts.max_connections_per_host));
+    curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, this);
+    curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    curl_multi_setopt(multi, CURLMOPT_TIMERDATA, this);
+    epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (epoll_fd < 0 || wake_fd < 0)
+      throw std::runtime_error("outbound client: cannot create epoll/eventfd");
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = wake_fd;
+    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, wake_fd, &ev);
     loop = std::thread([this] { run(); });
   }
 
   ~impl() {
     stopping = true;
-    curl_multi_wakeup(multi);
+    wake();
     loop.join();
     for (auto* h : idle_handles)
       curl_easy_cleanup(h);
     curl_multi_cleanup(multi);
+    close(wake_fd);
+    close(epoll_fd);
+  }
+
+  void wake() {
+    std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_fd, &one, sizeof one);
+  }
+
+  // curl says which events it wants on a socket (CURLMOPT_SOCKETFUNCTION).
+  static int on_socket(CURL*, curl_socket_t s, int what, void* self_ptr, void*) {
+    auto* self = static_cast<impl*>(self_ptr);
+    if (what == CURL_POLL_REMOVE) {
+      epoll_ctl(self->epoll_fd, EPOLL_CTL_DEL, s, nullptr); // may already be closed: fine
+      return 0;
+    }
+    epoll_event ev{};
+    ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+    ev.data.fd = s;
+    if (epoll_ctl(self->epoll_fd, EPOLL_CTL_MOD, s, &ev) != 0 && errno == ENOENT)
+      epoll_ctl(self->epoll_fd, EPOLL_CTL_ADD, s, &ev);
+    return 0;
+  }
+
+  // curl's single timeout (CURLMOPT_TIMERFUNCTION): -1 none, 0 at once.
+  static int on_timer(CURLM*, long timeout_ms, void* self_ptr) {
+    auto* self = static_cast<impl*>(self_ptr);
+    if (timeout_ms < 0)
+      self->timer.reset();
+    else
+      self->timer = steady::now() + std::chrono::milliseconds(timeout_ms);
+    return 0;
+  }
+
+  void collect_done() {
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi, &left))
+      if (msg->msg == CURLMSG_DONE)
+        finish(msg->easy_handle, msg->data.result);
+  }
+
+  void fire_timer_if_due() {
+    if (timer && *timer <= steady::now()) {
+      timer.reset(); // curl sets the next one from inside socket_action
+      int still = 0;
+      curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &still);
+    }
   }
 
   CURL* take_handle() {
@@ -139,6 +216,7 @@ struct outbound_client::impl {
   }
 
   void run() {
+    std::vector<epoll_event> events(256);
     while (!stopping) {
       std::deque<std::unique_ptr<transfer>> batch;
       {
@@ -146,14 +224,34 @@ struct outbound_client::impl {
         batch.swap(queued);
       }
       for (auto& t : batch)
-        start(std::move(t));
-      int still = 0;
-      curl_multi_perform(multi, &still);
-      int left = 0;
-      while (CURLMsg* msg = curl_multi_info_read(multi, &left))
-        if (msg->msg == CURLMSG_DONE)
-          finish(msg->easy_handle, msg->data.result);
-      curl_multi_poll(multi, nullptr, 0, 1000, nullptr);
+        start(std::move(t)); // curl_multi_add_handle arms a 0 ms timer
+      fire_timer_if_due();
+      collect_done();
+      int wait_ms = 1000;
+      if (timer) {
+        auto left = std::chrono::ceil<std::chrono::milliseconds>(*timer - steady::now()).count();
+        wait_ms = static_cast<int>(std::clamp<long long>(left, 0, 1000));
+      }
+      int n = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), wait_ms);
+      for (int i = 0; i < n; ++i) {
+        int fd = events[i].data.fd;
+        if (fd == wake_fd) {
+          std::uint64_t count = 0;
+          [[maybe_unused]] auto r = ::read(wake_fd, &count, sizeof count);
+          continue;
+        }
+        int flags = 0;
+        if (events[i].events & EPOLLIN)
+          flags |= CURL_CSELECT_IN;
+        if (events[i].events & EPOLLOUT)
+          flags |= CURL_CSELECT_OUT;
+        if (events[i].events & (EPOLLERR | EPOLLHUP))
+          flags |= CURL_CSELECT_ERR;
+        int still = 0;
+        curl_multi_socket_action(multi, fd, flags, &still);
+      }
+      fire_timer_if_due();
+      collect_done();
     }
     // Shutting down: whatever is queued or running fails.
     std::deque<std::unique_ptr<transfer>> batch;
@@ -183,11 +281,14 @@ void outbound_client::submit(outbound_request req, callback done) {
   auto t = std::make_unique<transfer>();
   t->request = std::move(req);
   t->done = std::move(done);
+  bool was_empty = false;
   {
     std::lock_guard<std::mutex> guard(impl_->mtx);
+    was_empty = impl_->queued.empty();
     impl_->queued.push_back(std::move(t));
   }
-  curl_multi_wakeup(impl_->multi);
+  if (was_empty) // otherwise a wake-up is already pending for this batch
+    impl_->wake();
 }
 
 } // namespace receiptd::http

@@ -95,6 +95,7 @@ public:
         {"/store_b/service_accounts", false, &control::service_account},
         {"/store_b/token_lifetime", true, &control::token_lifetime},
         {"/store_b/purchases", false, &control::register_purchase},
+        {"/store_b/accept_unregistered", true, &control::accept_unregistered},
     };
     for (const auto& r : json_routes) {
       if (route != r.path)
@@ -285,6 +286,32 @@ private:
     auto echo_order = p.order_id;
     state_.register_purchase(std::move(p));
     return ok({{"order_id", echo_order}});
+  }
+
+  // {"package_name","kind":"product"|"subscription","test":false,"product_id":"…",
+  //  "enabled":true}: unregistered tokens of that package answer as valid purchases.
+  reply accept_unregistered(const boost::json::object& o) {
+    field_reader f(o);
+    auto package = f.text("package_name", true);
+    auto kind = f.text("kind");
+    if (kind && *kind != "product" && *kind != "subscription")
+      f.fail("kind", "must be product or subscription");
+    auto test = f.boolean("test");
+    auto product = f.text("product_id");
+    auto enabled = f.boolean("enabled");
+    if (!f.error().empty())
+      return bad_request(f.error());
+    if (!enabled.value_or(true)) {
+      state_.accept_unregistered(*package, std::nullopt);
+      return ok({{"package_name", *package}, {"enabled", false}});
+    }
+    emulator_state::unregistered_policy policy;
+    policy.kind = kind.value_or("product");
+    policy.test = test.value_or(false);
+    if (product)
+      policy.product_id = *product;
+    state_.accept_unregistered(*package, policy);
+    return ok({{"package_name", *package}, {"kind", policy.kind}, {"enabled", true}});
   }
 
   control_context& c_;

@@ -283,6 +283,76 @@ TEST_CASE("store_b purchase endpoints") {
   }
 }
 
+TEST_CASE("store_b accept_unregistered: any token of a package is a valid purchase") {
+  store_b_fixture f;
+  const std::string pkg = "com.example.bench";
+  const auto control = f.emulator.control_url("/control/store_b/accept_unregistered");
+  f.register_purchase({{"package_name", pkg}, {"product_id", "gems_100"}, {"token", "tok-gone"},
+                       {"http_status", 410}});
+
+  // Off by default: an unknown token is 404.
+  CHECK(f.get_b(products_path(pkg, "gems_100", "tok-any-1"), f.access_token).status == 404);
+
+  auto on = f.client.put(control, json::serialize(json::object{{"package_name", pkg}, {"kind", "product"}}));
+  REQUIRE(on.status == 200);
+  CHECK(on.json().at("ok").as_bool());
+
+  SECTION("products.get answers any token of that package") {
+    auto r = f.get_b(products_path(pkg, "gems_100", "tok-any-1"), f.access_token);
+    REQUIRE(r.status == 200);
+    auto o = r.json().as_object();
+    CHECK(o.at("kind").as_string() == "androidpublisher#productPurchase");
+    CHECK(o.at("purchaseState").as_int64() == 0);
+    CHECK(o.at("acknowledgementState").as_int64() == 1);
+    CHECK(!o.contains("purchaseType"));
+    auto order = std::string(o.at("orderId").as_string());
+    CHECK(order.starts_with("GPA.33"));
+    auto again = f.get_b(products_path(pkg, "gems_100", "tok-any-1"), f.access_token);
+    CHECK(std::string(again.json().at("orderId").as_string()) == order); // stable per token
+    CHECK(f.get_b(products_path(pkg, "other_product", "tok-any-2"), f.access_token).status == 200);
+  }
+  SECTION("registered tokens, other packages, other kinds and auth are unchanged") {
+    CHECK(f.get_b(products_path(pkg, "gems_100", "tok-gone"), f.access_token).status == 410);
+    CHECK(f.get_b(products_path("com.other", "gems_100", "tok-any-1"), f.access_token).status == 404);
+    CHECK(f.get_b(subscriptions_path(pkg, "tok-any-1"), f.access_token).status == 404);
+    CHECK(f.get_b(products_path(pkg, "gems_100", "tok-any-1"), "ya29.made-up").status == 401);
+  }
+  SECTION("subscriptions, test purchases, switching off, reset") {
+    auto sub = f.client.put(control, json::serialize(json::object{
+                                         {"package_name", pkg}, {"kind", "subscription"},
+                                         {"test", true}, {"product_id", "premium_monthly"}}));
+    REQUIRE(sub.status == 200);
+    auto r = f.get_b(subscriptions_path(pkg, "tok-any-3"), f.access_token);
+    REQUIRE(r.status == 200);
+    auto o = r.json().as_object();
+    CHECK(o.at("subscriptionState").as_string() == "SUBSCRIPTION_STATE_ACTIVE");
+    CHECK(o.at("testPurchase").as_object().empty());
+    CHECK(o.at("lineItems").at(0).at("productId").as_string() == "premium_monthly");
+    CHECK(f.get_b(products_path(pkg, "gems_100", "tok-any-3"), f.access_token).status == 404);
+
+    auto off = f.client.put(control, json::serialize(json::object{{"package_name", pkg}, {"enabled", false}}));
+    REQUIRE(off.status == 200);
+    CHECK(f.get_b(subscriptions_path(pkg, "tok-any-3"), f.access_token).status == 404);
+
+    REQUIRE(f.client.put(control, json::serialize(json::object{{"package_name", pkg}})).status == 200);
+    REQUIRE(f.client.post(f.emulator.control_url("/control/reset"), "").status == 200);
+    REQUIRE(f.client.post(f.emulator.control_url("/control/store_b/service_accounts"),
+                          json::serialize(json::object{{"client_email", service_email},
+                                                       {"public_key_pem", f.key.public_pem()}}))
+              .status == 200);
+    auto token = f.request_token(make_jwt(f.key, service_account_claims(service_email, f.token_url())));
+    REQUIRE(token.status == 200);
+    auto fresh = std::string(token.json().at("access_token").as_string());
+    CHECK(f.get_b(products_path(pkg, "gems_100", "tok-any-4"), fresh).status == 404);
+  }
+  SECTION("bad bodies and methods") {
+    CHECK(f.client.put(control, R"({"kind":"product"})").status == 400);
+    CHECK(f.client.put(control, R"({"package_name":"p","kind":"book"})").status == 400);
+    CHECK(f.client.put(control, R"({"package_name":"p","test":"yes"})").status == 400);
+    CHECK(f.client.get(control).status == 405);
+  }
+}
+
 TEST_CASE("store_a verifyReceipt") {
   emulator_process emulator;
   http_client client;

@@ -67,6 +67,7 @@ void emulator_state::reset() {
     token_lifetime_ = default_token_lifetime;
     tokens_.clear();
     purchases_.clear();
+    unregistered_.clear();
   }
   for (auto& c : calls_)
     c = 0;
@@ -154,6 +155,24 @@ std::optional<play_purchase> emulator_state::purchase(const std::string& token) 
   std::shared_lock lock(mutex_);
   auto it = purchases_.find(token);
   if (it == purchases_.end())
+    return std::nullopt;
+  return it->second;
+}
+
+void emulator_state::accept_unregistered(const std::string& package_name,
+                                         std::optional<unregistered_policy> policy) {
+  std::unique_lock lock(mutex_);
+  if (policy)
+    unregistered_[package_name] = std::move(*policy);
+  else
+    unregistered_.erase(package_name);
+}
+
+std::optional<emulator_state::unregistered_policy>
+emulator_state::unregistered(const std::string& package_name) const {
+  std::shared_lock lock(mutex_);
+  auto it = unregistered_.find(package_name);
+  if (it == unregistered_.end())
     return std::nullopt;
   return it->second;
 }

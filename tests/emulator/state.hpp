@@ -112,6 +112,16 @@ public:
   void revoke_tokens();
   void register_purchase(play_purchase purchase);
   std::optional<play_purchase> purchase(const std::string& token) const;
+  // PUT /control/store_b/accept_unregistered: tokens nobody registered, asked
+  // about under this package, answer as a valid purchase of this kind.
+  struct unregistered_policy {
+    std::string kind = "product"; // "product" | "subscription"
+    bool test = false;
+    std::string product_id = "subscription"; // subscriptions' line item (products: the path's)
+  };
+  void accept_unregistered(const std::string& package_name,
+                           std::optional<unregistered_policy> policy); // nullopt: stop
+  std::optional<unregistered_policy> unregistered(const std::string& package_name) const;
 
   // ---- Counters and request log
   void count(call_kind kind);
@@ -128,6 +138,7 @@ private:
   std::int64_t token_lifetime_ = default_token_lifetime;
   std::unordered_map<std::string, std::int64_t> tokens_; // access token → expiry (unix ms)
   std::unordered_map<std::string, play_purchase> purchases_;
+  std::unordered_map<std::string, unregistered_policy> unregistered_; // by package name
 
   std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(call_kind::count_)> calls_{};
 
