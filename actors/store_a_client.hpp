@@ -16,7 +16,7 @@ struct store_a_client_settings {
   std::string production_url = "https://buy.itunes.apple.com/verifyReceipt";
   std::string sandbox_url = "https://sandbox.itunes.apple.com/verifyReceipt";
   std::chrono::milliseconds timeout{4000};
-  std::size_t max_concurrent = 512;
+  std::size_t max_concurrent = 4096;
   bool exclude_old_transactions = true;
 };
 

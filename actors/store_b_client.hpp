@@ -16,7 +16,7 @@ namespace receiptd::actors {
 struct store_b_client_settings {
   std::string api_url = "https://androidpublisher.googleapis.com";
   std::chrono::milliseconds timeout{4000};
-  std::size_t max_concurrent = 512;
+  std::size_t max_concurrent = 4096;
   std::chrono::milliseconds token_refresh_margin{5 * 60 * 1000};
 };
 

@@ -61,7 +61,7 @@ void lookup(pointer self, inbound in, app_context_ptr app, span s) {
   auto& deps = *self->state.deps;
   auto ctx = s.child();
   auto shared_span = std::make_shared<span>(std::move(s));
-  self->request(deps.persistence, self->state.settings.lookup_timeout, get_atom_v, ctx, kind,
+  self->request(deps.persistence, caf::infinite, get_atom_v, ctx, kind,
                 in.request.record_id)
     .then(
       [=](found_record& found) {
@@ -105,7 +105,7 @@ void authenticate(pointer self, inbound in) {
   }
   auto ctx = s.child();
   auto shared = std::make_shared<std::pair<inbound, span>>(std::move(in), std::move(s));
-  self->request(st.deps->persistence, st.settings.lookup_timeout, authenticate_atom_v, ctx, hash)
+  self->request(st.deps->persistence, caf::infinite, authenticate_atom_v, ctx, hash)
     .then(
       [=](std::optional<model::app>& found) {
         auto& [req, sp] = *shared;

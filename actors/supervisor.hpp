@@ -14,7 +14,6 @@ namespace receiptd::actors {
 struct supervisor_settings {
   std::size_t max_in_flight = 10000;
   std::chrono::milliseconds token_cache_ttl{0};
-  std::chrono::milliseconds lookup_timeout{10000};
 };
 
 supervisor_actor spawn_supervisor(caf::actor_system& sys, supervisor_settings settings,

@@ -16,9 +16,11 @@
 
 namespace receiptd::actors {
 
+// Only the store call has a deadline here: database calls are bounded where they
+// block, by the database itself (SQLite's busy timeout, PostgreSQL's
+// connect_timeout and statement_timeout), and come back as error values.
 struct validator_settings {
   std::chrono::milliseconds store_deadline{5000};
-  std::chrono::milliseconds save_timeout{30000};
   model::retry_policy retry;
 };
 

@@ -40,7 +40,7 @@ void save_and_answer(caf::event_based_actor* self, upload_ptr u, Record r) {
   auto first_attempt = now_ms()
                        + model::backoff_delay_ms(deps.settings.retry, 0, unit_random());
   auto own_verdict = r.fraud;
-  self->request(deps.persistence, deps.settings.save_timeout, save_atom_v, u->root.child(),
+  self->request(deps.persistence, caf::infinite, save_atom_v, u->root.child(),
                 std::move(r), first_attempt)
     .then(
       [u, own_verdict](Record& stored) {
@@ -87,7 +87,7 @@ void finish_job(caf::event_based_actor* self, validator_deps_ptr deps,
     if (!model::attempts_exhausted(settings.retry, job.attempts)) {
       job.next_attempt_at
         = now + model::backoff_delay_ms(settings.retry, job.attempts, unit_random());
-      self->request(deps->persistence, settings.save_timeout, reschedule_atom_v,
+      self->request(deps->persistence, caf::infinite, reschedule_atom_v,
                     root->child(), job)
         .then([report](bool) { report("rescheduled"); }, on_error);
       return;
@@ -95,7 +95,7 @@ void finish_job(caf::event_based_actor* self, validator_deps_ptr deps,
     r.state = model::validation_state::failed;
   }
   auto outcome = std::string(model::to_string(r.state));
-  self->request(deps->persistence, settings.save_timeout, complete_atom_v, root->child(),
+  self->request(deps->persistence, caf::infinite, complete_atom_v, root->child(),
                 job, std::move(r))
     .then([report, outcome](bool applied) { report(applied ? outcome : "overtaken"); },
           on_error);

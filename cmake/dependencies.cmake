@@ -33,3 +33,7 @@ set_target_properties(SOCI::postgresql PROPERTIES IMPORTED_LOCATION ${SOCI_POSTG
 add_library(SOCI::sqlite3 UNKNOWN IMPORTED)
 set_target_properties(SOCI::sqlite3 PROPERTIES IMPORTED_LOCATION ${SOCI_SQLITE3_LIBRARY}
   INTERFACE_LINK_LIBRARIES "SOCI::core;SQLite::SQLite3")
+
+# jemalloc for the service binaries: glibc malloc's arena locking and
+# consolidation cost ~15 % of receiptd's CPU under load (bench/README.md).
+find_library(JEMALLOC_LIBRARY NAMES jemalloc REQUIRED)

@@ -76,7 +76,7 @@ receiptd_config::receiptd_config() {
   opt_group{custom_options_, "outbound"}
     .add(s.outbound.ca_file, "ca-file", "CA bundle for store HTTPS (empty: the system's)")
     .add(connect_timeout_, "connect-timeout", "TCP + TLS connect timeout of store calls")
-    .add(s.outbound.max_connections_per_host, "max-connections-per-host", "open connections per store host");
+    .add(s.outbound.max_connections_per_host, "max-connections-per-host", "open connections per store host (0: bounded by store-*.max-concurrent only)");
   opt_group{custom_options_, "store-a"}
     .add(s.store_a.production_url, "production-url", "verifyReceipt production URL")
     .add(s.store_a.sandbox_url, "sandbox-url", "verifyReceipt sandbox URL")
@@ -151,8 +151,6 @@ std::string receiptd_config::check_ranges() {
   need(s.validator.max_in_flight >= 1, "validator.max-in-flight", "must be at least 1");
   need(s.validator.store_deadline.count() > 0, "validator.store-deadline", "must be positive");
   need(s.outbound.connect_timeout.count() > 0, "outbound.connect-timeout", "must be positive");
-  need(s.outbound.max_connections_per_host >= 1, "outbound.max-connections-per-host",
-       "must be at least 1");
   need(is_url(s.store_a.production_url), "store-a.production-url", "must be an http(s) URL");
   need(is_url(s.store_a.sandbox_url), "store-a.sandbox-url", "must be an http(s) URL");
   need(s.store_a.timeout.count() > 0, "store-a.timeout", "must be positive");

@@ -39,14 +39,14 @@ struct validator_settings {
 struct outbound_settings {
   std::string ca_file; // empty: the system's CA bundle
   milliseconds connect_timeout = 2s;
-  std::size_t max_connections_per_host = 256;
+  std::size_t max_connections_per_host = 0; // 0: bounded by store-*.max-concurrent only
 };
 
 struct store_a_settings {
   std::string production_url = "https://buy.itunes.apple.com/verifyReceipt";
   std::string sandbox_url = "https://sandbox.itunes.apple.com/verifyReceipt";
   milliseconds timeout = 4s;
-  std::size_t max_concurrent = 512;
+  std::size_t max_concurrent = 4096;
   bool exclude_old_transactions = true;
   std::vector<std::string> trust_roots{"config/trust/apple-root-ca.pem"};
   std::vector<std::string> intermediates{"config/trust/apple-itunes-store-ca.pem",
@@ -57,7 +57,7 @@ struct store_a_settings {
 struct store_b_settings {
   std::string api_url = "https://androidpublisher.googleapis.com";
   milliseconds timeout = 4s;
-  std::size_t max_concurrent = 512;
+  std::size_t max_concurrent = 4096;
   milliseconds token_refresh_margin = 5min;
 };
 

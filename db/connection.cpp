@@ -10,8 +10,10 @@ connection::connection(dialect kind, const std::string& url)
   : kind_(kind), session_(url) {
   if (kind_ == dialect::sqlite)
     apply_sqlite_settings();
-  else
+  else {
     session_ << sql::session::postgresql_quiet_notices;
+    session_ << sql::session::postgresql_statement_timeout;
+  }
 }
 
 void connection::apply_sqlite_settings() {

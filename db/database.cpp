@@ -170,4 +170,16 @@ outcome<std::optional<model::app>> sql_database::app_by_token_hash(const std::st
     "app_by_token_hash", [&] { return apps().find_by_token_hash(token_hash); });
 }
 
+outcome<std::vector<std::optional<model::app>>>
+sql_database::apps_by_token_hashes(const std::vector<std::string>& token_hashes) {
+  return guarded<std::vector<std::optional<model::app>>>("apps_by_token_hashes", [&] {
+    auto& repo = apps();
+    std::vector<std::optional<model::app>> out;
+    out.reserve(token_hashes.size());
+    for (const auto& hash : token_hashes)
+      out.push_back(repo.find_by_token_hash(hash));
+    return out;
+  });
+}
+
 } // namespace receiptd::db

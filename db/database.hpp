@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "db/outcome.hpp"
@@ -27,6 +28,17 @@
 namespace receiptd::db {
 
 enum class dialect { sqlite, postgresql };
+
+// One upload's save inside a batch (persistence group commit).
+struct batch_save {
+  std::variant<model::purchase_order_record, model::receipt_record> record;
+  model::unix_ms first_attempt_at = 0;
+};
+
+struct batch_saved {
+  std::variant<model::purchase_order_record, model::receipt_record> record; // as stored
+  std::string error; // non-empty: this save failed (and was rolled back alone)
+};
 
 template <class Record>
 struct saved {
@@ -71,6 +83,9 @@ public:
   // The app owning a non-revoked token with this hash.
   virtual outcome<std::optional<model::app>>
   app_by_token_hash(const std::string& token_hash) = 0;
+  // The same for several hashes at once, in order.
+  virtual outcome<std::vector<std::optional<model::app>>>
+  apps_by_token_hashes(const std::vector<std::string>& token_hashes) = 0;
 
   // ---- records --------------------------------------------------------------
   // In one transaction: insert, or on a re-upload (same app and purchase token /
@@ -83,6 +98,12 @@ public:
   virtual outcome<saved<model::receipt_record>>
   save_receipt(const model::receipt_record& incoming,
                model::unix_ms first_attempt_at) = 0;
+
+  // Group commit: every save of the batch as save_purchase_order/save_receipt
+  // would do it, in one transaction with one commit; each inside its own
+  // savepoint, so a save the database refuses fails alone. The results are in
+  // the order of the batch; the outcome fails only when the whole batch did.
+  virtual outcome<std::vector<batch_saved>> save_batch(const std::vector<batch_save>& batch) = 0;
 
   virtual outcome<std::optional<model::purchase_order_record>>
   find_purchase_order(const std::string& id) = 0;

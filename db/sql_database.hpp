@@ -41,12 +41,15 @@ public:
   outcome<bool> revoke_token(const std::string& id_or_hash, model::unix_ms now) override;
   outcome<std::vector<token_info>> list_tokens(const std::string& app_id) override;
   outcome<std::optional<model::app>> app_by_token_hash(const std::string& token_hash) override;
+  outcome<std::vector<std::optional<model::app>>>
+  apps_by_token_hashes(const std::vector<std::string>& token_hashes) override;
 
   outcome<saved<model::purchase_order_record>>
   save_purchase_order(const model::purchase_order_record& incoming,
                       model::unix_ms first_attempt_at) override;
   outcome<saved<model::receipt_record>> save_receipt(const model::receipt_record& incoming,
                                                      model::unix_ms first_attempt_at) override;
+  outcome<std::vector<batch_saved>> save_batch(const std::vector<batch_save>& batch) override;
   outcome<std::optional<model::purchase_order_record>>
   find_purchase_order(const std::string& id) override;
   outcome<std::optional<model::receipt_record>> find_receipt(const std::string& id) override;
@@ -81,6 +84,10 @@ private:
 
   template <class Repo, class Record>
   saved<Record> save_record(Repo& repo, const Record& incoming, model::unix_ms first_attempt_at);
+  // save_record's work inside a write transaction the caller holds.
+  template <class Repo, class Record>
+  saved<Record> save_in_transaction(Repo& repo, const Record& incoming,
+                                    model::unix_ms first_attempt_at);
   template <class Repo, class Record>
   bool complete_record_job(Repo& repo, const model::validation_job& job, const Record& updated);
 

@@ -1,6 +1,9 @@
 // sql_database: records and revalidation jobs.
 #include "db/sql_database.hpp"
+#include "db/sql_session.hpp"
 #include "model/identifiers.hpp"
+
+#include <type_traits>
 
 namespace receiptd::db {
 
@@ -20,8 +23,16 @@ constexpr model::record_kind kind_of(const model::receipt_record&) {
 template <class Repo, class Record>
 saved<Record> sql_database::save_record(Repo& repo, const Record& incoming,
                                         model::unix_ms first_attempt_at) {
-  auto& queue = jobs();
   transaction tx(conn(), access::write);
+  auto out = save_in_transaction(repo, incoming, first_attempt_at);
+  tx.commit();
+  return out;
+}
+
+template <class Repo, class Record>
+saved<Record> sql_database::save_in_transaction(Repo& repo, const Record& incoming,
+                                                model::unix_ms first_attempt_at) {
+  auto& queue = jobs();
   // Two rounds: when a concurrent first upload of the same proof commits between our
   // lookup and our insert, the insert does nothing and the second lookup finds it.
   for (int round = 0; round < 2; ++round) {
@@ -39,7 +50,6 @@ saved<Record> sql_database::save_record(Repo& repo, const Record& incoming,
       queue.ensure(kind_of(out.record), out.record.id, out.record.app_id, first_attempt_at);
     else
       queue.remove(kind_of(out.record), out.record.id);
-    tx.commit();
     return out;
   }
   throw std::runtime_error("the proof is stored but could not be read back");
@@ -57,6 +67,40 @@ outcome<saved<model::receipt_record>>
 sql_database::save_receipt(const model::receipt_record& incoming, model::unix_ms first_attempt_at) {
   return guarded<saved<model::receipt_record>>(
     "save_receipt", [&] { return save_record(receipts(), incoming, first_attempt_at); });
+}
+
+outcome<std::vector<batch_saved>> sql_database::save_batch(const std::vector<batch_save>& batch) {
+  return guarded<std::vector<batch_saved>>("save_batch", [&] {
+    std::vector<batch_saved> out;
+    out.reserve(batch.size());
+    auto& c = conn();
+    transaction tx(c, access::write);
+    for (const auto& item : batch) {
+      c.session() << sql::session::savepoint;
+      try {
+        std::visit(
+          [&](const auto& record) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(record)>,
+                                         model::purchase_order_record>)
+              out.push_back({save_in_transaction(purchase_orders(), record,
+                                                 item.first_attempt_at).record, {}});
+            else
+              out.push_back({save_in_transaction(receipts(), record,
+                                                 item.first_attempt_at).record, {}});
+          },
+          item.record);
+        c.session() << sql::session::release_savepoint;
+      } catch (const std::exception& e) {
+        // This save alone is undone; a lost session throws again on the next
+        // statement and fails the batch (guarded then reconnects and retries it).
+        c.session() << sql::session::rollback_to_savepoint;
+        c.session() << sql::session::release_savepoint;
+        out.push_back({item.record, e.what()});
+      }
+    }
+    tx.commit();
+    return out;
+  });
 }
 
 outcome<std::optional<model::purchase_order_record>>

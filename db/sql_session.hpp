@@ -16,6 +16,15 @@ inline constexpr const char* sqlite_foreign_keys = "PRAGMA foreign_keys=ON";
 // stderr, bypassing receiptd's logging; warnings and errors still come through.
 inline constexpr const char* postgresql_quiet_notices = "SET client_min_messages TO WARNING";
 
+// A query stuck behind a lock or a sick server becomes an error after 30 s
+// instead of holding a persistence worker forever.
+inline constexpr const char* postgresql_statement_timeout = "SET statement_timeout = '30s'";
+
+// One save of a batch: its failure is rolled back alone (same SQL on both).
+inline constexpr const char* savepoint = "SAVEPOINT batch_item";
+inline constexpr const char* release_savepoint = "RELEASE SAVEPOINT batch_item";
+inline constexpr const char* rollback_to_savepoint = "ROLLBACK TO SAVEPOINT batch_item";
+
 inline constexpr const char* sqlite_begin_immediate = "BEGIN IMMEDIATE";
 // A read-only transaction never needs the write lock.
 inline constexpr const char* sqlite_begin_deferred = "BEGIN";

@@ -166,4 +166,55 @@ TEST_CASE("saving a record for an unknown app is an error value", "[records]") {
   CHECK(REQUIRE_OK(f.db->save_purchase_order(minimal_purchase_order(f.app.id, "t"), t0)).created);
 }
 
+TEST_CASE("a batch of saves commits once; a refused save fails alone", "[records][batch]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto first = full_purchase_order(f.app.id, "batch-1");
+  auto again = minimal_purchase_order(f.app.id, "batch-1"); // a re-upload inside the batch
+  again.echo.user_identifier = "bob";
+  auto orphan = minimal_purchase_order("00000000-0000-4000-8000-00000000ffff", "batch-x");
+  auto receipt = full_receipt(f.app.id, std::string(64, 'b'), 3);
+  auto pending = minimal_purchase_order(f.app.id, "batch-2");
+  pending.state = model::validation_state::pending;
+  std::vector<db::batch_save> batch{{first, t0}, {again, t0}, {orphan, t0}, {receipt, t0},
+                                    {pending, t0 + 5}};
+  auto results = REQUIRE_OK(d.save_batch(batch));
+  REQUIRE(results.size() == 5);
+  CHECK(results[0].error.empty());
+  CHECK(results[1].error.empty());
+  CHECK_FALSE(results[2].error.empty()); // no such app: this save alone failed
+  CHECK(results[3].error.empty());
+  CHECK(results[4].error.empty());
+  auto& a = std::get<model::purchase_order_record>(results[0].record);
+  auto& b = std::get<model::purchase_order_record>(results[1].record);
+  CHECK(a.id == b.id); // merged, same record
+  CHECK(b.echo.user_identifier == std::string("bob"));
+  auto stored = REQUIRE_OK(d.find_purchase_order(a.id));
+  REQUIRE(stored);
+  CHECK(stored->echo.user_identifier == std::string("bob"));
+  auto& r = std::get<model::receipt_record>(results[3].record);
+  auto found = REQUIRE_OK(d.find_receipt(r.id));
+  REQUIRE(found);
+  CHECK(found->in_app_purchases.size() == 3);
+  auto& p = std::get<model::purchase_order_record>(results[4].record);
+  auto jobs = jobs_for(d, p.id);
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0].next_attempt_at == t0 + 5);
+  // Visible from another connection: committed.
+  auto other = f.second_connection();
+  CHECK(REQUIRE_OK(other->find_purchase_order(p.id)).has_value());
+  CHECK(REQUIRE_OK(d.save_batch({})).empty());
+}
+
+TEST_CASE("several token hashes at once", "[apps][batch]") {
+  database_fixture f;
+  auto& d = *f.db;
+  REQUIRE_OK(d.add_token(f.app.id, std::string(64, 'a'), t0));
+  auto apps = REQUIRE_OK(d.apps_by_token_hashes({std::string(64, 'a'), std::string(64, 'z')}));
+  REQUIRE(apps.size() == 2);
+  REQUIRE(apps[0]);
+  CHECK(apps[0]->id == f.app.id);
+  CHECK_FALSE(apps[1]);
+}
+
 } // namespace receiptd::test

@@ -1,0 +1,234 @@
+// A persistence worker: one database session on a thread of its own (spawned
+// detached: SOCI blocks). Every call runs inside a span; db::error values
+// become caf::error values.
+
+#include "actors/persistence_worker.hpp"
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <boost/json/serialize.hpp>
+
+#include <chrono>
+
+#include "actors/log.hpp"
+#include "db/database.hpp"
+#include "model/resource_json.hpp"
+
+namespace receiptd::actors {
+
+namespace {
+
+model::unix_ms now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+// ---- worker ---------------------------------------------------------------
+
+struct worker_state {
+  std::string url;
+  std::unique_ptr<db::database> db;
+  tracer* trace = nullptr;
+  static inline const char* name = "persistence-worker";
+
+  // The session, (re)opened on demand: a database that was down at start or
+  // went away is retried on the next request instead of failing forever.
+  db::database* session(std::string& problem) {
+    if (!db) {
+      auto opened = db::database::open(url);
+      if (!opened) {
+        problem = opened.err().message;
+        return nullptr;
+      }
+      db = std::move(opened).value();
+    }
+    return db.get();
+  }
+};
+
+using worker_pointer = persistence_worker_actor::stateful_pointer<worker_state>;
+
+// Runs one database call inside a span; turns db::error into caf::error.
+// Work outside any upload (claims) carries no trace id and records no span.
+template <class T, class F>
+caf::result<T> run(worker_pointer self, const trace_context& ctx, const char* what, F&& f) {
+  span s(ctx.trace_id.empty() ? nullptr : self->state.trace, ctx, "persistence", what);
+  std::string problem;
+  auto* db = self->state.session(problem);
+  if (!db) {
+    s.outcome("error");
+    return db_failure(problem);
+  }
+  auto out = f(*db);
+  if (!out) {
+    s.outcome("error");
+    log_error(std::string("database ") + what + " failed: " + out.err().message);
+    return db_failure(out.err().message);
+  }
+  s.outcome("ok");
+  return std::move(out).value();
+}
+
+persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, std::string url,
+                                                           tracer* trace) {
+  self->state.url = std::move(url);
+  self->state.trace = trace;
+  return {
+    // Group commit: the saves of many uploads in one transaction.
+    [=](save_atom, const save_batch& batch) -> caf::result<save_batch_result> {
+      std::vector<span> spans;
+      std::vector<db::batch_save> saves;
+      spans.reserve(batch.size());
+      saves.reserve(batch.size());
+      for (const auto& item : batch) {
+        spans.emplace_back(self->state.trace, item.trace, "persistence", "save");
+        saves.push_back(item.save);
+      }
+      std::string problem;
+      auto* db = self->state.session(problem);
+      auto out = db ? db->save_batch(saves) : db::outcome<save_batch_result>(db::error{problem});
+      if (!out) {
+        log_error("database save of " + std::to_string(batch.size())
+                  + " uploads failed: " + out.err().message);
+        for (auto& s : spans)
+          s.outcome("error");
+        return db_failure(out.err().message);
+      }
+      for (std::size_t i = 0; i < spans.size(); ++i) {
+        const auto& failure = (*out)[i].error;
+        spans[i].outcome(failure.empty() ? "ok (batch of " + std::to_string(batch.size()) + ")"
+                                         : "error");
+        if (!failure.empty())
+          log_error("database save failed: " + failure);
+      }
+      return std::move(out).value();
+    },
+    [=](authenticate_atom, const auth_batch& batch) -> caf::result<auth_batch_result> {
+      std::vector<span> spans;
+      std::vector<std::string> hashes;
+      for (const auto& [ctx, hash] : batch) {
+        spans.emplace_back(self->state.trace, ctx, "persistence", "authenticate");
+        hashes.push_back(hash);
+      }
+      std::string problem;
+      auto* db = self->state.session(problem);
+      auto out = db ? db->apps_by_token_hashes(hashes)
+                    : db::outcome<auth_batch_result>(db::error{problem});
+      for (auto& s : spans)
+        s.outcome(out ? "ok" : "error");
+      if (!out) {
+        log_error("token lookup failed: " + out.err().message);
+        return db_failure(out.err().message);
+      }
+      return std::move(out).value();
+    },
+    [=](authenticate_atom, const trace_context& ctx,
+        const std::string& token_hash) -> caf::result<std::optional<model::app>> {
+      return run<std::optional<model::app>>(self, ctx, "authenticate", [&](db::database& db) {
+        return db.app_by_token_hash(token_hash);
+      });
+    },
+    [=](save_atom, const trace_context& ctx, const model::purchase_order_record& r,
+        model::unix_ms first_attempt_at) -> caf::result<model::purchase_order_record> {
+      return run<model::purchase_order_record>(
+        self, ctx, "save_purchase_order",
+        [&](db::database& db) -> db::outcome<model::purchase_order_record> {
+          auto saved = db.save_purchase_order(r, first_attempt_at);
+          if (!saved)
+            return saved.err();
+          return std::move(saved->record);
+        });
+    },
+    [=](save_atom, const trace_context& ctx, const model::receipt_record& r,
+        model::unix_ms first_attempt_at) -> caf::result<model::receipt_record> {
+      return run<model::receipt_record>(
+        self, ctx, "save_receipt", [&](db::database& db) -> db::outcome<model::receipt_record> {
+          auto saved = db.save_receipt(r, first_attempt_at);
+          if (!saved)
+            return saved.err();
+          return std::move(saved->record);
+        });
+    },
+    [=](get_atom, const trace_context& ctx, model::record_kind kind,
+        const std::string& id) -> caf::result<found_record> {
+      return run<found_record>(self, ctx, "get", [&](db::database& db) -> db::outcome<found_record> {
+        found_record out;
+        if (kind == model::record_kind::store_b_purchase_order) {
+          auto r = db.find_purchase_order(id);
+          if (!r)
+            return r.err();
+          if (*r) {
+            out.app_id = (*r)->app_id;
+            out.json = boost::json::serialize(model::purchase_order_json(**r));
+          }
+        } else {
+          auto r = db.find_receipt(id);
+          if (!r)
+            return r.err();
+          if (*r) {
+            out.app_id = (*r)->app_id;
+            out.json = boost::json::serialize(model::receipt_json(**r));
+          }
+        }
+        return out;
+      });
+    },
+    [=](claim_atom, const std::string& owner, std::int64_t lease_ms,
+        std::int32_t limit) -> caf::result<claimed_jobs> {
+      return run<claimed_jobs>(
+        self, trace_context{}, "claim", [&](db::database& db) -> db::outcome<claimed_jobs> {
+          auto now = now_ms();
+          auto jobs = db.claim_due_jobs(owner, now, now + lease_ms, limit);
+          if (!jobs)
+            return jobs.err();
+          claimed_jobs out;
+          for (auto& job : *jobs) {
+            claimed_job c;
+            c.job = std::move(job);
+            if (c.job.kind == model::record_kind::store_b_purchase_order) {
+              auto r = db.find_purchase_order(c.job.record_id);
+              if (!r)
+                return r.err();
+              c.purchase_order = std::move(*r);
+            } else {
+              auto r = db.find_receipt(c.job.record_id);
+              if (!r)
+                return r.err();
+              c.receipt = std::move(*r);
+            }
+            auto a = db.find_app(c.job.app_id);
+            if (!a)
+              return a.err();
+            c.app = std::move(*a);
+            out.push_back(std::move(c));
+          }
+          return out;
+        });
+    },
+    [=](complete_atom, const trace_context& ctx, const model::validation_job& job,
+        const model::purchase_order_record& r) -> caf::result<bool> {
+      return run<bool>(self, ctx, "complete_job",
+                       [&](db::database& db) { return db.complete_job(job, r); });
+    },
+    [=](complete_atom, const trace_context& ctx, const model::validation_job& job,
+        const model::receipt_record& r) -> caf::result<bool> {
+      return run<bool>(self, ctx, "complete_job",
+                       [&](db::database& db) { return db.complete_job(job, r); });
+    },
+    [=](reschedule_atom, const trace_context& ctx,
+        const model::validation_job& job) -> caf::result<bool> {
+      return run<bool>(self, ctx, "reschedule_job",
+                       [&](db::database& db) { return db.reschedule_job(job); });
+    },
+  };
+}
+
+} // namespace
+
+persistence_worker_actor spawn_persistence_worker(caf::actor_system& sys, const std::string& url,
+                                                  tracer* trace) {
+  return sys.spawn<caf::detached>(persistence_worker, url, trace);
+}
+
+} // namespace receiptd::actors

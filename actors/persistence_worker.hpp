@@ -1,0 +1,48 @@
+#pragma once
+// The persistence pool's workers (internal to actors/persistence*.cpp): the
+// pool's interface plus the batched calls the pool master uses for group commit.
+
+#include <caf/actor_system.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "actors/fwd.hpp"
+#include "actors/tracing.hpp"
+#include "db/database.hpp"
+
+namespace receiptd::actors {
+
+struct batched_save {
+  trace_context trace;
+  db::batch_save save;
+};
+using save_batch = std::vector<batched_save>;
+using save_batch_result = std::vector<db::batch_saved>; // in batch order
+using auth_batch = std::vector<std::pair<trace_context, std::string>>; // token hashes
+using auth_batch_result = std::vector<std::optional<model::app>>;
+
+} // namespace receiptd::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(receiptd::actors::save_batch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(receiptd::actors::save_batch_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(receiptd::actors::auth_batch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(receiptd::actors::auth_batch_result)
+
+namespace receiptd::actors {
+
+using persistence_worker_actor = persistence_actor::extend<
+  caf::replies_to<save_atom, save_batch>::with<save_batch_result>,
+  caf::replies_to<authenticate_atom, auth_batch>::with<auth_batch_result>>;
+
+// One worker: its own thread and database session (opened on first use and
+// reopened after a failure).
+persistence_worker_actor spawn_persistence_worker(caf::actor_system& sys, const std::string& url,
+                                                  tracer* trace);
+
+inline caf::error db_failure(const std::string& what) {
+  return caf::make_error(caf::sec::runtime_error, "database: " + what);
+}
+
+} // namespace receiptd::actors
