@@ -188,6 +188,9 @@ private:
     answer.environment = f.text("environment");
     answer.is_retryable = f.boolean("is_retryable");
     answer.body = f.any("body");
+    answer.belongs_to = f.text("belongs_to");
+    if (answer.belongs_to && *answer.belongs_to != "Sandbox" && *answer.belongs_to != "Production")
+      f.fail("belongs_to", "must be Sandbox or Production");
     if (!data && !hash)
       f.fail("receipt_data", "or receipt_sha256 is required");
     std::string key;

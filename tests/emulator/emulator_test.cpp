@@ -408,6 +408,16 @@ TEST_CASE("store_a verifyReceipt") {
     CHECK(r.at("purchase_date_ms").as_string() == "1448296347138");
     CHECK(!r.contains("product-id"));
   }
+  SECTION("belongs_to: a receipt calling itself production that the store knows as sandbox") {
+    auto reg = client.post(emulator.control_url("/control/store_a/receipts"),
+                           json::serialize(json::object{{"receipt_data", production},
+                                                        {"belongs_to", "Sandbox"}}));
+    REQUIRE(reg.status == 200);
+    CHECK(status_of(client.post(prod_url, verify_body(production))) == 21007);
+    auto r = client.post(sandbox_url, verify_body(production));
+    CHECK(status_of(r) == 0);
+    CHECK(r.json().at("environment").as_string() == "Sandbox");
+  }
   SECTION("a production receipt: 21008 on sandbox, 0 on production") {
     CHECK(status_of(client.post(sandbox_url, verify_body(production))) == 21008);
     auto r = client.post(prod_url, verify_body(production));

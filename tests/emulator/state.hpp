@@ -40,6 +40,9 @@ struct mode_setting {
 
 // A registered verifyReceipt answer (PROTOCOL.md Store A, step 3).
 struct apple_answer {
+  // Only the receipt's true environment ("Sandbox"/"Production"), not an answer:
+  // the normal steps run with it in place of what the receipt says (21007/21008).
+  std::optional<std::string> belongs_to;
   int status = 0;
   std::optional<std::string> environment;
   std::optional<bool> is_retryable;

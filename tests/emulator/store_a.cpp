@@ -96,7 +96,8 @@ reply verify_receipt(const emulator_state& state, bool sandbox_path, std::string
   }
 
   // 3. A registered answer wins over everything the receipt says.
-  if (auto answer = state.receipt_answer(hash))
+  auto answer = state.receipt_answer(hash);
+  if (answer && !answer->belongs_to)
     return registered_reply(*answer, receipt.get(), *receipt_data, exclude_old);
 
   // 4. Undecodable.
@@ -104,15 +105,19 @@ reply verify_receipt(const emulator_state& state, bool sandbox_path, std::string
     return status_only(21002);
 
   // 5. 21007: a sandbox receipt sent to production; 21008: the reverse.
-  const bool sandbox_receipt = receipt->env == model::environment::sandbox;
+  auto env = receipt->env;
+  if (answer && answer->belongs_to)
+    env = *answer->belongs_to == "Sandbox" ? model::environment::sandbox
+                                           : model::environment::production;
+  const bool sandbox_receipt = env == model::environment::sandbox;
   if (sandbox_receipt && !sandbox_path)
     return status_only(21007);
   if (!sandbox_receipt && sandbox_path)
     return status_only(21008);
 
   // 6. Valid.
-  return json_reply(200, apple_success_body(*receipt, apple_environment(receipt->env),
-                                            *receipt_data, exclude_old));
+  return json_reply(200, apple_success_body(*receipt, apple_environment(env), *receipt_data,
+                                            exclude_old));
 }
 
 } // namespace receiptd::emulator
