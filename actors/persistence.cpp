@@ -99,8 +99,8 @@ void send_saves(pool_pointer self, std::size_t w) {
   st.saves.erase(st.saves.begin(), st.saves.begin() + n);
   save_batch batch;
   batch.reserve(n);
-  for (auto& p : *pending)
-    batch.push_back(p.item);
+  for (auto& p : *pending) // the records travel once; only the callbacks stay here
+    batch.push_back(std::move(p.item));
   ++st.load[w];
   self->request(st.workers[w], caf::infinite, save_atom_v, std::move(batch))
     .then(

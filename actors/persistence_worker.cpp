@@ -76,14 +76,14 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
   self->state.trace = trace;
   return {
     // Group commit: the saves of many uploads in one transaction.
-    [=](save_atom, const save_batch& batch) -> caf::result<save_batch_result> {
+    [=](save_atom, save_batch& batch) -> caf::result<save_batch_result> {
       std::vector<span> spans;
       std::vector<db::batch_save> saves;
       spans.reserve(batch.size());
       saves.reserve(batch.size());
-      for (const auto& item : batch) {
+      for (auto& item : batch) {
         spans.emplace_back(self->state.trace, item.trace, "persistence", "save");
-        saves.push_back(item.save);
+        saves.push_back(std::move(item.save));
       }
       std::string problem;
       auto* db = self->state.session(problem);

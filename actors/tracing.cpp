@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <iostream>
 
@@ -64,7 +65,7 @@ std::string to_json_line(const span_record& s) {
 
 tracer::tracer(config::trace_settings settings) : settings_(std::move(settings)) {
   if (!settings_.file.empty())
-    file_.open(settings_.file, std::ios::app);
+    open_file();
   buffer_.reserve(1024);
   writer_ = std::thread([this] { run(); });
 }
@@ -110,6 +111,24 @@ void tracer::flush() {
   --flush_requests_;
 }
 
+void tracer::open_file() {
+  file_.open(settings_.file, std::ios::app);
+  std::error_code ec;
+  auto size = std::filesystem::file_size(settings_.file, ec);
+  file_bytes_ = ec ? 0 : size;
+}
+
+// Bounded disk use: past max_file_bytes the file becomes FILE.1 (replacing the
+// previous one) and a new file starts, so at most twice the limit is kept.
+void tracer::rotate_if_full() {
+  if (settings_.max_file_bytes == 0 || file_bytes_ < settings_.max_file_bytes)
+    return;
+  file_.close();
+  std::error_code ec;
+  std::filesystem::rename(settings_.file, settings_.file + ".1", ec);
+  open_file();
+}
+
 void tracer::run() {
   std::vector<span_record> batch;
   std::string out;
@@ -134,6 +153,8 @@ void tracer::run() {
     if (file_.is_open()) {
       file_ << out;
       file_.flush();
+      file_bytes_ += out.size();
+      rotate_if_full();
     }
     if (settings_.log_spans)
       std::cerr << out;

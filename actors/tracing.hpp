@@ -46,7 +46,11 @@ private:
   void run();
 
   config::trace_settings settings_;
+  void open_file();
+  void rotate_if_full();
+
   std::ofstream file_;
+  std::uintmax_t file_bytes_ = 0;
   std::mutex mtx_;
   std::condition_variable cv_;
   std::vector<span_record> buffer_;

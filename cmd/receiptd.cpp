@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
   db.reset();
 
   auto trace = std::make_unique<actors::tracer>(
-    s.trace.enabled ? s.trace : config::trace_settings{false, "", false, 1});
+    s.trace.enabled ? s.trace : config::trace_settings{.enabled = false, .file = "", .buffer = 1});
   actors::tracer* tracer = s.trace.enabled ? trace.get() : nullptr;
 
   http::outbound_client outbound({s.outbound.ca_file, s.outbound.connect_timeout,

@@ -102,6 +102,7 @@ receiptd_config::receiptd_config() {
   opt_group{custom_options_, "trace"}
     .add(s.trace.enabled, "enabled", "record a span per actor hop")
     .add(s.trace.file, "file", "span lines (JSON) are appended here (empty: none)")
+    .add(s.trace.max_file_bytes, "max-file-bytes", "past this size the file moves to FILE.1 and a new one starts (0: no limit)")
     .add(s.trace.log_spans, "log-spans", "also print span lines to stderr")
     .add(s.trace.buffer, "buffer", "spans buffered before new ones are dropped (and counted)");
   opt_group{custom_options_, "bootstrap"}

@@ -23,6 +23,8 @@ public:
 
   bool help_printed = false;
   const settings& values() const { return s_; }
+  // Every option CAF knows, receiptd's own among them (for --help and tests).
+  const caf::config_option_set& options() const { return custom_options_; }
 
 private:
   std::string check_file(const std::string& path);

@@ -74,6 +74,7 @@ struct retry_settings {
 struct trace_settings {
   bool enabled = true;
   std::string file = "var/trace.jsonl"; // span lines (JSON); empty: none
+  std::size_t max_file_bytes = 64 * 1024 * 1024; // then FILE becomes FILE.1; 0: no limit
   bool log_spans = false;               // also print span lines to stderr
   std::size_t buffer = 65536;           // spans held before dropping
 };

@@ -1,0 +1,77 @@
+// Spans become JSON lines; the trace file stays bounded.
+#include <catch2/catch.hpp>
+
+#include <boost/json/parse.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "actors/tracing.hpp"
+
+using namespace receiptd;
+
+namespace {
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+} // namespace
+
+TEST_CASE("a span is one JSON line with actor, message, duration and outcome", "[tracing]") {
+  auto dir = std::filesystem::temp_directory_path() / ("receiptd-trace-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto file = (dir / "trace.jsonl").string();
+  {
+    config::trace_settings s;
+    s.file = file;
+    actors::tracer t(s);
+    {
+      actors::span outer(&t, {"trace-1", 0}, "validator", "store_b_upload");
+      actors::span inner(&t, outer.child(), "persistence", "save \"quoted\"");
+      inner.outcome("ok");
+      outer.outcome("200");
+    }
+    t.flush();
+  }
+  std::istringstream lines(read(file));
+  std::string line;
+  std::vector<boost::json::value> spans;
+  while (std::getline(lines, line))
+    spans.push_back(boost::json::parse(line));
+  REQUIRE(spans.size() == 2);
+  CHECK(spans[0].at("actor") == "persistence");
+  CHECK(spans[0].at("message") == "save \"quoted\"");
+  CHECK(spans[0].at("parent_id") == spans[1].at("span_id"));
+  CHECK(spans[1].at("trace_id") == "trace-1");
+  CHECK(spans[1].at("outcome") == "200");
+  CHECK(spans[1].at("duration_us").to_number<std::int64_t>() >= 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("past max-file-bytes the trace file rotates to FILE.1", "[tracing]") {
+  auto dir = std::filesystem::temp_directory_path() / ("receiptd-rotate-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto file = (dir / "trace.jsonl").string();
+  config::trace_settings s;
+  s.file = file;
+  s.max_file_bytes = 4096;
+  {
+    actors::tracer t(s);
+    for (int i = 0; i < 200; ++i) {
+      actors::span sp(&t, {"trace-" + std::to_string(i), 0}, "validator", "upload");
+      sp.outcome("200");
+      if (i % 20 == 19)
+        t.flush();
+    }
+    t.flush();
+  }
+  CHECK(std::filesystem::exists(file + ".1"));
+  CHECK(std::filesystem::file_size(file + ".1") <= 2 * 4096);
+  CHECK(std::filesystem::file_size(file) <= 2 * 4096);
+  std::filesystem::remove_all(dir);
+}
