@@ -56,17 +56,28 @@ bool rejected_locally(validation_state state, fraud_reason reason) {
          && reason != fraud_reason::store_rejected;
 }
 
-purchase_order_record merge_reupload(const purchase_order_record& existing,
-                                     const purchase_order_record& incoming) {
-  if (leaves_untouched(existing, incoming))
-    return existing;
-  purchase_order_record out
-    = keeps_old_verdict(existing.state, incoming.state) ? existing : incoming;
+namespace {
+
+// What both stores' re-uploads share: identity and creation from the first
+// upload, the verdict by the rules above, echo fields from the latest.
+template <class Record>
+Record merge_common(const Record& existing, const Record& incoming) {
+  Record out = keeps_old_verdict(existing.state, incoming.state) ? existing : incoming;
   out.id = existing.id;
   out.app_id = existing.app_id;
   out.created_at = existing.created_at;
   out.updated_at = incoming.updated_at;
   out.echo = merge_echo(existing.echo, incoming.echo);
+  return out;
+}
+
+} // namespace
+
+purchase_order_record merge_reupload(const purchase_order_record& existing,
+                                     const purchase_order_record& incoming) {
+  if (leaves_untouched(existing, incoming))
+    return existing;
+  auto out = merge_common(existing, incoming);
   // A signed upload is the stronger proof: a later legacy upload of the same
   // token does not erase the purchase data and signature already held.
   if (incoming.is_legacy && !existing.is_legacy) {
@@ -83,13 +94,7 @@ receipt_record merge_reupload(const receipt_record& existing,
                               const receipt_record& incoming) {
   if (leaves_untouched(existing, incoming))
     return existing;
-  receipt_record out
-    = keeps_old_verdict(existing.state, incoming.state) ? existing : incoming;
-  out.id = existing.id;
-  out.app_id = existing.app_id;
-  out.created_at = existing.created_at;
-  out.updated_at = incoming.updated_at;
-  out.echo = merge_echo(existing.echo, incoming.echo);
+  auto out = merge_common(existing, incoming);
   if (incoming.country_code)
     out.country_code = incoming.country_code;
   else

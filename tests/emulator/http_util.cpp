@@ -1,5 +1,7 @@
 #include "http_util.hpp"
 
+#include "model/encoding.hpp"
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <pistache/http.h>
@@ -90,13 +92,7 @@ std::optional<std::int64_t> get_int(const boost::json::object& o, std::string_vi
 
 namespace {
 int hex_digit(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
+  return model::hex_digit_value(c);
 }
 } // namespace
 
