@@ -103,6 +103,18 @@ model::field_errors not_configured(const std::string& what) {
   return {{"", "app_not_configured", what + "; set it with receiptctl app update"}};
 }
 
+// A proof that failed locally is stored as fraud and refused without a store
+// call; any other is put to the Play Developer API first.
+void settle_store_b(caf::event_based_actor* self, upload_ptr u, model::purchase_order_record record,
+                    model::fraud_reason local_verdict) {
+  if (local_verdict != model::fraud_reason::none) {
+    model::store_b::apply_fraud(record, local_verdict);
+    return save_and_answer(self, u, std::move(record));
+  }
+  ask_store_b(self, u->root.child(), *u->deps, u->app, std::move(record),
+              [self, u](model::purchase_order_record r) { save_and_answer(self, u, std::move(r)); });
+}
+
 void store_b_upload(caf::event_based_actor* self, upload_ptr u) {
   auto upload = model::parse_store_b_upload(u->in.request.body);
   if (!upload)
@@ -113,13 +125,8 @@ void store_b_upload(caf::event_based_actor* self, upload_ptr u) {
   if (!ctx.licence_key)
     return answer_errors(*u, 422, not_configured("this app has no usable Store B licence key"));
   auto record = model::store_b::make_record(*upload, ctx.app, u->in.request.peer_ip, u->started_at);
-  auto fraud = model::store_b::check_locally(*upload, *ctx.licence_key, ctx.app);
-  if (fraud != model::fraud_reason::none) {
-    model::store_b::apply_fraud(record, fraud);
-    return save_and_answer(self, u, std::move(record));
-  }
-  ask_store_b(self, u->root.child(), *u->deps, u->app, std::move(record),
-              [self, u](model::purchase_order_record r) { save_and_answer(self, u, std::move(r)); });
+  settle_store_b(self, u, std::move(record),
+                 model::store_b::check_locally(*upload, *ctx.licence_key, ctx.app));
 }
 
 void store_a_upload(caf::event_based_actor* self, upload_ptr u) {
@@ -152,13 +159,7 @@ void store_b_legacy_upload(caf::event_based_actor* self, upload_ptr u) {
   if (ctx.app.package_name.empty())
     return answer_errors(*u, 422, not_configured("this app has no Store B package name"));
   auto record = model::store_b::make_record(*upload, ctx.app, u->in.request.peer_ip, u->started_at);
-  auto fraud = model::store_b::check_locally(*upload, ctx.app);
-  if (fraud != model::fraud_reason::none) {
-    model::store_b::apply_fraud(record, fraud);
-    return save_and_answer(self, u, std::move(record));
-  }
-  ask_store_b(self, u->root.child(), *u->deps, u->app, std::move(record),
-              [self, u](model::purchase_order_record r) { save_and_answer(self, u, std::move(r)); });
+  settle_store_b(self, u, std::move(record), model::store_b::check_locally(*upload, ctx.app));
 }
 
 } // namespace
