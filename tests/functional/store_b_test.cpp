@@ -2,6 +2,7 @@
 // of the DESIGN.md §2 status table that applies to Play, on the database under test.
 #include <catch2/catch.hpp>
 
+#include <random>
 #include <set>
 #include <thread>
 
@@ -523,4 +524,78 @@ TEST_CASE("a forged re-upload of a validated purchase is refused and changes not
   CHECK(str(got.at("validation_state")) == "validated");
   CHECK(got.at("metadata").at("v") == 1);
   CHECK(got.at("in_app_purchase").at("quantity") == 1);
+}
+
+TEST_CASE("Play answers that are not a verdict: 206, never fraud", "[store_b][206]") {
+  auto& s = the_suite();
+  auto a = fresh_app(s);
+  SECTION("429 and 403 from the Play Developer API") {
+    for (int status : {429, 403, 500}) {
+      INFO("HTTP " << status);
+      auto token = unique("tok");
+      register_purchase(s, a.package, "gold", token, "product");
+      s.emulator.set_mode("store_b", "error", 0, status);
+      auto po = upload_signed(s, a, token, 206);
+      s.emulator.set_mode("store_b", "up");
+      CHECK(po.at("is_fraud") == false);
+      CHECK(str(po.at("validation_state")) == "pending");
+    }
+  }
+  SECTION("a service account the token endpoint refuses (an operator problem)") {
+    auto package = "com.receiptd." + unique("nosa");
+    for (auto& c : package)
+      if (c == '-')
+        c = '_';
+    // The account's key is registered with no one: the token endpoint says invalid_grant.
+    auto sa = make_service_account(s);
+    auto other = the_suite().dir + "/" + unique("unregistered") + ".json";
+    auto text = read_text(sa.path);
+    auto at = text.find(sa.email);
+    text.replace(at, sa.email.size(), "stranger@receiptd-tests.iam.gserviceaccount.com");
+    write_text(other, text);
+    auto created = s.ctl({"app", "create", "--name=" + unique("app"), "--package-name=" + package,
+                          "--license-key=" + test_licence_key(), "--service-account-file=" + other});
+    REQUIRE(created.code == 0);
+    auto token = unique("tok");
+    register_purchase(s, package, "gold", token, "product");
+    auto data = purchase_data_json(package, "gold", token);
+    auto r = s.service.post(orders, store_b_body(data, sign_purchase(data)),
+                            str(created.json.at("token")));
+    INFO(r.body);
+    CHECK(r.status == 206);
+    CHECK(r.json().at("is_fraud") == false);
+  }
+  SECTION("400 from the Play API (a token of another product) is the store's no") {
+    auto token = unique("tok");
+    register_purchase(s, a.package, "silver", token, "product");
+    auto j = upload_signed(s, a, token, 402);
+    CHECK(str(j.at("errors").at(0).at("code")) == "store_rejected");
+  }
+}
+
+TEST_CASE("garbage bodies: always a 4xx with the error shape, the service stays up",
+          "[store_b][422][robustness]") {
+  auto& s = the_suite();
+  auto a = fresh_app(s);
+  std::mt19937 rng(42);
+  std::vector<std::string> bodies{"", "{", "}", "null", "[]", "\"\"", "1e999", "{\"a\":",
+                                  std::string(100, '{'), std::string(100, '[') + std::string(100, ']'),
+                                  "{\"purchase_data\":\"\\ud800\"}", "\xff\xfe\x00\x01",
+                                  R"({"purchase_data":"{\"packageName\":1}","purchase_signature":"AA=="})"};
+  for (int i = 0; i < 60; ++i) {
+    std::string b(rng() % 300, '\0');
+    for (auto& c : b)
+      c = static_cast<char>(rng() % 256);
+    bodies.push_back(b);
+  }
+  for (const auto& path : {std::string(orders), std::string(legacy),
+                           std::string("/client/store_a/receipts")}) {
+    for (const auto& b : bodies) {
+      auto r = s.service.post(path, b, a.app.token);
+      INFO(path << " ← " << json::serialize(json::value(b.substr(0, 40))) << " → " << r.status);
+      CHECK((r.status == 422 || r.status == 413));
+      CHECK(r.json().at("errors").as_array().size() >= 1);
+    }
+  }
+  CHECK(http_call("GET", s.service.url("/healthz")).status == 200);
 }
