@@ -6,33 +6,6 @@ namespace receiptd::db {
 
 namespace {
 
-// SELECT <every column of row> … with one bound lookup key (none for a listing).
-template <class Row>
-soci::statement make_query(soci::session& s, std::string_view tmpl, Row& row,
-                           std::string* key = nullptr, const char* key_name = nullptr) {
-  auto names = column_names([&](auto f) { row.all_columns(f); });
-  return prepare(s, render(tmpl, names), [&](soci::statement& st) {
-    row.all_columns(bind_into{st});
-    if (key)
-      st.exchange(soci::use(*key, std::string(key_name)));
-  });
-}
-
-template <class Row>
-soci::statement make_insert(soci::session& s, std::string_view tmpl, Row& row) {
-  auto names = column_names([&](auto f) { row.all_columns(f); });
-  return prepare(s, render(tmpl, names),
-                 [&](soci::statement& st) { row.all_columns(bind_use{st}); });
-}
-
-soci::statement make_update(soci::session& s, app_row& row, std::string& key_id) {
-  auto names = column_names([&](auto f) { row.data_columns(f); });
-  return prepare(s, render(sql::apps::update, names), [&](soci::statement& st) {
-    row.data_columns(bind_use{st});
-    st.exchange(soci::use(key_id, "key_id"));
-  });
-}
-
 soci::statement make_revoke(soci::session& s, long long& revoked_at, std::string& key_id,
                             std::string& key_hash) {
   return prepare(s, std::string(sql::tokens::revoke), [&](soci::statement& st) {
@@ -77,18 +50,19 @@ token_info token_row::token() const {
 }
 
 app_repository::app_repository(connection& c)
-  : insert_(make_insert(c.session(), sql::apps::insert, app_)),
-    update_(make_update(c.session(), app_, key_id_)),
-    list_(make_query(c.session(), sql::apps::list, app_)),
-    find_by_id_(make_query(c.session(), sql::apps::find_by_id, app_, &key_id_, "key_id")),
+  : insert_(prepare_insert(c.session(), sql::apps::insert, app_)),
+    update_(prepare_update(c.session(), sql::apps::update,
+                           [this](auto f) { app_.data_columns(f); }, key_id_)),
+    list_(prepare_select(c.session(), sql::apps::list, app_)),
+    find_by_id_(prepare_select(c.session(), sql::apps::find_by_id, app_, &key_id_, "key_id")),
     find_by_name_(
-      make_query(c.session(), sql::apps::find_by_name, app_, &key_name_, "key_name")),
-    find_by_token_hash_(make_query(c.session(), sql::apps::find_by_token_hash, app_,
+      prepare_select(c.session(), sql::apps::find_by_name, app_, &key_name_, "key_name")),
+    find_by_token_hash_(prepare_select(c.session(), sql::apps::find_by_token_hash, app_,
                                    &key_token_hash_, "key_token_hash")),
-    insert_token_(make_insert(c.session(), sql::tokens::insert, token_)),
+    insert_token_(prepare_insert(c.session(), sql::tokens::insert, token_)),
     revoke_token_(make_revoke(c.session(), revoked_at_, key_id_, key_token_hash_)),
     list_tokens_(
-      make_query(c.session(), sql::tokens::list, token_, &key_app_id_, "key_app_id")) {}
+      prepare_select(c.session(), sql::tokens::list, token_, &key_app_id_, "key_app_id")) {}
 
 void app_repository::insert(const model::app& a) {
   app_.assign(a);

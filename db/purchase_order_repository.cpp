@@ -8,13 +8,8 @@ namespace q = sql::purchase_orders;
 
 namespace {
 
-soci::statement make_find(soci::session& s, std::string_view tmpl, purchase_order_row& row,
-                          std::string& key_id) {
-  auto names = column_names([&](auto f) { row.all_columns(f); });
-  return prepare(s, render(tmpl, names), [&](soci::statement& st) {
-    row.all_columns(bind_into{st});
-    st.exchange(soci::use(key_id, "key_id"));
-  });
+std::string_view lock_sql(connection& c) {
+  return c.kind() == dialect::postgresql ? q::lock_postgresql : q::lock_sqlite;
 }
 
 soci::statement make_find_by_key(connection& c, purchase_order_row& row, std::string& app_id,
@@ -28,46 +23,23 @@ soci::statement make_find_by_key(connection& c, purchase_order_row& row, std::st
   });
 }
 
-soci::statement make_insert(soci::session& s, purchase_order_row& row) {
-  auto names = column_names([&](auto f) { row.all_columns(f); });
-  return prepare(s, render(q::insert, names),
-                 [&](soci::statement& st) { row.all_columns(bind_use{st}); });
-}
-
-// UPDATE … SET <group> WHERE id = :key_id
-template <class Group>
-soci::statement make_update(soci::session& s, Group group, std::string& key_id) {
-  auto names = column_names(group);
-  return prepare(s, render(q::update, names), [&](soci::statement& st) {
-    group(bind_use{st});
-    st.exchange(soci::use(key_id, "key_id"));
-  });
-}
-
-soci::statement make_lock(connection& c, std::string& key_id, std::string& found_id) {
-  auto sql = std::string(c.kind() == dialect::postgresql ? q::lock_postgresql : q::lock_sqlite);
-  return prepare(c.session(), sql, [&](soci::statement& st) {
-    st.exchange(soci::into(found_id));
-    st.exchange(soci::use(key_id, "key_id"));
-  });
-}
-
 } // namespace
 
 purchase_order_repository::purchase_order_repository(connection& c)
-  : find_by_id_(make_find(c.session(), q::find_by_id, row_, key_id_)),
+  : find_by_id_(prepare_select(c.session(), q::find_by_id, row_, &key_id_, "key_id")),
     find_by_key_(make_find_by_key(c, row_, key_app_id_, key_purchase_token_)),
-    insert_(make_insert(c.session(), row_)),
-    update_(make_update(
-      c.session(),
+    insert_(prepare_insert(c.session(), q::insert, row_)),
+    update_(prepare_update(
+      c.session(), q::update,
       [this](auto f) {
         row_.upload_columns(f);
         row_.verdict_columns(f);
       },
       key_id_)),
     update_verdict_(
-      make_update(c.session(), [this](auto f) { row_.verdict_columns(f); }, key_id_)),
-    lock_(make_lock(c, key_id_, row_.id)) {}
+      prepare_update(c.session(), q::update, [this](auto f) { row_.verdict_columns(f); },
+                     key_id_)),
+    lock_(prepare_lock(c.session(), lock_sql(c), key_id_, row_.id)) {}
 
 std::optional<model::purchase_order_record>
 purchase_order_repository::find(const std::string& id) {

@@ -9,12 +9,8 @@ namespace qi = sql::in_app_purchases;
 
 namespace {
 
-soci::statement make_find(soci::session& s, receipt_row& row, std::string& key_id) {
-  auto names = column_names([&](auto f) { row.all_columns(f); });
-  return prepare(s, render(q::find_by_id, names), [&](soci::statement& st) {
-    row.all_columns(bind_into{st});
-    st.exchange(soci::use(key_id, "key_id"));
-  });
+std::string_view lock_sql(connection& c) {
+  return c.kind() == dialect::postgresql ? q::lock_postgresql : q::lock_sqlite;
 }
 
 soci::statement make_find_by_key(connection& c, receipt_row& row, std::string& app_id,
@@ -28,40 +24,6 @@ soci::statement make_find_by_key(connection& c, receipt_row& row, std::string& a
   });
 }
 
-template <class Row>
-soci::statement make_insert(soci::session& s, std::string_view tmpl, Row& row) {
-  auto names = column_names([&](auto f) { row.all_columns(f); });
-  return prepare(s, render(tmpl, names),
-                 [&](soci::statement& st) { row.all_columns(bind_use{st}); });
-}
-
-// UPDATE … SET <group> WHERE id = :key_id
-template <class Group>
-soci::statement make_update(soci::session& s, Group group, std::string& key_id) {
-  auto names = column_names(group);
-  return prepare(s, render(q::update, names), [&](soci::statement& st) {
-    group(bind_use{st});
-    st.exchange(soci::use(key_id, "key_id"));
-  });
-}
-
-soci::statement make_lock(connection& c, std::string& key_id, std::string& found_id) {
-  auto sql = std::string(c.kind() == dialect::postgresql ? q::lock_postgresql : q::lock_sqlite);
-  return prepare(c.session(), sql, [&](soci::statement& st) {
-    st.exchange(soci::into(found_id));
-    st.exchange(soci::use(key_id, "key_id"));
-  });
-}
-
-soci::statement make_find_in_app(soci::session& s, in_app_purchase_row& row,
-                                 std::string& key_receipt_id) {
-  auto names = column_names([&](auto f) { row.all_columns(f); });
-  return prepare(s, render(qi::find_by_receipt, names), [&](soci::statement& st) {
-    row.all_columns(bind_into{st});
-    st.exchange(soci::use(key_receipt_id, "key_receipt_id"));
-  });
-}
-
 soci::statement make_delete_in_app(soci::session& s, std::string& key_receipt_id) {
   return prepare(s, std::string(qi::delete_by_receipt), [&](soci::statement& st) {
     st.exchange(soci::use(key_receipt_id, "key_receipt_id"));
@@ -71,21 +33,23 @@ soci::statement make_delete_in_app(soci::session& s, std::string& key_receipt_id
 } // namespace
 
 receipt_repository::receipt_repository(connection& c)
-  : find_by_id_(make_find(c.session(), row_, key_id_)),
+  : find_by_id_(prepare_select(c.session(), q::find_by_id, row_, &key_id_, "key_id")),
     find_by_key_(make_find_by_key(c, row_, key_app_id_, key_receipt_hash_)),
-    insert_(make_insert(c.session(), q::insert, row_)),
-    update_(make_update(
-      c.session(),
+    insert_(prepare_insert(c.session(), q::insert, row_)),
+    update_(prepare_update(
+      c.session(), q::update,
       [this](auto f) {
         row_.upload_columns(f);
         row_.verdict_columns(f);
       },
       key_id_)),
     update_verdict_(
-      make_update(c.session(), [this](auto f) { row_.verdict_columns(f); }, key_id_)),
-    lock_(make_lock(c, key_id_, row_.id)),
-    find_in_app_(make_find_in_app(c.session(), in_app_row_, key_receipt_id_)),
-    insert_in_app_(make_insert(c.session(), qi::insert, in_app_row_)),
+      prepare_update(c.session(), q::update, [this](auto f) { row_.verdict_columns(f); },
+                     key_id_)),
+    lock_(prepare_lock(c.session(), lock_sql(c), key_id_, row_.id)),
+    find_in_app_(prepare_select(c.session(), qi::find_by_receipt, in_app_row_, &key_receipt_id_,
+                                "key_receipt_id")),
+    insert_in_app_(prepare_insert(c.session(), qi::insert, in_app_row_)),
     delete_in_app_(make_delete_in_app(c.session(), key_receipt_id_)) {}
 
 std::optional<model::receipt_record> receipt_repository::find(const std::string& id) {

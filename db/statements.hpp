@@ -107,6 +107,47 @@ soci::statement prepare(soci::session& s, const std::string& sql, Bind&& bind) {
   return st;
 }
 
+// SELECT <every column of row> … with one bound lookup key (none for a listing).
+template <class Row>
+soci::statement prepare_select(soci::session& s, std::string_view tmpl, Row& row,
+                               std::string* key = nullptr, const char* key_name = nullptr) {
+  auto names = column_names([&](auto f) { row.all_columns(f); });
+  return prepare(s, render(tmpl, names), [&](soci::statement& st) {
+    row.all_columns(bind_into{st});
+    if (key)
+      st.exchange(soci::use(*key, std::string(key_name)));
+  });
+}
+
+// INSERT … ({columns}) VALUES ({parameters}) with every column of row bound.
+template <class Row>
+soci::statement prepare_insert(soci::session& s, std::string_view tmpl, Row& row) {
+  auto names = column_names([&](auto f) { row.all_columns(f); });
+  return prepare(s, render(tmpl, names),
+                 [&](soci::statement& st) { row.all_columns(bind_use{st}); });
+}
+
+// UPDATE … SET {assignments} of a column group … WHERE id = :key_id
+template <class Group>
+soci::statement prepare_update(soci::session& s, std::string_view tmpl, Group group,
+                               std::string& key_id) {
+  auto names = column_names(group);
+  return prepare(s, render(tmpl, names), [&](soci::statement& st) {
+    group(bind_use{st});
+    st.exchange(soci::use(key_id, "key_id"));
+  });
+}
+
+// A row lock for the rest of the transaction (FOR UPDATE, or SQLite's form):
+// binds :key_id, yields the id found.
+inline soci::statement prepare_lock(soci::session& s, std::string_view sql, std::string& key_id,
+                                    std::string& found_id) {
+  return prepare(s, std::string(sql), [&](soci::statement& st) {
+    st.exchange(soci::into(found_id));
+    st.exchange(soci::use(key_id, "key_id"));
+  });
+}
+
 // Runs an INSERT/UPDATE/DELETE; the number of rows it changed.
 long long execute_change(soci::statement& st);
 
