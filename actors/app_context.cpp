@@ -36,7 +36,9 @@ bool same_app(const app_context& ctx, const model::app& a) {
          && a.package_name == b.package_name
          && a.store_a_shared_secret == b.store_a_shared_secret
          && a.store_b_public_key == b.store_b_public_key
-         && a.store_b_service_account == b.store_b_service_account;
+         && a.store_b_service_account == b.store_b_service_account
+         && a.accept_storekit_test_receipts == b.accept_storekit_test_receipts
+         && a.transfers == b.transfers;
 }
 
 } // namespace receiptd::actors

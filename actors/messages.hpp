@@ -2,6 +2,7 @@
 // The values actors exchange. Plain structs of model/ and http/ types; CAF sees
 // them as local-only message types (actors/type_ids.hpp).
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -40,6 +41,10 @@ struct app_context {
 };
 using app_context_ptr = std::shared_ptr<const app_context>;
 
+// When the validator stops waiting for a store's answer: a store call still waiting
+// for a free slot then is dropped instead of sent (actors/outbound_calls.hpp).
+using store_deadline = std::optional<std::chrono::steady_clock::time_point>;
+
 // Validator → Store B client.
 struct store_b_check {
   trace_context trace;
@@ -49,6 +54,7 @@ struct store_b_check {
   model::play_purchase purchase;        // what the upload says; enriched in the answer
   model::store_b::purchase_api api;     // the API to ask first
   bool fall_back_to_subscriptions = false; // legacy: products, then subscriptionsv2
+  store_deadline deadline;
 };
 
 struct store_b_answer {
@@ -60,10 +66,13 @@ struct store_b_answer {
 struct store_a_check {
   trace_context trace;
   std::string app_id;
-  std::string receipt_data; // base64, as uploaded
+  // The upload's canonical base64, lent by the validator rather than copied (one
+  // copy of a receipt per upload); the client lets go of it before it answers.
+  std::shared_ptr<const std::string> receipt_data;
   std::string password;     // the app's shared secret
   bool sandbox_first = false;
   std::vector<model::apple_in_app_purchase> in_app; // the receipt's, enriched in the answer
+  store_deadline deadline;
 };
 
 struct store_a_answer {

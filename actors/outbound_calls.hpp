@@ -1,14 +1,23 @@
 #pragma once
 // The outbound HTTP calls of one store-client actor: at most `max_concurrent`
-// in flight (the rest wait in order), each completion delivered back to the
-// actor as an http_done message and dispatched to its continuation there, on
-// the actor's own thread of control.
+// in flight, at most `max_waiting` more waiting in order for a free slot, each
+// completion delivered back to the actor as an http_done message and dispatched
+// to its continuation there, on the actor's own thread of control.
+//
+// A call is never sent once nobody waits for its answer: one whose deadline (the
+// validator's) has passed while it waited is dropped, and a call beyond the
+// waiting bound is refused at once. Either way its continuation runs with a
+// response that has no status (status 0: the store counts as unreachable, the
+// upload is stored pending and revalidated later).
 
 #include <caf/send.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <unordered_map>
 
 #include "actors/tracing.hpp"
@@ -20,22 +29,30 @@ namespace receiptd::actors {
 class outbound_calls {
 public:
   using continuation = std::function<void(http::outbound_response&)>;
+  using clock = std::chrono::steady_clock;
+  using deadline = std::optional<clock::time_point>;
 
   outbound_calls() = default;
-  outbound_calls(http::outbound_client* client, std::size_t max_concurrent, tracer* trace)
-    : client_(client), max_concurrent_(max_concurrent), trace_(trace) {}
+  outbound_calls(http::outbound_client* client, std::size_t max_concurrent, tracer* trace,
+                 std::size_t max_waiting = std::numeric_limits<std::size_t>::max())
+    : client_(client), max_concurrent_(max_concurrent), max_waiting_(max_waiting),
+      trace_(trace) {}
 
   // `self`: a strong handle of the owning actor, to which completions are sent.
+  // `until`: when the caller stops waiting for the answer (none: it always waits).
   template <class Handle>
   void submit(const Handle& self, const trace_context& ctx, const char* actor,
-              http::outbound_request req, continuation k) {
+              http::outbound_request req, continuation k, deadline until = std::nullopt) {
     auto name = req_name(req);
-    pending p{std::move(req), std::move(k), span(trace_, ctx, actor, std::move(name))};
-    if (in_flight_ >= max_concurrent_) {
-      waiting_.push_back(std::move(p));
-      return;
-    }
-    start(self, std::move(p));
+    pending p{std::move(req), std::move(k), span(trace_, ctx, actor, std::move(name)), until};
+    if (expired(p))
+      return drop(std::move(p), "deadline passed before the call was sent");
+    if (in_flight_ < max_concurrent_)
+      return start(self, std::move(p));
+    drop_expired_waiting();
+    if (waiting_.size() >= max_waiting_)
+      return drop(std::move(p), "too many store calls waiting; not sent");
+    waiting_.push_back(std::move(p));
   }
 
   template <class Handle>
@@ -53,18 +70,45 @@ public:
     while (in_flight_ < max_concurrent_ && !waiting_.empty()) {
       auto next = std::move(waiting_.front());
       waiting_.pop_front();
-      start(self, std::move(next));
+      if (expired(next))
+        drop(std::move(next), "deadline passed while waiting for the store; not sent");
+      else
+        start(self, std::move(next));
     }
   }
 
   std::size_t in_flight() const { return in_flight_; }
+  std::size_t waiting() const { return waiting_.size(); }
 
 private:
   struct pending {
     http::outbound_request req;
     continuation k;
     span s;
+    deadline until;
   };
+
+  static bool expired(const pending& p) { return p.until && *p.until <= clock::now(); }
+
+  // The continuation learns that no answer will come; the request is never sent.
+  static void drop(pending p, const std::string& why) {
+    p.req = http::outbound_request{}; // a shared body goes back to its owner first
+    p.s.outcome("not sent: " + why);
+    p.s.end();
+    http::outbound_response r;
+    r.error = why;
+    p.k(r);
+  }
+
+  // Deadlines come in roughly in order (one deadline length for every upload), so
+  // the expired ones are at the front.
+  void drop_expired_waiting() {
+    while (!waiting_.empty() && expired(waiting_.front())) {
+      auto p = std::move(waiting_.front());
+      waiting_.pop_front();
+      drop(std::move(p), "deadline passed while waiting for the store; not sent");
+    }
+  }
 
   static std::string req_name(const http::outbound_request& r) {
     auto path_start = r.url.find('/', r.url.find("//") + 2);
@@ -87,6 +131,7 @@ private:
 
   http::outbound_client* client_ = nullptr;
   std::size_t max_concurrent_ = 1;
+  std::size_t max_waiting_ = std::numeric_limits<std::size_t>::max();
   tracer* trace_ = nullptr;
   std::uint64_t last_id_ = 0;
   std::size_t in_flight_ = 0;

@@ -227,10 +227,12 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
       pump(self);
       return rp;
     },
-    [=](save_atom, trace_context ctx, po r, model::unix_ms at) {
+    // By reference, then moved: a record (with its receipt) is not copied out of
+    // the message (CAF 0.17 hands handlers the message's own values).
+    [=](save_atom, trace_context& ctx, po& r, model::unix_ms at) {
       return enqueue_save(self, std::move(ctx), std::move(r), at);
     },
-    [=](save_atom, trace_context ctx, rr r, model::unix_ms at) {
+    [=](save_atom, trace_context& ctx, rr& r, model::unix_ms at) {
       return enqueue_save(self, std::move(ctx), std::move(r), at);
     },
     [=](get_atom a, trace_context ctx, model::record_kind k, std::string id) {

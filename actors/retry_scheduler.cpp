@@ -35,8 +35,14 @@ void schedule_tick(pointer self) {
 
 void claim(pointer self) {
   auto& st = self->state;
-  if (st.claiming || st.running.size() >= st.settings.batch)
+  if (st.claiming)
+    return; // its answer schedules the next tick
+  if (st.running.size() >= st.settings.batch) {
+    // Full: a finishing revalidation claims again; the tick is the safety net that
+    // keeps polling even when none reports (issue 6 §10).
+    schedule_tick(self);
     return;
+  }
   st.claiming = true;
   auto room = static_cast<std::int32_t>(st.settings.batch - st.running.size());
   self->request(st.deps->persistence, st.settings.claim_timeout, claim_atom_v, st.settings.owner,
@@ -74,10 +80,12 @@ retry_scheduler_actor::behavior_type retry_scheduler(pointer self,
     auto it = st.validators.find(dm.source);
     if (it == st.validators.end())
       return;
-    if (dm.reason)
-      log_error("revalidation of job " + it->second + " died: " + caf::to_string(dm.reason));
-    st.running.erase(it->second);
+    // Still running means it never reported done: say so, whatever the exit reason.
+    if (st.running.erase(it->second) > 0)
+      log_error("revalidation of job " + it->second + " ended without finishing: "
+                + (dm.reason ? caf::to_string(dm.reason) : std::string("no report")));
     st.validators.erase(it);
+    schedule_tick(self);
   });
   claim(self); // at start: jobs a crash or restart left behind
   return {
@@ -87,9 +95,11 @@ retry_scheduler_actor::behavior_type retry_scheduler(pointer self,
     },
     [=](done_atom, const std::string& job_id) {
       self->state.running.erase(job_id);
-      // A full batch means more may be due: claim again without waiting.
+      // A drained batch means more may be due: claim again without waiting.
       if (self->state.running.empty())
         claim(self);
+      else
+        schedule_tick(self);
     },
   };
 }

@@ -4,6 +4,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <cctype>
 #include <unordered_map>
 
 #include "actors/log.hpp"
@@ -41,6 +42,31 @@ store_a_client_actor handle(pointer self) {
 
 using deliver_fn = std::function<void(store_a_answer)>;
 
+bool is_base64_text(const std::string& s) {
+  for (unsigned char ch : s)
+    if (!std::isalnum(ch) && ch != '+' && ch != '/' && ch != '=')
+      return false;
+  return true;
+}
+
+// verifyReceipt's body, sending the receipt from the upload's own copy: the body is
+// built by the model around a marker, and the receipt is read in its place as curl
+// sends. Canonical base64 needs no JSON escaping, so the bytes sent are exactly
+// what verify_receipt_body would have written. A receipt stored before uploads
+// were normalised may hold line breaks: that one is built whole.
+void set_body(http::outbound_request& req, const store_a_check& c, bool exclude_old) {
+  if (!is_base64_text(*c.receipt_data)) {
+    req.body = model::store_a::verify_receipt_body(*c.receipt_data, c.password, exclude_old);
+    return;
+  }
+  constexpr std::string_view marker = "<receipt>"; // not base64, not escaped by JSON
+  auto body = model::store_a::verify_receipt_body(marker, c.password, exclude_old);
+  auto at = body.find(marker); // "receipt-data" is the first member written
+  req.body = body.substr(0, at);
+  req.shared_body = c.receipt_data;
+  req.body_tail = body.substr(at + marker.size());
+}
+
 void ask(pointer self, std::shared_ptr<store_a_check> c, verify_endpoint at, bool flipped,
          deliver_fn deliver) {
   const auto& s = self->state.settings;
@@ -48,8 +74,7 @@ void ask(pointer self, std::shared_ptr<store_a_check> c, verify_endpoint at, boo
   req.method = "POST";
   req.url = at == verify_endpoint::sandbox ? s.sandbox_url : s.production_url;
   req.headers = {"Content-Type: application/json", "Accept: application/json"};
-  req.body = model::store_a::verify_receipt_body(c->receipt_data, c->password,
-                                                 s.exclude_old_transactions);
+  set_body(req, *c, s.exclude_old_transactions);
   req.timeout = s.timeout;
   self->state.calls.submit(handle(self), c->trace, "store-a-client", std::move(req),
                            [=](http::outbound_response& r) {
@@ -58,6 +83,7 @@ void ask(pointer self, std::shared_ptr<store_a_check> c, verify_endpoint at, boo
       ask(self, c, *a.retry_on, true, deliver);
       return;
     }
+    c->receipt_data.reset(); // back to the validator before it hears the answer
     auto purchases = c->in_app;
     if (a.verdict.outcome == model::store_outcome::confirmed)
       model::store_a::enrich_in_app(purchases, r.body);
@@ -66,13 +92,13 @@ void ask(pointer self, std::shared_ptr<store_a_check> c, verify_endpoint at, boo
                                     + a.verdict.detail
                                     + " — check the app's shared secret (receiptctl app update)");
     deliver(store_a_answer{std::move(a.verdict), std::move(purchases)});
-  });
+  }, c->deadline);
 }
 
 store_a_client_actor::behavior_type store_a_client(pointer self, store_a_client_settings settings,
                                                    http::outbound_client* client,
                                                    tracer* trace) {
-  self->state.calls = outbound_calls(client, settings.max_concurrent, trace);
+  self->state.calls = outbound_calls(client, settings.max_concurrent, trace, settings.max_queued);
   self->state.settings = std::move(settings);
   return {
     [=](check_atom, store_a_check& check) -> caf::typed_response_promise<store_a_answer> {

@@ -18,6 +18,7 @@ struct store_a_client_settings {
   std::chrono::milliseconds timeout{4000};
   std::size_t max_concurrent = 4096;
   bool exclude_old_transactions = true;
+  std::size_t max_queued = 4096; // calls waiting for a free slot; beyond: not sent (206)
 };
 
 store_a_client_actor spawn_store_a_client(caf::actor_system& sys,

@@ -8,6 +8,7 @@
 
 #include "actors/log.hpp"
 #include "actors/outbound_calls.hpp"
+#include "model/url_policy.hpp"
 
 namespace receiptd::actors {
 
@@ -74,6 +75,20 @@ std::string token_key(const app_context& app) {
 void fetch_token(pointer self, const trace_context& ctx, app_context_ptr app) {
   auto key = token_key(*app);
   const auto& account = *app->service_account;
+  if (!model::store_url_allowed(account.token_uri(), self->state.settings.allow_http)) {
+    // The signed assertion must not travel in clear, nor the token come back so.
+    auto failure = operator_problem("the service account of app " + app->app.id
+                                    + " has a token_uri that is not https: "
+                                    + account.token_uri().substr(0, 200)
+                                    + " (outbound.allow-http allows http)");
+    self->state.warn(app->app.id, failure.detail);
+    auto& entry = self->state.tokens[key];
+    auto waiters = std::move(entry.waiters);
+    entry.waiters.clear();
+    for (auto& w : waiters)
+      w(nullptr, failure);
+    return;
+  }
   http::outbound_request req;
   req.method = "POST";
   req.url = account.token_uri();
@@ -166,14 +181,14 @@ void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool 
                  + c->package_name + "): " + verdict.detail
                  + " — check the service account's Play Console permissions");
       deliver(store_b_answer{std::move(verdict), std::move(purchase)});
-    });
+    }, c->deadline);
   });
 }
 
 store_b_client_actor::behavior_type store_b_client(pointer self, store_b_client_settings settings,
                                                    http::outbound_client* client,
                                                    tracer* trace) {
-  self->state.calls = outbound_calls(client, settings.max_concurrent, trace);
+  self->state.calls = outbound_calls(client, settings.max_concurrent, trace, settings.max_queued);
   self->state.settings = std::move(settings);
   self->state.trace = trace;
   return {

@@ -18,6 +18,8 @@ struct store_b_client_settings {
   std::chrono::milliseconds timeout{4000};
   std::size_t max_concurrent = 4096;
   std::chrono::milliseconds token_refresh_margin{5 * 60 * 1000};
+  bool allow_http = false; // a service account's token_uri: see model/url_policy.hpp
+  std::size_t max_queued = 4096; // calls waiting for a free slot; beyond: not sent (206)
 };
 
 store_b_client_actor spawn_store_b_client(caf::actor_system& sys,

@@ -23,11 +23,36 @@ struct cached_token {
   clock::time_point expires;
 };
 
+// Requests held at one stage: how many, and how many body bytes.
+struct budget {
+  std::size_t count = 0;
+  std::size_t bytes = 0;
+
+  bool take(std::size_t n, const supervisor_settings& s) {
+    if (count >= s.max_in_flight || bytes + n > s.max_in_flight_bytes)
+      return false;
+    ++count;
+    bytes += n;
+    return true;
+  }
+
+  void give_back(std::size_t n) {
+    --count;
+    bytes -= n;
+  }
+};
+
+struct admitted {
+  http::reply_sink_ptr reply;
+  std::size_t bytes = 0;
+};
+
 struct state {
   supervisor_settings settings;
   validator_deps_ptr deps;
-  std::size_t in_flight = 0;
-  std::unordered_map<caf::actor_addr, http::reply_sink_ptr> validators;
+  budget authenticating; // token being looked up
+  budget in_flight;      // admitted: a validator or a record lookup runs
+  std::unordered_map<caf::actor_addr, admitted> validators;
   std::unordered_map<std::string, app_context_ptr> apps;    // by app id
   std::unordered_map<std::string, cached_token> tokens;     // by token hash (ttl > 0)
   static inline const char* name = "supervisor";
@@ -35,16 +60,22 @@ struct state {
 
 using pointer = supervisor_actor::stateful_pointer<state>;
 
-void answer(pointer self, const inbound& in, int status, std::string body,
+void answer(const inbound& in, int status, std::string body,
             std::optional<int> retry_after = std::nullopt) {
   in.reply->send(http::reply{status, std::move(body), retry_after});
-  --self->state.in_flight;
 }
 
-void answer_error(pointer self, const inbound& in, int status, const char* code,
-                  std::string message) {
-  answer(self, in, status, model::error_body({{"", code, std::move(message)}}),
+void answer_error(const inbound& in, int status, const char* code, std::string message) {
+  answer(in, status, model::error_body({{"", code, std::move(message)}}),
          status == 503 ? std::optional<int>(1) : std::nullopt);
+}
+
+void refuse_overloaded(const inbound& in) {
+  answer_error(in, 503, "overloaded", "too many uploads in flight; retry shortly");
+}
+
+std::size_t bytes_of(const inbound& in) {
+  return in.request.body.size();
 }
 
 app_context_ptr context_for(pointer self, const model::app& a) {
@@ -65,31 +96,42 @@ void lookup(pointer self, inbound in, app_context_ptr app, span s) {
                 in.request.record_id)
     .then(
       [=](found_record& found) {
+        self->state.in_flight.give_back(0);
         shared_span->outcome(found.app_id == app->app.id ? "200" : "404");
         if (found.app_id == app->app.id)
-          answer(self, in, 200, std::move(found.json));
+          answer(in, 200, std::move(found.json));
         else
-          answer_error(self, in, 404, "not_found", "no such record for this app");
+          answer_error(in, 404, "not_found", "no such record for this app");
       },
       [=](caf::error& e) {
+        self->state.in_flight.give_back(0);
         shared_span->outcome("503");
-        answer_error(self, in, 503, "storage_unavailable", "the record store is unavailable");
+        answer_error(in, 503, "storage_unavailable", "the record store is unavailable");
       });
 }
 
+// Admission, once the token is known to be good.
 void dispatch(pointer self, inbound in, app_context_ptr app, span s) {
+  auto& st = self->state;
+  auto bytes = bytes_of(in);
+  if (!st.in_flight.take(bytes, st.settings)) {
+    s.outcome("503");
+    return refuse_overloaded(in);
+  }
   auto target = in.request.target;
   if (target == http::route::store_a_get || target == http::route::store_b_get)
     return lookup(self, std::move(in), std::move(app), std::move(s));
   s.outcome("spawn");
   auto reply = in.reply;
   auto v = self->spawn<caf::monitored>(validate_upload, std::move(in), std::move(app),
-                                       self->state.deps);
-  self->state.validators.emplace(v.address(), std::move(reply));
+                                       st.deps);
+  st.validators.emplace(v.address(), admitted{std::move(reply), bytes});
 }
 
+// Called with the request counted in `authenticating`; it leaves that stage here.
 void authenticate(pointer self, inbound in) {
   auto& st = self->state;
+  auto bytes = bytes_of(in);
   span s(st.deps->trace, {in.request.trace_id, 0}, "supervisor", "authenticate");
   // Tokens are compared through their SHA-256: the database finds the row by
   // the hash, so timing depends only on a digest the caller cannot steer byte by
@@ -99,8 +141,10 @@ void authenticate(pointer self, inbound in) {
     auto it = st.tokens.find(hash);
     if (it != st.tokens.end() && it->second.expires > clock::now()) {
       auto app = st.apps.find(it->second.app_id);
-      if (app != st.apps.end())
+      if (app != st.apps.end()) {
+        st.authenticating.give_back(bytes);
         return dispatch(self, std::move(in), app->second, std::move(s));
+      }
     }
   }
   auto ctx = s.child();
@@ -109,9 +153,10 @@ void authenticate(pointer self, inbound in) {
     .then(
       [=](std::optional<model::app>& found) {
         auto& [req, sp] = *shared;
+        self->state.authenticating.give_back(bytes);
         if (!found) {
           sp.outcome("401");
-          return answer_error(self, req, 401, "unauthorized",
+          return answer_error(req, 401, "unauthorized",
                               "the access token is unknown or revoked");
         }
         auto app = context_for(self, *found);
@@ -122,9 +167,10 @@ void authenticate(pointer self, inbound in) {
       },
       [=](caf::error& e) {
         auto& [req, sp] = *shared;
+        self->state.authenticating.give_back(bytes);
         sp.outcome("503");
         log_error("token lookup failed: " + caf::to_string(e));
-        answer_error(self, req, 503, "storage_unavailable",
+        answer_error(req, 503, "storage_unavailable",
                      "the service cannot check access tokens right now");
       });
 }
@@ -138,24 +184,19 @@ supervisor_actor::behavior_type supervisor(pointer self, supervisor_settings set
     auto it = st.validators.find(dm.source);
     if (it == st.validators.end())
       return;
-    if (!it->second->sent()) {
+    if (!it->second.reply->sent()) {
       log_error("validator died without answering: " + caf::to_string(dm.reason));
-      it->second->send(http::reply{
+      it->second.reply->send(http::reply{
         500, model::error_body({{"", "internal_error", "the upload could not be processed"}})});
     }
+    st.in_flight.give_back(it->second.bytes);
     st.validators.erase(it);
-    --st.in_flight;
   });
   return {
     [=](upload_atom, inbound& in) {
       auto& st = self->state;
-      if (st.in_flight >= st.settings.max_in_flight) {
-        in.reply->send(http::reply{
-          503, model::error_body({{"", "overloaded", "too many uploads in flight; retry shortly"}}),
-          1});
-        return;
-      }
-      ++st.in_flight;
+      if (!st.authenticating.take(bytes_of(in), st.settings))
+        return refuse_overloaded(in);
       authenticate(self, std::move(in));
     },
   };

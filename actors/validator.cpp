@@ -2,6 +2,9 @@
 
 #include <caf/event_based_actor.hpp>
 
+#include <atomic>
+#include <utility>
+
 #include "actors/app_context.hpp"
 #include "actors/log.hpp"
 #include "actors/validator_steps.hpp"
@@ -14,6 +17,29 @@ namespace receiptd::actors {
 namespace steps {
 
 namespace {
+
+store_deadline deadline_from_now(const validator_deps& deps) {
+  return std::chrono::steady_clock::now() + deps.settings.store_deadline;
+}
+
+// A receipt lent to the Store A client (store_a_check::receipt_data) comes back
+// without a copy once the client has let go of it, which it does before it
+// answers; past the deadline it may still hold it, and then it is copied.
+struct lent_receipt {
+  model::receipt_record record;
+  std::shared_ptr<std::string> receipt;
+
+  model::receipt_record& take_back() {
+    auto data = std::move(receipt);
+    if (data.use_count() == 1) {
+      std::atomic_thread_fence(std::memory_order_acquire); // pairs with the client's release
+      record.receipt_data = std::move(*data);
+    } else {
+      record.receipt_data = *data;
+    }
+    return record;
+  }
+};
 
 model::store_verdict deadline_verdict(const caf::error& e) {
   model::store_verdict v;
@@ -55,7 +81,8 @@ void ask_store_b(caf::event_based_actor* self, const trace_context& ctx,
                       r.purchase_token,
                       r.purchase,
                       model::store_b::first_api(r),
-                      r.is_legacy};
+                      r.is_legacy,
+                      deadline_from_now(deps)};
   auto shared = std::make_shared<model::purchase_order_record>(std::move(r));
   self->request(deps.store_b, deps.settings.store_deadline, check_atom_v, std::move(check))
     .then(
@@ -74,22 +101,27 @@ void ask_store_b(caf::event_based_actor* self, const trace_context& ctx,
 void ask_store_a(caf::event_based_actor* self, const trace_context& ctx,
                  const validator_deps& deps, const model::app& app, model::receipt_record r,
                  std::function<void(model::receipt_record)> k) {
+  auto sandbox = model::store_a::first_endpoint(r) == model::store_a::verify_endpoint::sandbox;
+  auto receipt = std::make_shared<std::string>(std::move(r.receipt_data));
   store_a_check check{ctx,
                       app.id,
-                      r.receipt_data,
+                      receipt,
                       app.store_a_shared_secret,
-                      model::store_a::first_endpoint(r) == model::store_a::verify_endpoint::sandbox,
-                      r.in_app_purchases};
-  auto shared = std::make_shared<model::receipt_record>(std::move(r));
+                      sandbox,
+                      r.in_app_purchases,
+                      deadline_from_now(deps)};
+  auto shared = std::make_shared<lent_receipt>(lent_receipt{std::move(r), std::move(receipt)});
   self->request(deps.store_a, deps.settings.store_deadline, check_atom_v, std::move(check))
     .then(
       [shared, k](store_a_answer& a) {
-        model::store_a::apply_store_verdict(*shared, a.verdict, a.in_app);
-        k(std::move(*shared));
+        auto& r = shared->take_back();
+        model::store_a::apply_store_verdict(r, a.verdict, a.in_app);
+        k(std::move(r));
       },
       [shared, k](caf::error& e) {
-        model::store_a::apply_store_verdict(*shared, deadline_verdict(e), {});
-        k(std::move(*shared));
+        auto& r = shared->take_back();
+        model::store_a::apply_store_verdict(r, deadline_verdict(e), {});
+        k(std::move(r));
       });
 }
 
@@ -98,6 +130,12 @@ void ask_store_a(caf::event_based_actor* self, const trace_context& ctx,
 namespace {
 
 using namespace steps;
+
+// The body is needed only to be parsed, and freed right after: what the upload
+// holds from then on is its record (one copy of the receipt per upload).
+std::string take_body(upload_run& u) {
+  return std::exchange(u.in.request.body, {});
+}
 
 model::field_errors not_configured(const std::string& what) {
   return {{"", "app_not_configured", what + "; set it with receiptctl app update"}};
@@ -116,7 +154,7 @@ void settle_store_b(caf::event_based_actor* self, upload_ptr u, model::purchase_
 }
 
 void store_b_upload(caf::event_based_actor* self, upload_ptr u) {
-  auto upload = model::parse_store_b_upload(u->in.request.body);
+  auto upload = model::parse_store_b_upload(take_body(*u));
   if (!upload)
     return answer_errors(*u, 422, upload.errors());
   const auto& ctx = *u->app;
@@ -130,29 +168,31 @@ void store_b_upload(caf::event_based_actor* self, upload_ptr u) {
 }
 
 void store_a_upload(caf::event_based_actor* self, upload_ptr u) {
-  auto upload = model::parse_store_a_upload(u->in.request.body);
+  auto upload = model::parse_store_a_upload(take_body(*u));
   if (!upload)
     return answer_errors(*u, 422, upload.errors());
   const auto& app = u->app->app;
   if (app.bundle_id.empty())
     return answer_errors(*u, 422, not_configured("this app has no Store A bundle id"));
   auto verified = model::store_a::verify_receipt(upload->receipt_bytes, *u->deps->trust,
-                                                 app.bundle_id, upload->identifier_for_vendor);
+                                                 app.bundle_id, upload->identifier_for_vendor,
+                                                 u->deps->settings.store_a_verify);
+  // Our failure, not the receipt's (issue 6 §10): no verdict, nothing stored.
+  if (verified.internal_error) {
+    log_warn("Store A verification failed internally: " + verified.detail);
+    return answer_errors(*u, 500, {{"", "internal_error",
+                                    "the receipt could not be checked; retry later"}});
+  }
   auto record = model::store_a::make_record(*upload, app, verified, u->in.request.peer_ip,
                                             u->started_at);
-  if (record.state == model::validation_state::rejected)
+  if (record.state != model::validation_state::pending) // settled locally
     return save_and_answer(self, u, std::move(record));
-  if (model::store_a::validated_locally(verified)) {
-    record.state = model::validation_state::validated;
-    record.store_detail = "Xcode StoreKit test receipt: verified locally";
-    return save_and_answer(self, u, std::move(record));
-  }
   ask_store_a(self, u->root.child(), *u->deps, app, std::move(record),
               [self, u](model::receipt_record r) { save_and_answer(self, u, std::move(r)); });
 }
 
 void store_b_legacy_upload(caf::event_based_actor* self, upload_ptr u) {
-  auto upload = model::parse_store_b_legacy_upload(u->in.request.body);
+  auto upload = model::parse_store_b_legacy_upload(take_body(*u));
   if (!upload)
     return answer_errors(*u, 422, upload.errors());
   const auto& ctx = *u->app;

@@ -22,6 +22,9 @@ namespace receiptd::actors {
 struct validator_settings {
   std::chrono::milliseconds store_deadline{5000};
   model::retry_policy retry;
+  // How Store A receipts are checked locally: max_in_app_purchases is
+  // store-a.max-in-app-purchases; `at` and the test seam stay unset.
+  model::store_a::verify_options store_a_verify;
 };
 
 struct validator_deps {

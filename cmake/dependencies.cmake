@@ -36,4 +36,9 @@ set_target_properties(SOCI::sqlite3 PROPERTIES IMPORTED_LOCATION ${SOCI_SQLITE3_
 
 # jemalloc for the service binaries: glibc malloc's arena locking and
 # consolidation cost ~15 % of receiptd's CPU under load (bench/README.md).
-find_library(JEMALLOC_LIBRARY NAMES jemalloc REQUIRED)
+# Not under sanitizers: they replace malloc themselves (cmake/sanitize.cmake).
+if(RECEIPTD_SANITIZE OR RECEIPTD_FUZZ)
+  set(JEMALLOC_LIBRARY "")
+else()
+  find_library(JEMALLOC_LIBRARY NAMES jemalloc REQUIRED)
+endif()

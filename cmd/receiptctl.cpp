@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <optional>
 #include <sstream>
 
@@ -45,6 +46,12 @@ APP OPTIONS:
   --license-key-file=PATH        … read from a file
   --service-account-file=PATH    Google service-account JSON for the Play Developer API
   --shared-secret=SECRET         App Store shared secret for verifyReceipt
+  --accept-storekit-test-receipts[=true|false]
+                                 accept Xcode StoreKit test receipts (environment
+                                 xcode, verified locally only; default false)
+  --transfer-policy=POLICY       a re-upload naming another user_identifier:
+                                 transfer (default; previous owners are recorded),
+                                 keep (409 bound_to_other_user), reject_after=N
 Database: the options and config file of receiptd (default config/receiptd.ini).
 )";
 
@@ -74,8 +81,24 @@ json::object app_json(const model::app& a) {
           {"package_name", a.package_name},
           {"store_a_shared_secret_set", !a.store_a_shared_secret.empty()},
           {"store_b_license_key_set", !a.store_b_public_key.empty()},
-          {"store_b_service_account_set", !a.store_b_service_account.empty()}};
+          {"store_b_service_account_set", !a.store_b_service_account.empty()},
+          {"accept_storekit_test_receipts", a.accept_storekit_test_receipts},
+          {"transfer_policy", model::to_string(a.transfers)}};
 }
+
+// The options receiptctl knows besides the database ones; any other is refused
+// (a misspelled option must not be ignored silently).
+const std::set<std::string>& known_options() {
+  static const std::set<std::string> names{
+    "name",          "bundle-id",          "package-name",
+    "license-key",   "license-key-file",   "service-account-file",
+    "shared-secret", "accept-storekit-test-receipts", "transfer-policy",
+    "trace-file"};
+  return names;
+}
+
+// Options that may be given without a value (meaning true).
+bool is_flag(const std::string& name) { return name == "accept-storekit-test-receipts"; }
 
 json::object token_json(const db::token_info& t) {
   json::object o{{"id", t.id}, {"app_id", t.app_id}, {"created_at", model::timestamp_json(t.created_at)}};
@@ -118,6 +141,17 @@ std::string apply_app_options(const args& a, model::app& app) {
     app.package_name = *v;
   if (auto v = opt("shared-secret"))
     app.store_a_shared_secret = *v;
+  if (auto v = opt("accept-storekit-test-receipts")) {
+    if (*v != "true" && *v != "false")
+      return "--accept-storekit-test-receipts takes true or false, not \"" + *v + "\"";
+    app.accept_storekit_test_receipts = *v == "true";
+  }
+  if (auto v = opt("transfer-policy")) {
+    auto policy = model::parse_transfer_policy(*v);
+    if (!policy)
+      return "--transfer-policy takes transfer, keep or reject_after=N, not \"" + *v + "\"";
+    app.transfers = *policy;
+  }
   std::string key;
   bool ok = true;
   if (auto v = opt("license-key"))
@@ -383,9 +417,12 @@ int main(int argc, char** argv) {
       config_args.push_back(arg);
     } else if (arg.rfind("--", 0) == 0) {
       auto eq = arg.find('=');
-      if (eq == std::string::npos)
+      auto name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      if (!known_options().count(name))
+        return fail("unknown option --" + name + " (see receiptctl --help)", 2);
+      if (eq == std::string::npos && !is_flag(name))
         return fail("option " + arg + " needs a value (" + arg + "=VALUE)", 2);
-      a.opts[arg.substr(2, eq - 2)] = arg.substr(eq + 1);
+      a.opts[name] = eq == std::string::npos ? "true" : arg.substr(eq + 1);
     } else {
       a.words.push_back(arg);
     }

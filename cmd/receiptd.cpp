@@ -148,12 +148,12 @@ int main(int argc, char** argv) {
     auto store_b = actors::spawn_store_b_client(
       sys,
       {s.store_b.api_url, s.store_b.timeout, s.store_b.max_concurrent,
-       s.store_b.token_refresh_margin},
+       s.store_b.token_refresh_margin, s.outbound.allow_http, s.store_b.max_queued},
       &outbound, tracer);
     auto store_a = actors::spawn_store_a_client(
       sys,
       {s.store_a.production_url, s.store_a.sandbox_url, s.store_a.timeout,
-       s.store_a.max_concurrent, s.store_a.exclude_old_transactions},
+       s.store_a.max_concurrent, s.store_a.exclude_old_transactions, s.store_a.max_queued},
       &outbound, tracer);
     auto deps = std::make_shared<actors::validator_deps>();
     deps->persistence = persistence;
@@ -162,10 +162,12 @@ int main(int argc, char** argv) {
     deps->trust = trust;
     deps->trace = tracer;
     deps->settings.store_deadline = s.validator.store_deadline;
+    deps->settings.store_a_verify.max_in_app_purchases = s.store_a.max_in_app_purchases;
     deps->settings.retry = {s.retry.initial.count(), s.retry.max.count(), s.retry.multiplier,
                             static_cast<int>(s.retry.max_attempts)};
     auto supervisor = actors::spawn_supervisor(
-      sys, {s.validator.max_in_flight, s.auth.token_cache_ttl}, deps);
+      sys, {s.validator.max_in_flight, s.auth.token_cache_ttl, s.validator.max_in_flight_bytes},
+      deps);
     auto retry = actors::spawn_retry_scheduler(
       sys,
       {s.retry.poll_interval, s.retry.batch, s.retry.lease, std::chrono::seconds(30),

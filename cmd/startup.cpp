@@ -1,5 +1,7 @@
 #include "cmd/startup.hpp"
 
+#include "db/redact.hpp"
+
 #include <sys/resource.h>
 
 #include <chrono>
@@ -30,7 +32,7 @@ std::unique_ptr<db::database> open_database(const std::string& url, const char* 
   }
   auto opened = db::database::open(url);
   if (!opened) {
-    std::cerr << program << ": cannot open the database (db.url = " << url
+    std::cerr << program << ": cannot open the database (db.url = " << db::redacted_url(url)
               << "): " << opened.err().message << "\n";
     return nullptr;
   }

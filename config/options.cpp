@@ -9,6 +9,8 @@
 #include <ostream>
 #include <sstream>
 
+#include "model/url_policy.hpp"
+
 namespace receiptd::config {
 
 namespace {
@@ -39,8 +41,8 @@ std::string str(caf::string_view v) {
   return std::string(v.begin(), v.end());
 }
 
-bool is_url(const std::string& s) {
-  return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0;
+bool is_url(const std::string& s, bool allow_http) {
+  return model::store_url_allowed(s, allow_http);
 }
 
 } // namespace
@@ -48,6 +50,9 @@ bool is_url(const std::string& s) {
 receiptd_config::receiptd_config() {
   auto& s = s_;
   drain_timeout_ = ts(s.http.drain_timeout);
+  header_timeout_ = ts(s.http.header_timeout);
+  body_timeout_ = ts(s.http.body_timeout);
+  keepalive_timeout_ = ts(s.http.keepalive_timeout);
   token_cache_ttl_ = ts(s.auth.token_cache_ttl);
   store_deadline_ = ts(s.validator.store_deadline);
   connect_timeout_ = ts(s.outbound.connect_timeout);
@@ -64,7 +69,11 @@ receiptd_config::receiptd_config() {
     .add(s.http.port, "port", "TCP port to listen on (0: any free port)")
     .add(s.http.threads, "threads", "HTTP reactor threads")
     .add(s.http.max_body_bytes, "max-body-bytes", "largest request body accepted (413 above)")
-    .add(drain_timeout_, "drain-timeout", "on shutdown, how long in-flight uploads may finish");
+    .add(drain_timeout_, "drain-timeout", "on shutdown, how long in-flight uploads may finish")
+    .add(header_timeout_, "header-timeout", "request line and headers must arrive within this (408 and closed); also bounds the answer's time, so longer than validator.store-deadline")
+    .add(body_timeout_, "body-timeout", "the whole request must arrive within this (408 and closed)")
+    .add(keepalive_timeout_, "keepalive-timeout", "an idle kept-alive connection is closed after this")
+    .add(s.http.max_connections, "max-connections", "open client connections; beyond it a new one gets 503 and is closed");
   opt_group{custom_options_, "db"}
     .add(s.db.url, "url", "database: sqlite3://db=FILE timeout=10 or postgresql://host=… dbname=… user=…")
     .add(s.db.pool_size, "pool-size", "persistence workers, one database session each");
@@ -72,24 +81,29 @@ receiptd_config::receiptd_config() {
     .add(token_cache_ttl_, "token-cache-ttl", "how long a looked-up token is trusted without the database (0: always ask; revocations take this long)");
   opt_group{custom_options_, "validator"}
     .add(s.validator.max_in_flight, "max-in-flight", "uploads validated at once; beyond it 503 + Retry-After")
+    .add(s.validator.max_in_flight_bytes, "max-in-flight-bytes", "request bytes held by uploads being authenticated or validated; beyond it 503 + Retry-After")
     .add(store_deadline_, "store-deadline", "overall deadline of the synchronous store check; past it 206 + retry job");
   opt_group{custom_options_, "outbound"}
     .add(s.outbound.ca_file, "ca-file", "CA bundle for store HTTPS (empty: the system's)")
     .add(connect_timeout_, "connect-timeout", "TCP + TLS connect timeout of store calls")
-    .add(s.outbound.max_connections_per_host, "max-connections-per-host", "open connections per store host (0: bounded by store-*.max-concurrent only)");
+    .add(s.outbound.max_connections_per_host, "max-connections-per-host", "open connections per store host (0: bounded by store-*.max-concurrent only)")
+    .add(s.outbound.allow_http, "allow-http", "allow plain-http store URLs and service-account token_uri on non-loopback hosts (loopback http is always allowed; otherwise https is required)");
   opt_group{custom_options_, "store-a"}
     .add(s.store_a.production_url, "production-url", "verifyReceipt production URL")
     .add(s.store_a.sandbox_url, "sandbox-url", "verifyReceipt sandbox URL")
     .add(store_a_timeout_, "timeout", "timeout of one verifyReceipt call")
     .add(s.store_a.max_concurrent, "max-concurrent", "verifyReceipt calls in flight at once")
+    .add(s.store_a.max_queued, "max-queued", "verifyReceipt calls waiting for a free slot; beyond it the upload is stored pending (206)")
     .add(s.store_a.exclude_old_transactions, "exclude-old-transactions", "sent with every verifyReceipt call")
     .add(s.store_a.trust_roots, "trust-roots", "PEM files of trusted root certificates")
     .add(s.store_a.intermediates, "intermediates", "PEM files of intermediates receipts may omit")
+    .add(s.store_a.max_in_app_purchases, "max-in-app-purchases", "in-app purchases one receipt may hold; more is malformed_receipt (402)")
     .add(s.store_a.storekit_test_root, "storekit-test-root", "PEM of the Xcode StoreKit test root; receipts under it are sandbox (empty: refused)");
   opt_group{custom_options_, "store-b"}
     .add(s.store_b.api_url, "api-url", "Play Developer API base URL")
     .add(store_b_timeout_, "timeout", "timeout of one Play API or token call")
     .add(s.store_b.max_concurrent, "max-concurrent", "Play API calls in flight at once")
+    .add(s.store_b.max_queued, "max-queued", "Play API calls waiting for a free slot; beyond it the upload is stored pending (206)")
     .add(refresh_margin_, "token-refresh-margin", "refresh an OAuth access token this long before it expires");
   opt_group{custom_options_, "retry"}
     .add(retry_initial_, "initial", "first revalidation delay (full jitter below it)")
@@ -139,6 +153,8 @@ std::string receiptd_config::check_file(const std::string& path) {
 std::string receiptd_config::check_ranges() {
   auto& s = s_;
   std::ostringstream e;
+  const char* https_rule
+    = "must be an https URL (http only to a loopback host, or with outbound.allow-http=true)";
   auto need = [&](bool ok, const char* option, const char* rule) {
     if (!ok && e.tellp() == 0)
       e << "bad value for " << option << ": " << rule;
@@ -149,15 +165,26 @@ std::string receiptd_config::check_ranges() {
   need(s.db.url.rfind("sqlite3://", 0) == 0 || s.db.url.rfind("postgresql://", 0) == 0,
        "db.url", "must start with sqlite3:// or postgresql://");
   need(s.db.pool_size >= 1 && s.db.pool_size <= 64, "db.pool-size", "must be 1..64");
+  need(s.http.header_timeout > s.validator.store_deadline, "http.header-timeout",
+       "must be longer than validator.store-deadline (it also bounds the time to answer)");
+  need(s.http.body_timeout >= s.http.header_timeout, "http.body-timeout",
+       "must be at least http.header-timeout");
+  need(s.http.keepalive_timeout.count() > 0, "http.keepalive-timeout", "must be positive");
+  need(s.http.max_connections >= 1, "http.max-connections", "must be at least 1");
   need(s.validator.max_in_flight >= 1, "validator.max-in-flight", "must be at least 1");
+  need(s.validator.max_in_flight_bytes >= s.http.max_body_bytes, "validator.max-in-flight-bytes",
+       "must be at least http.max-body-bytes");
   need(s.validator.store_deadline.count() > 0, "validator.store-deadline", "must be positive");
   need(s.outbound.connect_timeout.count() > 0, "outbound.connect-timeout", "must be positive");
-  need(is_url(s.store_a.production_url), "store-a.production-url", "must be an http(s) URL");
-  need(is_url(s.store_a.sandbox_url), "store-a.sandbox-url", "must be an http(s) URL");
+  need(is_url(s.store_a.production_url, s.outbound.allow_http), "store-a.production-url", https_rule);
+  need(is_url(s.store_a.sandbox_url, s.outbound.allow_http), "store-a.sandbox-url", https_rule);
   need(s.store_a.timeout.count() > 0, "store-a.timeout", "must be positive");
   need(s.store_a.max_concurrent >= 1, "store-a.max-concurrent", "must be at least 1");
   need(!s.store_a.trust_roots.empty(), "store-a.trust-roots", "needs at least one file");
-  need(is_url(s.store_b.api_url), "store-b.api-url", "must be an http(s) URL");
+  need(s.store_a.max_in_app_purchases >= 1 && s.store_a.max_in_app_purchases <= 5000,
+       "store-a.max-in-app-purchases",
+       "must be 1..5000 (each purchase is a stored row and part of every answer, which must fit http's response limit)");
+  need(is_url(s.store_b.api_url, s.outbound.allow_http), "store-b.api-url", https_rule);
   need(s.store_b.timeout.count() > 0, "store-b.timeout", "must be positive");
   need(s.store_b.max_concurrent >= 1, "store-b.max-concurrent", "must be at least 1");
   need(s.retry.initial.count() > 0, "retry.initial", "must be positive");
@@ -258,6 +285,9 @@ std::string receiptd_config::load(int argc, char** argv, std::ostream& help_out)
     opt->store(caf::config_value{value});
   s_.config_file = file;
   s_.http.drain_timeout = ms(drain_timeout_);
+  s_.http.header_timeout = ms(header_timeout_);
+  s_.http.body_timeout = ms(body_timeout_);
+  s_.http.keepalive_timeout = ms(keepalive_timeout_);
   s_.auth.token_cache_ttl = ms(token_cache_ttl_);
   s_.validator.store_deadline = ms(store_deadline_);
   s_.outbound.connect_timeout = ms(connect_timeout_);

@@ -33,7 +33,7 @@ private:
 
   settings s_;
   // CAF reads durations as caf::timespan; copied into s_ after parsing.
-  caf::timespan drain_timeout_, token_cache_ttl_, store_deadline_, connect_timeout_,
+  caf::timespan drain_timeout_, header_timeout_, body_timeout_, keepalive_timeout_, token_cache_ttl_, store_deadline_, connect_timeout_,
     store_a_timeout_, store_b_timeout_, refresh_margin_, retry_initial_, retry_max_,
     poll_interval_, lease_;
 };

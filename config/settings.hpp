@@ -20,6 +20,12 @@ struct http_settings {
   std::size_t threads = 2;
   std::size_t max_body_bytes = 1024 * 1024;
   milliseconds drain_timeout = 10s;
+  // Slow clients (Pistache 0.0.5 counts each from the connection, or from the end of
+  // the previous request on it; see http/server.cpp).
+  milliseconds header_timeout = 15s;
+  milliseconds body_timeout = 30s;
+  milliseconds keepalive_timeout = 15s;
+  std::size_t max_connections = 10000;
 };
 
 struct db_settings {
@@ -33,6 +39,7 @@ struct auth_settings {
 
 struct validator_settings {
   std::size_t max_in_flight = 10000;
+  std::size_t max_in_flight_bytes = 256 * 1024 * 1024; // request bytes held by admitted uploads
   milliseconds store_deadline = 5s;
 };
 
@@ -40,6 +47,7 @@ struct outbound_settings {
   std::string ca_file; // empty: the system's CA bundle
   milliseconds connect_timeout = 2s;
   std::size_t max_connections_per_host = 0; // 0: bounded by store-*.max-concurrent only
+  bool allow_http = false; // plain-http store URLs beyond loopback (model/url_policy.hpp)
 };
 
 struct store_a_settings {
@@ -47,17 +55,20 @@ struct store_a_settings {
   std::string sandbox_url = "https://sandbox.itunes.apple.com/verifyReceipt";
   milliseconds timeout = 4s;
   std::size_t max_concurrent = 4096;
+  std::size_t max_queued = 4096; // calls waiting for one of max_concurrent
   bool exclude_old_transactions = true;
   std::vector<std::string> trust_roots{"config/trust/apple-root-ca.pem"};
   std::vector<std::string> intermediates{"config/trust/apple-itunes-store-ca.pem",
                                          "config/trust/apple-wwdr-ca.pem"};
   std::string storekit_test_root; // empty: Xcode StoreKit test receipts are refused
+  std::size_t max_in_app_purchases = 2000; // more in one receipt: malformed_receipt (402)
 };
 
 struct store_b_settings {
   std::string api_url = "https://androidpublisher.googleapis.com";
   milliseconds timeout = 4s;
   std::size_t max_concurrent = 4096;
+  std::size_t max_queued = 4096; // calls waiting for one of max_concurrent
   milliseconds token_refresh_margin = 5min;
 };
 

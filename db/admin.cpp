@@ -5,6 +5,7 @@
 #include <soci/soci.h>
 
 #include "db/backends.hpp"
+#include "db/redact.hpp"
 #include "db/sql_admin.hpp"
 #include "db/url.hpp"
 
@@ -37,7 +38,7 @@ outcome<T> on_server(const std::string& server_url, const std::string& name,
     soci::session s(with_connection_defaults(server_url));
     return work(s);
   } catch (const std::exception& e) {
-    return error{"database " + name + ": " + e.what()};
+    return error{"database " + name + ": " + safe_message(e)};
   }
 }
 

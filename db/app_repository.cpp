@@ -25,16 +25,25 @@ void app_row::assign(const model::app& a) {
   store_a_shared_secret = a.store_a_shared_secret;
   store_b_public_key = a.store_b_public_key;
   store_b_service_account = a.store_b_service_account;
+  accept_storekit_test_receipts = to_flag(a.accept_storekit_test_receipts);
+  transfer_policy = model::to_string(a.transfers);
 }
 
 model::app app_row::app() const {
-  return {id,
-          name,
-          bundle_id,
-          package_name,
-          store_a_shared_secret,
-          store_b_public_key,
-          store_b_service_account};
+  model::app a;
+  a.id = id;
+  a.name = name;
+  a.bundle_id = bundle_id;
+  a.package_name = package_name;
+  a.store_a_shared_secret = store_a_shared_secret;
+  a.store_b_public_key = store_b_public_key;
+  a.store_b_service_account = store_b_service_account;
+  a.accept_storekit_test_receipts = accept_storekit_test_receipts != 0;
+  auto policy = model::parse_transfer_policy(transfer_policy);
+  if (!policy)
+    throw corrupt_row("unknown transfer_policy '" + transfer_policy + "'");
+  a.transfers = *policy;
+  return a;
 }
 
 void token_row::assign(const token_info& t) {

@@ -19,6 +19,8 @@ struct app_row {
   std::string store_a_shared_secret;
   std::string store_b_public_key;
   std::string store_b_service_account;
+  int accept_storekit_test_receipts = 0;
+  std::string transfer_policy = "transfer";
 
   template <class F>
   void key_columns(F&& f) {
@@ -32,6 +34,8 @@ struct app_row {
     f("store_a_shared_secret", store_a_shared_secret);
     f("store_b_public_key", store_b_public_key);
     f("store_b_service_account", store_b_service_account);
+    f("accept_storekit_test_receipts", accept_storekit_test_receipts);
+    f("transfer_policy", transfer_policy);
   }
   template <class F>
   void all_columns(F&& f) {

@@ -4,6 +4,7 @@
 
 #include "db/backends.hpp"
 #include "db/migrator.hpp"
+#include "db/redact.hpp"
 #include "db/sql_database.hpp"
 #include "db/url.hpp"
 #include "model/identifiers.hpp"
@@ -23,17 +24,13 @@ bool transient(const std::exception& e) {
   return state == "40001" || state == "40P01"; // serialization failure, deadlock
 }
 
-// Passwords stay out of error messages and logs.
-std::string redacted(const std::string& url) {
-  return url_parameter(url, "password") ? with_url_parameter(url, "password", "***") : url;
-}
 
 } // namespace
 
 outcome<std::unique_ptr<database>> database::open(const std::string& url) {
   auto kind = dialect_of(url);
   if (!kind)
-    return error{"unsupported database URL '" + redacted(url)
+    return error{"unsupported database URL '" + redacted_url(url)
                  + "': expected sqlite3://db=… or postgresql://…"};
   register_backends();
   std::string full_url = url;
@@ -42,7 +39,7 @@ outcome<std::unique_ptr<database>> database::open(const std::string& url) {
     auto c = std::make_unique<connection>(*kind, full_url);
     return std::unique_ptr<database>(std::make_unique<sql_database>(*kind, full_url, std::move(c)));
   } catch (const std::exception& e) {
-    return error{"cannot open database '" + redacted(full_url) + "': " + e.what()};
+    return error{"cannot open database '" + redacted_url(full_url) + "': " + safe_message(e)};
   }
 }
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "db/migrations.hpp"
+#include "db/redact.hpp"
 #include "db/sql_migrations.hpp"
 
 namespace receiptd::db {
@@ -94,7 +95,7 @@ int apply_migrations(connection& c) {
       try {
         s << statement;
       } catch (const soci::soci_error& e) {
-        throw std::runtime_error(std::string(m.name) + ": " + e.what());
+        throw std::runtime_error(std::string(m.name) + ": " + safe_message(e));
       }
     }
     int version = m.version;

@@ -1,5 +1,8 @@
 #include "db/record_rows.hpp"
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
 namespace receiptd::db {
 
 namespace {
@@ -12,6 +15,31 @@ Enum parse_column(std::optional<Enum> parsed, const char* column, const std::str
 }
 
 std::string text(std::string_view s) { return std::string(s); }
+
+std::optional<std::string> owners_text(const model::previous_owners& owners) {
+  if (owners.empty())
+    return std::nullopt;
+  boost::json::array a;
+  for (const auto& o : owners)
+    a.emplace_back(o);
+  return boost::json::serialize(a);
+}
+
+model::previous_owners owners_of(const std::optional<std::string>& text) {
+  model::previous_owners out;
+  if (!text)
+    return out;
+  boost::system::error_code ec;
+  auto v = boost::json::parse(*text, ec);
+  if (ec || !v.is_array())
+    throw corrupt_row("previous_user_identifiers is not a JSON array");
+  for (const auto& e : v.get_array()) {
+    if (!e.is_string())
+      throw corrupt_row("previous_user_identifiers holds a non-string");
+    out.emplace_back(e.get_string());
+  }
+  return out;
+}
 
 } // namespace
 
@@ -27,6 +55,7 @@ void purchase_order_row::assign(const model::purchase_order_record& r) {
   purchase_data = r.purchase_data;
   purchase_signature = r.purchase_signature;
   user_identifier.set(r.echo.user_identifier);
+  previous_user_identifiers.set(owners_text(r.previous_users));
   metadata.set(r.echo.metadata);
   ip_address.set(r.echo.ip_address);
 
@@ -60,6 +89,7 @@ model::purchase_order_record purchase_order_row::record() const {
   r.purchase_data = purchase_data;
   r.purchase_signature = purchase_signature;
   r.echo.user_identifier = user_identifier.get();
+  r.previous_users = owners_of(previous_user_identifiers.get());
   r.echo.metadata = metadata.get();
   r.echo.ip_address = ip_address.get();
 
@@ -94,6 +124,7 @@ void receipt_row::assign(const model::receipt_record& r) {
   country_code.set(r.country_code);
   identifier_for_vendor.set(r.identifier_for_vendor);
   user_identifier.set(r.echo.user_identifier);
+  previous_user_identifiers.set(owners_text(r.previous_users));
   metadata.set(r.echo.metadata);
   ip_address.set(r.echo.ip_address);
 
@@ -117,6 +148,7 @@ model::receipt_record receipt_row::record() const {
   r.country_code = country_code.get();
   r.identifier_for_vendor = identifier_for_vendor.get();
   r.echo.user_identifier = user_identifier.get();
+  r.previous_users = owners_of(previous_user_identifiers.get());
   r.echo.metadata = metadata.get();
   r.echo.ip_address = ip_address.get();
 

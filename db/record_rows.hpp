@@ -28,6 +28,7 @@ struct purchase_order_row {
   nullable<std::string> user_identifier;
   nullable<std::string> metadata;
   nullable<std::string> ip_address;
+  nullable<std::string> previous_user_identifiers; // JSON array text
 
   std::string fraud_reason;
   std::string environment;
@@ -60,6 +61,7 @@ struct purchase_order_row {
     f("purchase_data", purchase_data);
     f("purchase_signature", purchase_signature);
     f("user_identifier", user_identifier);
+    f("previous_user_identifiers", previous_user_identifiers);
     f("metadata", metadata);
     f("ip_address", ip_address);
   }
@@ -106,6 +108,7 @@ struct receipt_row {
   nullable<std::string> user_identifier;
   nullable<std::string> metadata;
   nullable<std::string> ip_address;
+  nullable<std::string> previous_user_identifiers; // JSON array text
 
   std::string fraud_reason;
   std::string environment;
@@ -128,6 +131,7 @@ struct receipt_row {
     f("country_code", country_code);
     f("identifier_for_vendor", identifier_for_vendor);
     f("user_identifier", user_identifier);
+    f("previous_user_identifiers", previous_user_identifiers);
     f("metadata", metadata);
     f("ip_address", ip_address);
   }

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "db/redact.hpp"
 #include "db/app_repository.hpp"
 #include "db/connection.hpp"
 #include "db/job_queue.hpp"
@@ -110,7 +111,7 @@ outcome<T> sql_database::guarded(std::string_view operation, Body&& body) {
         conn_->forget_commit();
       return outcome<T>(body());
     } catch (const std::exception& e) {
-      failure = e.what();
+      failure = safe_message(e);
       if (recover_after_failure(e, attempt))
         continue;
     } catch (...) {

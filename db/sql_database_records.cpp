@@ -1,5 +1,6 @@
 // sql_database: records and revalidation jobs.
 #include "db/sql_database.hpp"
+#include "db/redact.hpp"
 #include "db/sql_session.hpp"
 #include "model/identifiers.hpp"
 
@@ -95,7 +96,7 @@ outcome<std::vector<batch_saved>> sql_database::save_batch(const std::vector<bat
         // statement and fails the batch (guarded then reconnects and retries it).
         c.session() << sql::session::rollback_to_savepoint;
         c.session() << sql::session::release_savepoint;
-        out.push_back({item.record, e.what()});
+        out.push_back({item.record, safe_message(e)});
       }
     }
     tx.commit();

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -29,7 +30,40 @@ struct transfer {
   char error[CURL_ERROR_SIZE] = {0};
   std::size_t max_bytes = 0;
   bool truncated = false;
+  std::size_t sent = 0; // request body bytes handed to curl (shared bodies)
 };
+
+// A body in pieces (outbound_request::shared_body), read by curl as it sends.
+std::size_t read_body(char* out, std::size_t size, std::size_t n, void* user) {
+  auto* t = static_cast<transfer*>(user);
+  const auto& req = t->request;
+  std::string_view parts[] = {req.body, *req.shared_body, req.body_tail};
+  std::size_t room = size * n, copied = 0, skip = t->sent;
+  for (auto part : parts) {
+    if (skip >= part.size()) {
+      skip -= part.size();
+      continue;
+    }
+    auto len = std::min(part.size() - skip, room - copied);
+    std::memcpy(out + copied, part.data() + skip, len);
+    copied += len;
+    skip = 0;
+    if (copied == room)
+      break;
+  }
+  t->sent += copied;
+  return copied;
+}
+
+// curl rewinds a body to send it again (a reused connection that turned out dead).
+int seek_body(void* user, curl_off_t offset, int origin) {
+  auto* t = static_cast<transfer*>(user);
+  if (origin != SEEK_SET || offset < 0
+      || static_cast<std::size_t>(offset) > t->request.body_size())
+    return CURL_SEEKFUNC_CANTSEEK;
+  t->sent = static_cast<std::size_t>(offset);
+  return CURL_SEEKFUNC_OK;
+}
 
 std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
   auto* t = static_cast<transfer*>(user);
@@ -176,9 +210,16 @@ struct outbound_client::impl {
       curl_easy_setopt(h, CURLOPT_CAINFO, opts.ca_file.c_str());
     if (req.method == "POST") {
       curl_easy_setopt(h, CURLOPT_POST, 1L);
-      curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
       curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
-                       static_cast<curl_off_t>(req.body.size()));
+                       static_cast<curl_off_t>(req.body_size()));
+      if (req.shared_body) {
+        curl_easy_setopt(h, CURLOPT_READFUNCTION, read_body);
+        curl_easy_setopt(h, CURLOPT_READDATA, t.get());
+        curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, seek_body);
+        curl_easy_setopt(h, CURLOPT_SEEKDATA, t.get());
+      } else {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
+      }
     }
     for (const auto& line : req.headers)
       t->headers = curl_slist_append(t->headers, line.c_str());
@@ -212,6 +253,9 @@ struct outbound_client::impl {
     }
     curl_slist_free_all(t->headers);
     idle_handles.push_back(h);
+    // The request (and a body it shares with its owner) is let go of before the
+    // owner hears of the answer: it may then take its data back without a copy.
+    t->request = outbound_request{};
     t->done(std::move(t->response));
   }
 
@@ -262,6 +306,7 @@ struct outbound_client::impl {
     for (auto& t : batch) {
       outbound_response r;
       r.error = "shutting down";
+      t->request = outbound_request{};
       t->done(std::move(r));
     }
     std::vector<CURL*> handles;

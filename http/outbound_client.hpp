@@ -19,6 +19,15 @@ struct outbound_request {
   std::vector<std::string> headers; // "Name: value"
   std::string body;
   std::chrono::milliseconds timeout{4000};
+  // When set, the body sent is body + *shared_body + body_tail: a large payload (an
+  // upload's receipt) is read from its owner's one copy instead of copied in. The
+  // client lets go of it before the completion callback runs.
+  std::shared_ptr<const std::string> shared_body;
+  std::string body_tail;
+
+  std::size_t body_size() const {
+    return body.size() + (shared_body ? shared_body->size() + body_tail.size() : 0);
+  }
 };
 
 struct outbound_response {

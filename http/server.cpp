@@ -2,12 +2,17 @@
 
 #include <pistache/endpoint.h>
 #include <pistache/http.h>
+#include <pistache/peer.h>
+#include <pistache/transport.h>
 
-#include <string_view>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <iostream>
+#include <optional>
 
 #include "http/headers.hpp"
-#include "model/encoding.hpp"
-#include "model/resource_json.hpp"
+#include "http/request_rules.hpp"
 
 namespace receiptd::http {
 
@@ -34,15 +39,10 @@ struct server::shared_state {
   dispatch_fn dispatch;
   std::atomic<bool> draining{false};
   std::atomic<std::size_t> in_flight{0};
+  std::atomic<std::size_t> connections{0};
 };
 
 namespace {
-
-std::string error_json(const char* code, const std::string& message,
-                       const char* field = nullptr) {
-  model::field_error e{field ? field : "", code, message};
-  return model::error_body({e});
-}
 
 // Answers exactly once. Dropped unanswered (a bug), it still answers: 500.
 class pistache_reply final : public reply_sink {
@@ -84,105 +84,58 @@ private:
   std::atomic<bool> sent_{false};
 };
 
-// X-Request-Id from the client when it is sane (1–128 visible ASCII), else new.
-std::string trace_id_of(const ph::Request& req) {
-  if (auto raw = req.headers().tryGetRaw("X-Request-Id")) {
-    const auto& v = raw->value();
-    bool ok = !v.empty() && v.size() <= 128;
-    for (char c : v)
-      ok = ok && c > 0x20 && c < 0x7F;
-    if (ok)
-      return v;
+// Counts an open connection for as long as Pistache keeps its peer: the slot lives
+// in the peer's data, so it goes whichever way Pistache drops the peer (its
+// timeouts remove peers without telling the handler).
+struct connection_slot {
+  std::shared_ptr<server::shared_state> state;
+  explicit connection_slot(std::shared_ptr<server::shared_state> s) : state(std::move(s)) {
+    ++state->connections;
   }
-  return model::hex_encode(model::random_bytes(8));
-}
-
-std::string peer_ip_of(const ph::Request& req) {
-  auto host = req.address().host();
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  return host;
-}
-
-// "Bearer <token>" (scheme case-insensitive, RFC 6750 §2.1). Empty when absent
-// or malformed.
-std::string bearer_token(const ph::Request& req, std::string& problem) {
-  // Pistache parses Authorization into its own header class; others stay raw.
-  std::string value;
-  if (auto typed = req.headers().tryGet<ph::Header::Authorization>())
-    value = typed->value();
-  else if (auto raw = req.headers().tryGetRaw("Authorization"))
-    value = raw->value();
-  else {
-    problem = "the Authorization header is missing";
-    return {};
-  }
-  std::string_view v = value;
-  constexpr std::string_view scheme = "bearer ";
-  bool scheme_ok = v.size() > scheme.size();
-  for (size_t i = 0; scheme_ok && i < scheme.size(); ++i)
-    scheme_ok = (v[i] | 0x20) == scheme[i];
-  if (!scheme_ok) {
-    problem = "the Authorization header must be \"Bearer <token>\"";
-    return {};
-  }
-  v.remove_prefix(scheme.size());
-  while (!v.empty() && v.front() == ' ')
-    v.remove_prefix(1);
-  while (!v.empty() && v.back() == ' ')
-    v.remove_suffix(1);
-  bool token_ok = !v.empty() && v.size() <= 512;
-  for (char c : v)
-    token_ok = token_ok && c > 0x20 && c < 0x7F;
-  if (!token_ok) {
-    problem = "the bearer token is malformed";
-    return {};
-  }
-  return std::string(v);
-}
-
-struct matched {
-  bool found = false;      // path known
-  bool method_ok = false;  // … with this method
-  route target = route::store_b_upload;
-  std::string id;
-  bool health = false;
+  ~connection_slot() { --state->connections; }
+  connection_slot(const connection_slot&) = delete;
+  connection_slot& operator=(const connection_slot&) = delete;
 };
 
-matched match(ph::Method method, std::string_view path) {
-  if (path.size() > 1 && path.back() == '/')
-    path.remove_suffix(1);
-  matched m;
-  auto post = [&](route r) {
-    m.found = true;
-    m.method_ok = method == ph::Method::Post;
-    m.target = r;
-  };
-  auto get = [&](route r, std::string_view id) {
-    m.found = !id.empty() && id.find('/') == std::string_view::npos;
-    m.method_ok = method == ph::Method::Get;
-    m.target = r;
-    m.id = std::string(id);
-  };
-  constexpr std::string_view a = "/client/store_a/receipts";
-  constexpr std::string_view b = "/client/store_b/purchase_orders";
-  if (path == a)
-    post(route::store_a_upload);
-  else if (path == b)
-    post(route::store_b_upload);
-  else if (path == std::string(b) + "/legacy")
-    post(route::store_b_legacy_upload);
-  else if (path.rfind(std::string(a) + "/", 0) == 0)
-    get(route::store_a_get, path.substr(a.size() + 1));
-  else if (path.rfind(std::string(b) + "/", 0) == 0)
-    get(route::store_b_get, path.substr(b.size() + 1));
-  else if (path == "/healthz") {
-    m.found = true;
-    m.method_ok = method == ph::Method::Get;
-    m.health = true;
+constexpr const char* slot_key = "receiptd.connection";
+constexpr const char* refused_key = "receiptd.refused";
+
+class api_handler;
+
+// Pistache 0.0.5 calls a handler's onRequest only once the whole body has been
+// read (Http::Handler::onInput, private, feeds its parser and answers only a
+// complete request), and a derived handler can neither call that function nor
+// build a ResponseWriter. What 0.0.5 does let us do: stand in front of the HTTP
+// handler as the transport's handler (Tcp::Transport::init is public), hand it
+// each chunk through Tcp::Handler's public interface, and look at its parser
+// (Handler::getParser, public) after each one. Once the request line and headers
+// are in and the body is not (the parser is in its body step), a request that is
+// bound to be refused — unknown path, missing or malformed Authorization, a
+// Content-Length over http.max-body-bytes, shutting down — is answered there, the
+// connection is closed for writing, and the rest of its body is read and dropped,
+// never buffered.
+class early_gate final : public Pistache::Tcp::Handler {
+public:
+  early_gate(api_handler* http, std::shared_ptr<server::shared_state> state)
+    : http_(http), state_(std::move(state)) {}
+
+  std::shared_ptr<Pistache::Tcp::Handler> clone() const override {
+    return std::make_shared<early_gate>(http_, state_);
   }
-  return m;
-}
+
+  void onInput(const char* buffer, size_t len,
+               const std::shared_ptr<Pistache::Tcp::Peer>& peer) override;
+
+  void onConnection(const std::shared_ptr<Pistache::Tcp::Peer>& peer) override;
+
+  void onDisconnection(const std::shared_ptr<Pistache::Tcp::Peer>& peer) override;
+
+private:
+  Pistache::Tcp::Handler& http();
+
+  api_handler* http_; // owned by the same transport (Http::TransportImpl keeps it)
+  std::shared_ptr<server::shared_state> state_;
+};
 
 class api_handler : public ph::Handler {
 public:
@@ -193,39 +146,97 @@ public:
 
   void onRequest(const ph::Request& req, ph::ResponseWriter writer) override {
     auto trace_id = trace_id_of(req);
-    auto answer = [&](reply r) { pistache_reply::write(writer, r, trace_id); };
     auto m = match(req.method(), req.resource());
-    if (!m.found)
-      return answer({404, error_json("not_found", "no such resource")});
-    if (!m.method_ok)
-      return answer({405, error_json("method_not_allowed", "method not allowed here")});
-    if (m.health)
-      return answer({200, R"({"status":"ok"})"});
-    if (state_->draining)
-      return answer({503, error_json("shutting_down", "the service is shutting down"), 1});
-    std::string problem;
-    auto token = bearer_token(req, problem);
-    if (token.empty())
-      return answer({401, error_json("unauthorized", problem)});
-    if (req.body().size() > state_->settings.max_body_bytes)
-      return answer({413, error_json("body_too_large",
-                                     "the request body is larger than "
-                                       + std::to_string(state_->settings.max_body_bytes)
-                                       + " bytes")});
+    std::string token;
+    if (auto r = own_answer(req, m, req.body().size(), state_->settings.max_body_bytes,
+                            state_->draining, token))
+      return pistache_reply::write(writer, *r, trace_id);
     inbound_request in;
     in.target = m.target;
     in.record_id = std::move(m.id);
     in.token = std::move(token);
-    in.body = req.body();
+    // The body is moved, not copied: the request is the parser's own (not const)
+    // and is reset as soon as onRequest returns (Pistache 0.0.5 Handler::onInput).
+    in.body = std::move(const_cast<std::string&>(req.body()));
     in.peer_ip = peer_ip_of(req);
     in.trace_id = trace_id;
     auto sink = std::make_shared<pistache_reply>(std::move(writer), std::move(trace_id), state_);
     state_->dispatch(std::move(in), std::move(sink));
   }
 
+  // Overrides Http::Handler's (private there, which a derived class may override
+  // but not call): it does the one thing that one does, giving the peer its parser
+  // (Pistache 0.0.5 src/common/http.cc; the transport's timeout check reads it for
+  // every peer), then counts the connection and closes it beyond
+  // http.max-connections.
+  void onConnection(const std::shared_ptr<Pistache::Tcp::Peer>& peer) override {
+    peer->putData(ParserData, std::make_shared<ph::RequestParser>(getMaxRequestSize()));
+    if (!gate_installed_) {
+      // The first connection of this transport (one per reactor thread) puts the
+      // gate in front; the transport calls the gate from then on.
+      gate_installed_ = true;
+      transport()->init(std::make_shared<early_gate>(this, state_));
+    }
+    peer->putData(slot_key, std::make_shared<connection_slot>(state_));
+    if (state_->connections > state_->settings.max_connections) {
+      // Refused at once: no request is read from it. Closed both ways, the peer
+      // is removed by the transport as soon as it is registered (end of stream).
+      peer->putData(refused_key, std::make_shared<bool>(true));
+      write_raw(*peer,
+                {503, error_json("too_many_connections", "too many open connections; retry shortly"),
+                 1},
+                "");
+      ::shutdown(peer->fd(), SHUT_RDWR);
+    }
+  }
+
+  // After each chunk the parser has taken: a request whose headers are in and
+  // whose body is still coming is refused now if it is to be refused at all.
+  void screen(const std::shared_ptr<Pistache::Tcp::Peer>& peer) {
+    auto parser = getParser(peer);
+    if (!parser || parser->step()->id() != ph::Private::BodyStep::Id)
+      return;
+    const auto& req = parser->request;
+    std::size_t announced = 0;
+    if (auto cl = req.headers().tryGet<ph::Header::ContentLength>())
+      announced = static_cast<std::size_t>(cl->value());
+    std::string token;
+    auto r = own_answer(req, match(req.method(), req.resource()), announced,
+                        state_->settings.max_body_bytes, state_->draining, token);
+    if (!r || r->status < 400)
+      return;
+    peer->putData(refused_key, std::make_shared<bool>(true));
+    write_raw(*peer, *r, trace_id_of(req));
+    // No more answers on this connection: the client sees the end after this one,
+    // and what it still sends is dropped (the body timeout ends a client that
+    // keeps sending).
+    ::shutdown(peer->fd(), SHUT_WR);
+  }
+
 private:
   std::shared_ptr<server::shared_state> state_;
+  bool gate_installed_ = false; // per transport: each has its own clone
 };
+
+Pistache::Tcp::Handler& early_gate::http() {
+  return *http_;
+}
+
+void early_gate::onInput(const char* buffer, size_t len,
+                         const std::shared_ptr<Pistache::Tcp::Peer>& peer) {
+  if (peer->tryGetData(refused_key))
+    return; // answered already: the rest is not read into any buffer
+  http().onInput(buffer, len, peer); // Http::Handler's parser, through Tcp::Handler
+  http_->screen(peer);
+}
+
+void early_gate::onConnection(const std::shared_ptr<Pistache::Tcp::Peer>& peer) {
+  http().onConnection(peer);
+}
+
+void early_gate::onDisconnection(const std::shared_ptr<Pistache::Tcp::Peer>& peer) {
+  http().onDisconnection(peer);
+}
 
 } // namespace
 
@@ -243,20 +254,61 @@ server::~server() {
   stop();
 }
 
+namespace {
+
+// Pistache's accept loop spins when accept() fails for want of a file descriptor
+// (EMFILE: the listening socket stays readable), and the database and the stores
+// need descriptors too: the connection cap stays below the open-file limit.
+std::size_t connection_cap(std::size_t configured) {
+  constexpr std::size_t reserve = 256;
+  rlimit lim{};
+  if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY
+      || configured + reserve <= lim.rlim_cur)
+    return configured;
+  auto cap = lim.rlim_cur > 2 * reserve ? static_cast<std::size_t>(lim.rlim_cur) - reserve : 1;
+  std::cerr << "receiptd: http.max-connections=" << configured << " does not fit the open-file "
+            << "limit (" << lim.rlim_cur << "); at most " << cap << " client connections\n";
+  return cap;
+}
+
+} // namespace
+
 std::uint16_t server::start() {
+  state_->settings.max_connections = connection_cap(state_->settings.max_connections);
   const auto& s = state_->settings;
   Pistache::Address addr(s.address, Pistache::Port(s.port));
   endpoint_->endpoint = std::make_unique<Pistache::Http::Endpoint>(addr);
-  // Pistache buffers whole requests and answers 413 itself (plain text, then
-  // closes) past its own limit. Up to twice our body limit the request reaches
-  // the handler, which answers 413 with the JSON error shape.
+  // Pistache buffers whole requests and answers 413 itself (plain text) past its
+  // own limit: the body limit plus room for the request line and headers. A body
+  // announced larger (Content-Length) is refused with the JSON shape as soon as the
+  // headers are in (early_gate), before any of it is buffered.
+  //
+  // Timeouts, as Pistache 0.0.5 applies them (src/server/endpoint.cc, checked every
+  // 500 ms): each is measured from the connection, or from the end of the previous
+  // request on it, not from the last byte received: a client that trickles its
+  // headers is closed (408) header-timeout after it connected, however steadily it
+  // sends. While a request is being answered the header timeout keeps running, so
+  // it must exceed the store deadline (config/options.cpp checks); once answered,
+  // an idle connection lives for keepalive-timeout (which then also bounds the
+  // next request's headers on it).
+  constexpr int backlog = 4096;
   auto opts = Pistache::Http::Endpoint::options()
                 .threads(static_cast<int>(s.threads))
                 .flags(Pistache::Tcp::Options::ReuseAddr)
-                .backlog(4096)
-                .maxRequestSize(2 * s.max_body_bytes + 64 * 1024)
-                .maxResponseSize(8 * 1024 * 1024);
+                .backlog(backlog)
+                .maxRequestSize(s.max_body_bytes + 64 * 1024)
+                .maxResponseSize(8 * 1024 * 1024)
+                .headerTimeout(s.header_timeout)
+                .bodyTimeout(s.body_timeout)
+                .keepaliveTimeout(s.keepalive_timeout);
   endpoint_->endpoint->init(opts);
+  // Endpoint::init (0.0.5) does not pass the backlog on to its listener, which then
+  // listens with 128: a burst of new connections beyond that had its SYNs dropped
+  // and waited for the client's retransmission (1 s, then 3 s, …). The listener's
+  // init only stores its arguments, so it is called again with all of them.
+  endpoint_->endpoint->initArgs(s.threads, Pistache::Flags<Pistache::Tcp::Options>(
+                                             Pistache::Tcp::Options::ReuseAddr),
+                                std::string(), backlog);
   endpoint_->endpoint->setHandler(Pistache::Http::make_handler<api_handler>(state_));
   endpoint_->endpoint->serveThreaded();
   return static_cast<std::uint16_t>(endpoint_->endpoint->getPort());

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "model/transfer_policy.hpp"
+
 namespace receiptd::model {
 
 struct app {
@@ -13,6 +15,10 @@ struct app {
   std::string store_a_shared_secret;   // verifyReceipt "password"; may be empty
   std::string store_b_public_key;      // Play licence key: base64 X.509 SubjectPublicKeyInfo
   std::string store_b_service_account; // service-account JSON text; may be empty
+  // Xcode StoreKit test receipts (signed with a key that ships with every Xcode) are
+  // accepted, as environment xcode, only for an app that opts in (issue 6 §4).
+  bool accept_storekit_test_receipts = false;
+  transfer_policy transfers;           // a re-upload naming another user_identifier
 };
 
 } // namespace receiptd::model

@@ -44,9 +44,81 @@ bool keeps_old_verdict(validation_state old, validation_state now) {
 }
 
 template <class Record>
+bool passed_local_check(const Record& r) {
+  return !rejected_locally(r.state, r.fraud);
+}
+
+// The stored record stays exactly as it is; the upload is answered by its own verdict.
+template <class Record>
 bool leaves_untouched(const Record& existing, const Record& incoming) {
+  if (rejected_locally(incoming.state, incoming.fraud))
+    return passed_local_check(existing);
   return existing.state == validation_state::validated
-         && rejected_locally(incoming.state, incoming.fraud);
+         && incoming.fraud == fraud_reason::store_rejected;
+}
+
+template <class Record>
+Record refuse(const Record& existing, field_error why) {
+  Record out = existing;
+  out.terms.refused = std::move(why);
+  return out;
+}
+
+// Whether the stored record proves its purchase, so that it binds a product and a
+// user: the store confirmed it, or a signature that checked out stands behind it
+// and nobody has called it fraud. A store-rejected or an unsigned (legacy) pending
+// upload proves nothing, so it cannot squat a purchase token for its uploader.
+bool proven(const purchase_order_record& r) {
+  return r.state == validation_state::validated || (!r.is_legacy && !r.is_fraud());
+}
+bool proven(const receipt_record& r) {
+  return r.state == validation_state::validated || !r.is_fraud();
+}
+
+// The user the proof is bound to, when a genuine upload named one.
+template <class Record>
+const std::string* bound_user(const Record& existing) {
+  if (!proven(existing) || !existing.echo.user_identifier
+      || existing.echo.user_identifier->empty())
+    return nullptr;
+  return &*existing.echo.user_identifier;
+}
+
+// Whether `incoming` names another user than the bound one; nullopt when the
+// policy refuses that move.
+template <class Record>
+std::optional<bool> transfer_check(const Record& existing, const Record& incoming) {
+  const auto* bound = bound_user(existing);
+  const auto& named = incoming.echo.user_identifier;
+  if (bound == nullptr || !named || named->empty() || *named == *bound)
+    return false;
+  const auto transfers_so_far = static_cast<int>(existing.previous_users.size());
+  if (!incoming.terms.transfers.allows(transfers_so_far))
+    return std::nullopt;
+  return true;
+}
+
+field_error bound_to_other_user() {
+  return {"user_identifier", "bound_to_other_user",
+          "this purchase belongs to another user of the app; the app's transfer policy "
+          "does not allow moving it"};
+}
+
+// What both stores' re-uploads share: identity and creation from the first
+// upload, the verdict by the rules above, echo fields from the latest.
+template <class Record>
+Record merge_common(const Record& existing, const Record& incoming, bool transfer) {
+  Record out = keeps_old_verdict(existing.state, incoming.state) ? existing : incoming;
+  out.id = existing.id;
+  out.app_id = existing.app_id;
+  out.created_at = existing.created_at;
+  out.updated_at = incoming.updated_at;
+  out.echo = merge_echo(existing.echo, incoming.echo);
+  out.previous_users = existing.previous_users;
+  if (transfer)
+    out.previous_users.push_back(*existing.echo.user_identifier);
+  out.terms = incoming.terms;
+  return out;
 }
 
 } // namespace
@@ -56,28 +128,19 @@ bool rejected_locally(validation_state state, fraud_reason reason) {
          && reason != fraud_reason::store_rejected;
 }
 
-namespace {
-
-// What both stores' re-uploads share: identity and creation from the first
-// upload, the verdict by the rules above, echo fields from the latest.
-template <class Record>
-Record merge_common(const Record& existing, const Record& incoming) {
-  Record out = keeps_old_verdict(existing.state, incoming.state) ? existing : incoming;
-  out.id = existing.id;
-  out.app_id = existing.app_id;
-  out.created_at = existing.created_at;
-  out.updated_at = incoming.updated_at;
-  out.echo = merge_echo(existing.echo, incoming.echo);
-  return out;
-}
-
-} // namespace
-
 purchase_order_record merge_reupload(const purchase_order_record& existing,
                                      const purchase_order_record& incoming) {
   if (leaves_untouched(existing, incoming))
     return existing;
-  auto out = merge_common(existing, incoming);
+  if (proven(existing) && !existing.purchase.product_id.empty()
+      && incoming.purchase.product_id != existing.purchase.product_id)
+    return refuse(existing, {"product_id", "product_id_mismatch",
+                             "this purchase token is recorded for product \""
+                               + existing.purchase.product_id.substr(0, 150) + "\""});
+  auto transfer = transfer_check(existing, incoming);
+  if (!transfer)
+    return refuse(existing, bound_to_other_user());
+  auto out = merge_common(existing, incoming, *transfer);
   // A signed upload is the stronger proof: a later legacy upload of the same
   // token does not erase the purchase data and signature already held.
   if (incoming.is_legacy && !existing.is_legacy) {
@@ -94,7 +157,10 @@ receipt_record merge_reupload(const receipt_record& existing,
                               const receipt_record& incoming) {
   if (leaves_untouched(existing, incoming))
     return existing;
-  auto out = merge_common(existing, incoming);
+  auto transfer = transfer_check(existing, incoming);
+  if (!transfer)
+    return refuse(existing, bound_to_other_user());
+  auto out = merge_common(existing, incoming, *transfer);
   if (incoming.country_code)
     out.country_code = incoming.country_code;
   else

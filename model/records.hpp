@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "model/result.hpp"
 #include "model/timestamp.hpp"
+#include "model/transfer_policy.hpp"
 #include "model/verdict.hpp"
 
 namespace receiptd::model {
@@ -16,6 +18,18 @@ struct echo_fields {
   std::optional<std::string> user_identifier; // nullopt: not sent (or null)
   std::optional<std::string> metadata;        // compact JSON object text; nullopt: not sent
   std::optional<std::string> ip_address;      // canonical text; nullopt: stored as NULL
+};
+
+// The users a proof was bound to before its current user_identifier, oldest
+// first (a transfer appends the one it replaces).
+using previous_owners = std::vector<std::string>;
+
+// What an upload carries to its save and what the save decided, beside the record
+// itself. Not stored.
+struct upload_terms {
+  transfer_policy transfers; // the app's policy, for merge_reupload
+  // Set by merge_reupload when this upload may not change the stored record (409).
+  std::optional<field_error> refused;
 };
 
 // ---- Store B (Google Play) ------------------------------------------------
@@ -52,6 +66,8 @@ struct purchase_order_record {
   unix_ms created_at = 0;
   unix_ms updated_at = 0;
   std::string store_detail; // last store answer in a few words (not in the resource)
+  previous_owners previous_users;
+  upload_terms terms;
 
   bool is_fraud() const { return fraud != fraud_reason::none; }
 };
@@ -94,6 +110,8 @@ struct receipt_record {
   unix_ms created_at = 0;
   unix_ms updated_at = 0;
   std::string store_detail;
+  previous_owners previous_users;
+  upload_terms terms;
 
   bool is_fraud() const { return fraud != fraud_reason::none; }
 };
@@ -115,20 +133,28 @@ struct validation_job {
   std::string last_error;
 };
 
-// ---- Re-uploads (DESIGN.md §2) --------------------------------------------
+// ---- Re-uploads (DESIGN.md §2, issue 6 §2, §3, §11) -------------------------
 
 // A re-upload of the same proof by the same app keeps id and created_at, takes
-// the new echo fields where sent (ip_address always), and takes the new verdict,
-// except that a record the store has validated is never downgraded by an upload
-// the store did not judge: a pending verdict (store unreachable) keeps the
-// validated one, and an upload whose own proof fails locally (a forged or
-// corrupted signature, another bundle or device) leaves the record untouched —
-// that upload is refused (402), the genuine purchase stays validated.
+// the new echo fields where sent (ip_address always) and the new verdict, except:
+//  - an upload whose own proof fails locally (forged or corrupted signature,
+//    another bundle, package or device) never touches a record that passed its
+//    own local check: data, state and job stay; that upload alone is refused (402);
+//  - a validated record is not downgraded by an upload the store did not confirm:
+//    a pending verdict keeps it validated, a store rejection is that upload's 402;
+//  - a purchase order's product id never changes (409 product_id_mismatch);
+//  - naming another user_identifier than the bound one is a transfer, allowed by
+//    the app's policy (`incoming.terms.transfers`) or refused (409
+//    bound_to_other_user); an allowed transfer records the previous owner.
+// A refusal comes back in the result's `terms.refused`, with the stored record
+// unchanged. Only a record that proves its purchase (validated, or signed and not
+// fraud) binds a product or a user: a forged, store-rejected or unconfirmed
+// legacy first upload cannot squat a purchase token.
 purchase_order_record merge_reupload(const purchase_order_record& existing,
                                      const purchase_order_record& incoming);
-// Whether `incoming` failed on its own proof, before any store was asked.
-bool rejected_locally(validation_state state, fraud_reason reason);
 receipt_record merge_reupload(const receipt_record& existing,
                               const receipt_record& incoming);
+// Whether `incoming` failed on its own proof, before any store was asked.
+bool rejected_locally(validation_state state, fraud_reason reason);
 
 } // namespace receiptd::model

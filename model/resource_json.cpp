@@ -28,7 +28,11 @@ json::value metadata_json(const std::optional<std::string>& text) {
   if (!text)
     return nullptr;
   boost::system::error_code ec;
-  auto v = json::parse(*text, ec);
+  // Uploads are held to max_metadata_depth now; records stored before that held up
+  // to the request parser's 64 levels, past Boost.JSON's default of 32.
+  json::parse_options opts;
+  opts.max_depth = 64;
+  auto v = json::parse(*text, ec, {}, opts);
   return ec ? json::value(nullptr) : v;
 }
 
@@ -40,7 +44,8 @@ json::value text_or_null(const std::string& s) {
 
 void put_common(json::object& o, const std::string& id, const std::string& app_id,
                 fraud_reason fraud, environment env, const echo_fields& echo,
-                validation_state state, unix_ms created, unix_ms updated) {
+                const previous_owners& previous, validation_state state, unix_ms created,
+                unix_ms updated) {
   o["id"] = id;
   o["app_family_id"] = app_id;
   o["is_fraud"] = fraud != fraud_reason::none;
@@ -48,6 +53,11 @@ void put_common(json::object& o, const std::string& id, const std::string& app_i
                                                   : json::value(to_string(fraud));
   o["environment"] = to_string(env);
   o["user_identifier"] = opt(echo.user_identifier);
+  // Transfers between users (issue 6 §11): the owners before the current one.
+  json::array owners;
+  for (const auto& p : previous)
+    owners.emplace_back(p);
+  o["previous_user_identifiers"] = std::move(owners);
   o["metadata"] = metadata_json(echo.metadata);
   o["ip_address"] = opt(echo.ip_address);
   o["validation_state"] = to_string(state);
@@ -77,9 +87,21 @@ const char* fraud_message(fraud_reason r) {
   return "rejected";
 }
 
+// The message of a 402: what the reason means, and for the reasons whose detail
+// helps the app's developer and tells an attacker nothing new (what the store
+// said; why an Xcode test receipt was refused), that detail.
+template <class Record>
+std::string rejection_message(const Record& r, fraud_reason reason) {
+  std::string message = fraud_message(reason);
+  bool explained = reason == fraud_reason::store_rejected || r.env == environment::xcode;
+  if (reason == r.fraud && explained && !r.store_detail.empty())
+    message += ": " + r.store_detail.substr(0, 300);
+  return message;
+}
+
 std::string rejection(const char* key, json::object resource, fraud_reason reason,
-                      const char* field) {
-  json::object err{{"code", to_string(reason)}, {"message", fraud_message(reason)}};
+                      const char* field, std::string message) {
+  json::object err{{"code", to_string(reason)}, {"message", std::move(message)}};
   if (field)
     err["field"] = field;
   json::object body{{"errors", json::array{std::move(err)}}, {key, std::move(resource)}};
@@ -122,7 +144,7 @@ json::object in_app_purchase_json(const apple_in_app_purchase& p) {
 json::object purchase_order_json(const purchase_order_record& r) {
   json::object o;
   o.reserve(20);
-  put_common(o, r.id, r.app_id, r.fraud, r.env, r.echo, r.state, r.created_at,
+  put_common(o, r.id, r.app_id, r.fraud, r.env, r.echo, r.previous_users, r.state, r.created_at,
              r.updated_at);
   o["package_name"] = r.package_name;
   o["is_legacy"] = r.is_legacy;
@@ -135,7 +157,7 @@ json::object purchase_order_json(const purchase_order_record& r) {
 json::object receipt_json(const receipt_record& r) {
   json::object o;
   o.reserve(20);
-  put_common(o, r.id, r.app_id, r.fraud, r.env, r.echo, r.state, r.created_at,
+  put_common(o, r.id, r.app_id, r.fraud, r.env, r.echo, r.previous_users, r.state, r.created_at,
              r.updated_at);
   o["style"] = to_string(r.style);
   o["bundle_id"] = text_or_null(r.bundle_id);
@@ -167,12 +189,13 @@ std::string rejection_body(const purchase_order_record& r, fraud_reason reason) 
   const char* field = reason == fraud_reason::invalid_signature ? "purchase_signature"
                       : reason == fraud_reason::package_name_mismatch ? "purchase_data"
                                                                        : nullptr;
-  return rejection("purchase_order", purchase_order_json(r), reason, field);
+  return rejection("purchase_order", purchase_order_json(r), reason, field,
+                   rejection_message(r, reason));
 }
 
 std::string rejection_body(const receipt_record& r, fraud_reason reason) {
   const char* field = reason == fraud_reason::store_rejected ? nullptr : "receipt";
-  return rejection("receipt", receipt_json(r), reason, field);
+  return rejection("receipt", receipt_json(r), reason, field, rejection_message(r, reason));
 }
 
 std::string rejection_body(const purchase_order_record& r) {
@@ -187,6 +210,8 @@ namespace {
 
 template <class Record>
 upload_answer answer_for_record(const Record& stored, fraud_reason own_verdict) {
+  if (stored.terms.refused)
+    return {409, error_body({*stored.terms.refused})};
   if (own_verdict != fraud_reason::none && stored.state != validation_state::rejected)
     return {402, rejection_body(stored, own_verdict)};
   return {http_status_for(stored.state), upload_response_body(stored)};

@@ -30,7 +30,8 @@ std::string rejection_body(const receipt_record& r, fraud_reason reason);
 // The status and body an upload gets once its record is stored: the resource
 // with 200/206, the rejection body with 402. `own_verdict` is the upload's own
 // fraud reason: an upload refused on its own proof is a 402 whatever the record
-// it collided with says.
+// it collided with says. A re-upload the save refused (`stored.terms.refused`:
+// another product, another user) is a 409 with that error.
 struct upload_answer {
   int status;
   std::string body;

@@ -1,5 +1,8 @@
 #include "model/upload_request.hpp"
 
+#include <algorithm>
+
+#include <boost/json/error.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -23,8 +26,9 @@ public:
     errors_.push_back({std::move(field), std::move(code), std::move(message)});
   }
 
-  // A required, non-empty string.
-  std::string required_string(const char* field) {
+  // A required, non-empty string of at most `max_length` bytes, as a view into
+  // the parsed body (empty when it is not acceptable).
+  std::string_view required_view(const char* field, std::size_t max_length) {
     auto* v = obj_.if_contains(field);
     if (!v || v->is_null()) {
       fail(field, "missing", std::string(field) + " is required");
@@ -38,14 +42,17 @@ public:
       fail(field, "blank", std::string(field) + " must not be empty");
       return {};
     }
-    if (has_nul(v->get_string(), field))
+    if (too_long(v->get_string(), field, max_length) || has_nul(v->get_string(), field))
       return {};
-    return std::string(v->get_string());
+    return v->get_string();
+  }
+
+  std::string required_string(const char* field, std::size_t max_length) {
+    return std::string(required_view(field, max_length));
   }
 
   // An optional string: absent or null → nullopt.
-  std::optional<std::string> optional_string(const char* field,
-                                             std::size_t max_length = 0) {
+  std::optional<std::string> optional_string(const char* field, std::size_t max_length) {
     auto* v = obj_.if_contains(field);
     if (!v || v->is_null())
       return std::nullopt;
@@ -53,15 +60,19 @@ public:
       fail(field, "wrong_type", std::string(field) + " must be a string");
       return std::nullopt;
     }
-    if (max_length > 0 && v->get_string().size() > max_length) {
-      fail(field, "too_long",
-           std::string(field) + " is longer than " + std::to_string(max_length)
-             + " characters");
-      return std::nullopt;
-    }
-    if (has_nul(v->get_string(), field))
+    if (too_long(v->get_string(), field, max_length) || has_nul(v->get_string(), field))
       return std::nullopt;
     return std::string(v->get_string());
+  }
+
+  bool too_long(std::string_view text, const std::string& field, std::size_t max_length,
+                const std::string& what = {}) {
+    if (text.size() <= max_length)
+      return false;
+    fail(field, "too_long",
+         (what.empty() ? field : what) + " is longer than " + std::to_string(max_length)
+           + " bytes");
+    return true;
   }
 
   // No text field may carry NUL: it is never part of a genuine receipt or
@@ -77,25 +88,44 @@ public:
     upload_common c;
     c.user_identifier = optional_string("user_identifier", max_user_identifier_length);
     if (auto* m = obj_.if_contains("metadata"); m && !m->is_null()) {
-      if (m->is_object())
-        c.metadata = json::serialize(*m);
-      else
+      if (!m->is_object())
         fail("metadata", "wrong_type", "metadata must be a JSON object");
+      else if (depth_of(*m) > max_metadata_depth)
+        fail("metadata", "too_deep",
+             "metadata is nested deeper than " + std::to_string(max_metadata_depth) + " levels");
+      else if (auto text = json::serialize(*m); !too_long(text, "metadata", max_metadata_bytes))
+        c.metadata = std::move(text);
     }
     if (auto* ip = obj_.if_contains("ip_address")) {
       if (ip->is_null()) {
         c.ip.k = ip_choice::kind::null;
       } else if (!ip->is_string()) {
         fail("ip_address", "wrong_type", "ip_address must be a string or null");
-      } else if (auto canonical = canonical_ip(ip->get_string())) {
-        c.ip.k = ip_choice::kind::address;
-        c.ip.address = std::move(*canonical);
-      } else {
-        fail("ip_address", "invalid_ip_address",
-             "ip_address is not an IPv4 or IPv6 address");
+      } else if (!too_long(ip->get_string(), "ip_address", max_ip_address_length)) {
+        if (auto canonical = canonical_ip(ip->get_string())) {
+          c.ip.k = ip_choice::kind::address;
+          c.ip.address = std::move(*canonical);
+        } else {
+          fail("ip_address", "invalid_ip_address", "ip_address is not an IPv4 or IPv6 address");
+        }
       }
     }
     return c;
+  }
+
+  // Nesting depth: an object or array is one level more than its deepest member.
+  // Bounded: the body parser stops at max_body_depth.
+  static std::size_t depth_of(const json::value& v) {
+    std::size_t deepest = 0;
+    if (auto* o = v.if_object())
+      for (const auto& kv : *o)
+        deepest = std::max(deepest, depth_of(kv.value()));
+    else if (auto* a = v.if_array())
+      for (const auto& x : *a)
+        deepest = std::max(deepest, depth_of(x));
+    else
+      return 0;
+    return deepest + 1;
   }
 
 private:
@@ -107,8 +137,12 @@ private:
 result<json::value> parse_object(std::string_view body) {
   boost::system::error_code ec;
   json::parse_options opts;
-  opts.max_depth = 64;
+  opts.max_depth = max_body_depth;
   auto v = json::parse(body, ec, {}, opts);
+  if (ec == json::error::too_deep)
+    return field_error{"", "too_deep",
+                       "the request body is nested deeper than "
+                         + std::to_string(max_body_depth) + " levels"};
   if (ec)
     return field_error{"", "invalid_json", "the request body is not valid JSON"};
   if (!v.is_object())
@@ -147,14 +181,16 @@ result<store_a_upload> parse_store_a_upload(std::string_view body) {
     return doc.errors();
   reader r(doc->get_object());
   store_a_upload out;
-  out.receipt_data = r.required_string("receipt");
-  if (!out.receipt_data.empty()) {
-    if (auto bytes = base64_decode(out.receipt_data); bytes && !bytes->empty())
+  if (auto text = r.required_view("receipt", max_receipt_length); !text.empty()) {
+    if (auto bytes = base64_decode(text); bytes && !bytes->empty()) {
       out.receipt_bytes = std::move(*bytes);
-    else
+      out.receipt_data = base64_encode(out.receipt_bytes);
+    } else {
       r.fail("receipt", "invalid_base64", "receipt is not valid base64");
+    }
   }
-  if (auto cc = r.optional_string("country_code")) {
+  // Longer than two letters is not a country code: said by the format rule below.
+  if (auto cc = r.optional_string("country_code", 64)) {
     if (is_alpha2(*cc)) {
       for (auto& c : *cc)
         c = static_cast<char>(c & ~0x20); // upper-case ASCII letter
@@ -164,7 +200,7 @@ result<store_a_upload> parse_store_a_upload(std::string_view body) {
              "country_code must be an ISO 3166-1 alpha-2 code (two letters)");
     }
   }
-  if (auto idfv = r.optional_string("identifier_for_vendor")) {
+  if (auto idfv = r.optional_string("identifier_for_vendor", max_identifier_for_vendor_length)) {
     if (is_uuid(*idfv) || parse_mac_address(*idfv))
       out.identifier_for_vendor = std::move(*idfv);
     else
@@ -184,14 +220,25 @@ result<store_b_upload> parse_store_b_upload(std::string_view body) {
     return doc.errors();
   reader r(doc->get_object());
   store_b_upload out;
-  out.purchase_data = r.required_string("purchase_data");
+  out.purchase_data = r.required_string("purchase_data", max_purchase_data_length);
   if (!out.purchase_data.empty()) {
     auto data = store_b::parse_purchase_data(out.purchase_data);
-    if (data)
+    if (data) {
       out.data = std::move(*data);
-    else
+      // What the purchase data says is stored and indexed like the legacy fields.
+      const auto& d = out.data;
+      r.too_long(d.package_name, "purchase_data", max_package_name_length,
+                 "purchase_data's packageName");
+      r.too_long(d.product_id, "purchase_data", max_product_id_length,
+                 "purchase_data's productId");
+      r.too_long(d.purchase_token, "purchase_data", max_purchase_token_length,
+                 "purchase_data's purchaseToken");
+      if (d.order_id)
+        r.too_long(*d.order_id, "purchase_data", max_order_id_length, "purchase_data's orderId");
+    } else {
       for (auto& e : data.errors())
         r.errors().push_back(e);
+    }
   }
   // An empty signature is not malformed input but a missing proof (Play's static
   // test responses come unsigned): it is judged as an invalid signature.
@@ -200,13 +247,17 @@ result<store_b_upload> parse_store_b_upload(std::string_view body) {
     r.fail("purchase_signature", "missing", "purchase_signature is required");
   else if (!sig->is_string())
     r.fail("purchase_signature", "wrong_type", "purchase_signature must be a string");
-  else if (sig->get_string().find('\0') != std::string::npos)
-    r.fail("purchase_signature", "invalid_base64", "purchase_signature is not valid base64");
-  else if (auto bytes = base64_decode(sig->get_string()))
-    out.purchase_signature = sig->get_string(), out.signature_bytes = std::move(*bytes);
-  else
-    r.fail("purchase_signature", "invalid_base64",
-           "purchase_signature is not valid base64");
+  else if (!r.too_long(sig->get_string(), "purchase_signature", max_purchase_signature_length)) {
+    auto bytes = sig->get_string().find('\0') == std::string::npos
+                   ? base64_decode(sig->get_string())
+                   : std::nullopt;
+    if (bytes) {
+      out.signature_bytes = std::move(*bytes);
+      out.purchase_signature = base64_encode(out.signature_bytes);
+    } else {
+      r.fail("purchase_signature", "invalid_base64", "purchase_signature is not valid base64");
+    }
+  }
   out.common = r.common();
   if (!r.errors().empty())
     return std::move(r.errors());
@@ -219,10 +270,10 @@ result<store_b_legacy_upload> parse_store_b_legacy_upload(std::string_view body)
     return doc.errors();
   reader r(doc->get_object());
   store_b_legacy_upload out;
-  out.package_name = r.required_string("package_name");
-  out.purchase_token = r.required_string("purchase_token");
-  out.product_id = r.required_string("product_id");
-  out.order_id = r.optional_string("order_id");
+  out.package_name = r.required_string("package_name", max_package_name_length);
+  out.purchase_token = r.required_string("purchase_token", max_purchase_token_length);
+  out.product_id = r.required_string("product_id", max_product_id_length);
+  out.order_id = r.optional_string("order_id", max_order_id_length);
   out.common = r.common();
   if (!r.errors().empty())
     return std::move(r.errors());

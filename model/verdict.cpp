@@ -29,7 +29,11 @@ std::string_view to_string(fraud_reason x) {
 }
 
 std::string_view to_string(environment x) {
-  return x == environment::sandbox ? "sandbox" : "production";
+  switch (x) {
+    case environment::sandbox: return "sandbox";
+    case environment::xcode: return "xcode";
+    default: return "production";
+  }
 }
 
 std::optional<validation_state> parse_validation_state(std::string_view text) {
@@ -51,6 +55,8 @@ std::optional<environment> parse_environment(std::string_view text) {
     return environment::production;
   if (text == "sandbox")
     return environment::sandbox;
+  if (text == "xcode")
+    return environment::xcode;
   return std::nullopt;
 }
 

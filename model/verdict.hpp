@@ -21,7 +21,9 @@ enum class fraud_reason {
   store_rejected,
 };
 
-enum class environment { production, sandbox };
+// xcode: a receipt signed by Xcode's StoreKit test certificate, verified locally
+// only (Apple's servers do not know it); never production or sandbox.
+enum class environment { production, sandbox, xcode };
 
 std::string_view to_string(validation_state x);
 std::string_view to_string(fraud_reason x); // "" for none

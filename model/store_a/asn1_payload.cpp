@@ -209,13 +209,21 @@ bool decode_in_app(attribute_decoder& d, std::string_view value, apple_in_app_pu
 
 } // namespace
 
-result<unified_receipt> decode_payload(std::string_view payload) {
+result<unified_receipt> decode_payload(std::string_view payload, const payload_options& options) {
   unified_receipt r;
   r.payload_size = payload.size();
   attribute_decoder d;
   bool seen[22] = {}; // singular receipt attributes, indexed by type
+  std::size_t in_app_count = 0;
   bool ok = d.for_each(payload, "receipt payload", [&](std::int64_t type, std::string_view v) {
     if (type == attr::in_app) {
+      if (!options.in_app)
+        return true; // skipped whole: its framing was checked by for_each
+      // Counted before decoding: each purchase becomes a stored row and ~300
+      // bytes of every answer, so their number is what a receipt may cost.
+      if (++in_app_count > options.max_in_app_purchases)
+        return d.fail("more than " + std::to_string(options.max_in_app_purchases)
+                      + " in-app purchases (store-a.max-in-app-purchases)");
       apple_in_app_purchase p;
       if (!decode_in_app(d, v, p))
         return false;

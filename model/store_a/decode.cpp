@@ -20,16 +20,18 @@ bool looks_like_plist(std::string_view bytes) {
 
 } // namespace
 
-result<parsed_receipt> parse_receipt(std::string_view bytes) {
+bool is_transaction_style(std::string_view bytes) { return looks_like_plist(bytes); }
+
+result<parsed_receipt> parse_receipt(std::string_view bytes, std::size_t max_in_app_purchases) {
   if (looks_like_plist(bytes))
     return parse_transaction(bytes);
-  return parse_unified(bytes);
+  return parse_unified(bytes, max_in_app_purchases);
 }
 
 result<decoded_receipt> decode_receipt(std::string_view bytes) {
   ossl::error_queue_guard guard;
   try {
-    auto parsed = parse_receipt(bytes);
+    auto parsed = parse_receipt(bytes, default_max_in_app_purchases);
     if (!parsed)
       return parsed.errors();
     return std::move(parsed->receipt);

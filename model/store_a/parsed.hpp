@@ -4,6 +4,7 @@
 // verify_receipt never parses anything twice. Certificates are decoded only by
 // verification, through trust_anchors' certificate cache.
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,16 +23,44 @@ inline field_error malformed(std::string message) {
   return field_error{"receipt", "malformed_receipt", std::move(message)};
 }
 
-// Style detection, then the unified or transaction decoder.
-result<parsed_receipt> parse_receipt(std::string_view bytes);
+// Style detection: an old-style plist is a transaction receipt.
+bool is_transaction_style(std::string_view bytes);
+
+// Style detection, then the unified or transaction decoder (everything decoded).
+result<parsed_receipt> parse_receipt(std::string_view bytes, std::size_t max_in_app_purchases);
 
 // unified_receipt.cpp: PKCS#7 wrapper + payload.
-result<parsed_receipt> parse_unified(std::string_view der);
+result<parsed_receipt> parse_unified(std::string_view der, std::size_t max_in_app_purchases);
+
+// The PKCS#7 wrapper alone (the payload stays undecoded: verification decodes it
+// only once the signature and chain hold).
+result<content_info_ptr> parse_unified_wrapper(std::string_view der);
+
+// A decoded_receipt from a decoded payload.
+decoded_receipt unified_from_payload(unified_receipt payload);
+
+struct payload_options {
+  // false: in-app purchases (attribute 17) are skipped undecoded and uncounted;
+  // the rest is decoded (how verification learns the creation date cheaply).
+  bool in_app = true;
+  // More in-app purchases than this: malformed.
+  std::size_t max_in_app_purchases = default_max_in_app_purchases;
+};
 
 // asn1_payload.cpp: the signed ASN.1 attribute set of a unified receipt.
-result<unified_receipt> decode_payload(std::string_view payload);
+result<unified_receipt> decode_payload(std::string_view payload, const payload_options& options);
 
 // transaction_receipt.cpp: an iOS 6 receipt from its outer plist text.
 result<parsed_receipt> parse_transaction(std::string_view plist_text);
+
+// The parts of a transaction receipt verification needs before the
+// purchase-info plist is parsed: the outer plist, the split signature blob and
+// the base64-decoded purchase-info bytes (in `receipt`, whose purchase_info and
+// in-app purchase are still empty).
+result<parsed_receipt> parse_transaction_envelope(std::string_view plist_text);
+
+// Parses the purchase-info plist of an envelope into its purchase, bundle id
+// and date; the error (malformed_receipt) when it does not parse.
+std::optional<field_error> decode_purchase_info(parsed_receipt& envelope);
 
 } // namespace receiptd::model::store_a

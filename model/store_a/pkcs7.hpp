@@ -8,6 +8,7 @@
 // certificates are decoded on demand through certificate_cache instead of on
 // every parse.
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -31,10 +32,17 @@ struct content_info_deleter {
 using content_info_ptr = std::unique_ptr<content_info, content_info_deleter>;
 
 inline constexpr int max_embedded_certificates = 16;
+// Apple's certificates are 1–1.6 KB. Decoding costs grow with size (OpenSSL
+// canonicalises every name entry: 136 ms for 55,000 entries), so a certificate
+// (embedded, or the leaf of a transaction receipt) larger than this is refused
+// before it is decoded.
+inline constexpr std::size_t max_certificate_bytes = 16 * 1024;
 
 // Decodes a whole ContentInfo that must be SignedData embedding `data` content,
-// with at most max_embedded_certificates certificates. On failure returns null
-// and says why in `error`.
+// with at most max_embedded_certificates certificates of at most
+// max_certificate_bytes each. Its shape (element counts and sizes, the content
+// type) is checked by a BER walk before OpenSSL decodes anything, so hostile
+// bytes cost a linear pass. On failure returns null and says why in `error`.
 content_info_ptr parse_signed_data(std::string_view der, std::string& error);
 
 // The embedded content (the receipt payload), in place.

@@ -74,6 +74,8 @@ public:
         return fail("expected ';' after the value of " + shown(key));
       if (!text::is_valid_utf8(key) || !text::is_valid_utf8(value))
         return fail(shown(key) + " is not valid UTF-8");
+      if (out.size() == max_plist_entries)
+        return fail("more than " + std::to_string(max_plist_entries) + " entries");
       if (!out.emplace(std::move(key), std::move(value)).second)
         return fail("a key appears twice");
     }

@@ -14,29 +14,41 @@ receipt_record make_record(const store_a_upload& u, const app& a, const verifica
   r.identifier_for_vendor = u.identifier_for_vendor;
   r.echo = u.common.echo(peer_ip);
   r.created_at = r.updated_at = now;
+  r.terms.transfers = a.transfers;
   if (v.receipt) {
     r.style = v.receipt->style;
     r.bundle_id = v.receipt->bundle_id;
     r.env = v.receipt->env;
-    r.in_app_purchases = v.receipt->in_app;
   }
   if (v.reason != fraud_reason::none) {
+    // A refused receipt is kept as its proof and the reason, not as what it claims.
     r.fraud = v.reason;
     r.state = validation_state::rejected;
     r.store_detail = v.detail;
+    return r;
+  }
+  if (v.receipt)
+    r.in_app_purchases = v.receipt->in_app;
+  if (r.env == environment::xcode) {
+    // Xcode StoreKit test receipts are signed with a key every Xcode ships with:
+    // anyone can make one. Apple's servers do not know them, so the local check
+    // is all there is, and only an app that opted in takes them.
+    if (a.accept_storekit_test_receipts) {
+      r.state = validation_state::validated;
+      r.store_detail = "Xcode StoreKit test receipt: verified locally";
+    } else {
+      r.in_app_purchases.clear();
+      r.fraud = fraud_reason::untrusted_certificate;
+      r.state = validation_state::rejected;
+      r.store_detail = "Xcode StoreKit test receipts are not accepted for this app "
+                       "(receiptctl app update APP --accept-storekit-test-receipts)";
+    }
   }
   return r;
 }
 
-bool validated_locally(const verification& v) {
-  if (v.reason != fraud_reason::none || !v.receipt)
-    return false;
-  auto* unified = std::get_if<unified_receipt>(&v.receipt->detail);
-  return unified && unified->receipt_type == "Xcode";
-}
-
 verify_endpoint first_endpoint(const receipt_record& r) {
-  return r.env == environment::sandbox ? verify_endpoint::sandbox
+  return r.env != environment::production ? verify_endpoint::sandbox
                                        : verify_endpoint::production;
 }
 

@@ -13,13 +13,12 @@
 namespace receiptd::model::store_a {
 
 // The record as uploaded; rejected with the fraud reason when the local
-// verification failed, pending otherwise.
+// verification failed (without the in-app purchases it claims), pending
+// otherwise. Xcode StoreKit test receipts (environment xcode, under the opt-in
+// test root) never reach verifyReceipt: validated when the app accepts them
+// (app::accept_storekit_test_receipts), untrusted_certificate when it does not.
 receipt_record make_record(const store_a_upload& u, const app& a, const verification& v,
                            std::string_view peer_ip, unix_ms now);
-
-// Xcode StoreKit test receipts (under the opt-in sandbox root) never reach
-// verifyReceipt: the local verification is all there is.
-bool validated_locally(const verification& v);
 
 // Where to ask first: the receipt's own environment.
 verify_endpoint first_endpoint(const receipt_record& r);

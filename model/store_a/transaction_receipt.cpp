@@ -135,7 +135,7 @@ bool build_purchase(const plist_dict& info, apple_in_app_purchase& p, std::strin
 
 } // namespace
 
-result<parsed_receipt> parse_transaction(std::string_view plist_text) {
+result<parsed_receipt> parse_transaction_envelope(std::string_view plist_text) {
   auto outer = parse_plist_dict(plist_text, "transaction receipt");
   if (!outer)
     return outer.errors();
@@ -153,43 +153,60 @@ result<parsed_receipt> parse_transaction(std::string_view plist_text) {
   auto parts = split_blob(*blob, error);
   if (!parts)
     return malformed("transaction receipt signature: " + error);
-  // Framing only: one DER SEQUENCE filling the rest of the blob. Decoding the
-  // certificate is verification's job (through the certificate cache).
+  // Framing only: one DER SEQUENCE filling the rest of the blob, of a
+  // certificate's size. Decoding it is verification's job (through the
+  // certificate cache).
   auto cert_bytes = parts->leaf_der;
   auto cert = der::read(cert_bytes, der::tag::sequence);
   if (!cert || !cert_bytes.empty())
     return malformed("transaction receipt certificate is not one DER SEQUENCE");
+  if (parts->leaf_der.size() > max_certificate_bytes)
+    return malformed("transaction receipt certificate is larger than any Apple certificate");
 
   auto info_bytes = base64_decode(info_it->second);
   if (!info_bytes)
     return malformed("purchase-info is not base64");
-  auto info = parse_plist_dict(*info_bytes, "purchase-info");
-  if (!info)
-    return info.errors();
-
-  apple_in_app_purchase purchase;
-  if (!build_purchase(*info, purchase, error))
-    return malformed(error);
 
   parsed_receipt out;
   auto& d = out.receipt;
   d.style = receipt_style::transaction;
-  d.bundle_id = value_of(*info, "bid");
   // "environment" sits outside the signature: it only picks the verifyReceipt
   // URL to try first, and the store's answer wins (DESIGN.md §3).
   d.env = value_of(*outer, "environment") == "Sandbox" ? environment::sandbox
                                                       : environment::production;
-  d.signed_at = purchase.purchase_date;
-  d.in_app.push_back(purchase);
-
   transaction_receipt t;
   t.signature_version = parts->version;
   t.signature.assign(parts->signature);
   t.leaf_der.assign(parts->leaf_der);
   t.purchase_info_bytes = std::move(*info_bytes);
-  t.purchase_info = std::move(info).value();
   t.outer = std::move(outer).value();
   d.detail = std::move(t);
+  return out;
+}
+
+std::optional<field_error> decode_purchase_info(parsed_receipt& envelope) {
+  auto& d = envelope.receipt;
+  auto& t = std::get<transaction_receipt>(d.detail);
+  auto info = parse_plist_dict(t.purchase_info_bytes, "purchase-info");
+  if (!info)
+    return info.errors().front();
+  apple_in_app_purchase purchase;
+  std::string error;
+  if (!build_purchase(*info, purchase, error))
+    return malformed(error);
+  d.bundle_id = value_of(*info, "bid");
+  d.signed_at = purchase.purchase_date;
+  d.in_app.assign(1, std::move(purchase));
+  t.purchase_info = std::move(info).value();
+  return std::nullopt;
+}
+
+result<parsed_receipt> parse_transaction(std::string_view plist_text) {
+  auto out = parse_transaction_envelope(plist_text);
+  if (!out)
+    return out.errors();
+  if (auto error = decode_purchase_info(*out))
+    return *error;
   return out;
 }
 

@@ -1,7 +1,10 @@
 #include "model/store_a/trust.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <ctime>
+#include <new>
+#include <string_view>
 
 #include <openssl/err.h>
 #include <openssl/objects.h>
@@ -20,26 +23,82 @@ constexpr unsigned char receipt_signing_oid[] = {0x2A, 0x86, 0x48, 0x86, 0xF7,
                                                  0x63, 0x64, 0x06, 0x0B, 0x01};
 constexpr unsigned char wwdr_intermediate_oid[] = {0x2A, 0x86, 0x48, 0x86, 0xF7,
                                                    0x63, 0x64, 0x06, 0x02, 0x01};
+// iOS 6 transaction receipts (v2 blobs), as carried by Apple's certificates
+// (config/trust/apple-itunes-store-ca.pem; the leaves of every v2 receipt in
+// tests/data/apple-transaction): the iTunes Store CA carries
+// 1.2.840.113635.100.6.2.2, its "PurchaseReceiptCertificate" leaves
+// 1.2.840.113635.100.6.5.1.
+constexpr unsigned char itunes_intermediate_oid[] = {0x2A, 0x86, 0x48, 0x86, 0xF7,
+                                                     0x63, 0x64, 0x06, 0x02, 0x02};
+constexpr unsigned char purchase_receipt_oid[] = {0x2A, 0x86, 0x48, 0x86, 0xF7,
+                                                  0x63, 0x64, 0x06, 0x05, 0x01};
 
-template <std::size_t N>
-bool has_extension(X509* cert, const unsigned char (&oid)[N]) {
+// All of Apple's marker OIDs above are ten octets long.
+constexpr std::size_t oid_size = sizeof receipt_signing_oid;
+
+bool has_extension(X509* cert, const unsigned char* oid) {
   for (int i = 0, n = X509_get_ext_count(cert); i < n; ++i) {
     const ASN1_OBJECT* obj = X509_EXTENSION_get_object(X509_get_ext(cert, i));
-    if (obj != nullptr && OBJ_length(obj) == N && std::memcmp(OBJ_get0_data(obj), oid, N) == 0)
+    if (obj != nullptr && OBJ_length(obj) == oid_size
+        && std::memcmp(OBJ_get0_data(obj), oid, oid_size) == 0)
       return true;
   }
   return false;
+}
+
+// The one `nid` entry of a certificate name equals `value` (a second entry of
+// the same type would leave two readings of the name).
+bool name_entry_is(X509_NAME* name, int nid, std::string_view value) {
+  int i = X509_NAME_get_index_by_NID(name, nid, -1);
+  if (i < 0 || X509_NAME_get_index_by_NID(name, nid, i) >= 0)
+    return false;
+  const ASN1_STRING* s = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, i));
+  return s != nullptr
+         && std::string_view(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
+                             static_cast<std::size_t>(ASN1_STRING_length(s)))
+              == value;
+}
+
+// What Apple's transaction receipt certificates carry, per blob version.
+struct transaction_pins {
+  const unsigned char* leaf_oid;
+  const char* leaf_oid_text;
+  const char* leaf_cn;        // null: not pinned
+  const char* leaf_ou;        // null: not pinned
+  const unsigned char* issuer_oid;
+  const char* issuer_oid_text;
+  const char* issuer_cn;
+};
+
+// v2: every real v2 leaf (tests/data/apple-transaction, 2009–2016) is
+// "CN=PurchaseReceiptCertificate, OU=Apple iTunes Store, O=Apple Inc., C=US"
+// with OID …6.5.1, a critical keyUsage of digitalSignature only, CA:FALSE and
+// no extendedKeyUsage, issued by "Apple iTunes Store Certification Authority".
+// v3: issued by the WWDR CA (DESIGN.md §3), whose other leaves are developer,
+// distribution and push certificates whose private keys every developer holds;
+// the receipt-signing leaf is told apart by OID …6.11.1, as in unified
+// receipts. No public v3 receipt is at hand to pin its subject beyond O.
+const transaction_pins v2_pins{purchase_receipt_oid, "1.2.840.113635.100.6.5.1",
+                               "PurchaseReceiptCertificate", "Apple iTunes Store",
+                               itunes_intermediate_oid, "1.2.840.113635.100.6.2.2",
+                               "Apple iTunes Store Certification Authority"};
+const transaction_pins v3_pins{receipt_signing_oid, "1.2.840.113635.100.6.11.1", nullptr,
+                               nullptr, wwdr_intermediate_oid, "1.2.840.113635.100.6.2.1",
+                               "Apple Worldwide Developer Relations Certification Authority"};
+
+const transaction_pins* pins_for(int blob_version) {
+  return blob_version == 2 ? &v2_pins : blob_version == 3 ? &v3_pins : nullptr;
 }
 
 // Verifies `leaf` up to a root of `store` at instant `at`. On success `chain`
 // gets the built chain (leaf first), owned by the caller.
 bool verify_at(X509_STORE* store, X509* leaf, STACK_OF(X509)* untrusted, unix_ms at,
                ossl::x509_stack_ptr& chain, std::string& detail) {
+  // Failing to allocate is ours, not the receipt's: thrown, so that
+  // verify_receipt reports an internal error rather than a verdict.
   ossl::x509_store_ctx_ptr ctx{X509_STORE_CTX_new()};
-  if (!ctx || X509_STORE_CTX_init(ctx.get(), store, leaf, untrusted) != 1) {
-    detail = "cannot set up certificate verification";
-    return false;
-  }
+  if (!ctx || X509_STORE_CTX_init(ctx.get(), store, leaf, untrusted) != 1)
+    throw std::bad_alloc();
   X509_VERIFY_PARAM* param = X509_STORE_CTX_get0_param(ctx.get());
   // Receipts are judged when they were signed: every App Store chain in the
   // public vectors has expired since (DESIGN.md §3).
@@ -50,8 +109,10 @@ bool verify_at(X509_STORE* store, X509* leaf, STACK_OF(X509)* untrusted, unix_ms
   // future default level >= 1 would reject them with CA_MD_TOO_WEAK / CA_KEY_TOO_SMALL.
   // Trust comes from the pinned roots, not from algorithm strength.
   X509_VERIFY_PARAM_set_auth_level(param, 0);
-  if (X509_verify_cert(ctx.get()) != 1) {
+  if (int rc = X509_verify_cert(ctx.get()); rc != 1) {
     int err = X509_STORE_CTX_get_error(ctx.get());
+    if (rc < 0 && err == X509_V_ERR_OUT_OF_MEM)
+      throw std::bad_alloc();
     detail = std::string(X509_verify_cert_error_string(err)) + " (depth "
              + std::to_string(X509_STORE_CTX_get_error_depth(ctx.get())) + ")";
     return false;
@@ -113,17 +174,63 @@ chain_check check_unified_chain(const trust_anchors& anchors, X509* leaf,
   return out;
 }
 
-chain_check check_transaction_chain(const trust_anchors& anchors, X509* leaf, unix_ms at) {
+std::string transaction_leaf_problem(X509* leaf, int blob_version) {
+  const auto* pins = pins_for(blob_version);
+  if (pins == nullptr)
+    return "unknown signature blob version";
+  // X509_check_purpose computes the extension flags once (and is thread-safe).
+  X509_check_purpose(leaf, -1, 0);
+  const std::uint32_t flags = X509_get_extension_flags(leaf);
+  if (flags & EXFLAG_INVALID)
+    return "leaf has invalid extensions";
+  if (!has_extension(leaf, pins->leaf_oid))
+    return std::string("leaf lacks the receipt-signing OID ") + pins->leaf_oid_text;
+  if (flags & EXFLAG_CA)
+    return "leaf is a CA certificate";
+  if (!(flags & EXFLAG_KUSAGE) || !(X509_get_key_usage(leaf) & KU_DIGITAL_SIGNATURE))
+    return "leaf key usage does not include digitalSignature";
+  // Developer, distribution and push certificates restrict their keys to code
+  // signing or TLS client authentication; receipt-signing leaves carry no
+  // extended key usage at all.
+  if (flags & EXFLAG_XKUSAGE)
+    return "leaf has an extended key usage (receipt-signing certificates have none)";
+  X509_NAME* subject = X509_get_subject_name(leaf);
+  if (!name_entry_is(subject, NID_organizationName, "Apple Inc.")
+      || (pins->leaf_cn && !name_entry_is(subject, NID_commonName, pins->leaf_cn))
+      || (pins->leaf_ou && !name_entry_is(subject, NID_organizationalUnitName, pins->leaf_ou)))
+    return "leaf subject is not Apple's receipt-signing certificate";
+  return {};
+}
+
+chain_check check_transaction_chain(const trust_anchors& anchors, X509* leaf, int blob_version,
+                                    unix_ms at) {
   chain_check out;
+  const auto* pins = pins_for(blob_version);
+  if (pins == nullptr) {
+    out.detail = "unknown signature blob version";
+    return out;
+  }
   // Only the leaf is embedded: the configured intermediates (iTunes Store CA for
   // v2 blobs, WWDR CA for v3) complete the chain.
   if (!verify_at(anchors.roots(), leaf, anchors.intermediates(), at, out.chain, out.detail))
     return out;
-  if (sk_X509_num(out.chain.get()) < 3) {
-    out.detail = "chain has no intermediate";
+  auto fail = [&](std::string why) {
+    out.detail = std::move(why);
     out.chain.reset();
-    return out;
-  }
+    return std::move(out);
+  };
+  if (sk_X509_num(out.chain.get()) != 3)
+    return fail("chain is not leaf ← intermediate ← root");
+  // The issuer is pinned per version: a WWDR-issued certificate must not sign
+  // a v2 blob, nor an iTunes Store one a v3 blob.
+  X509* issuer = sk_X509_value(out.chain.get(), 1);
+  X509_NAME* name = X509_get_subject_name(issuer);
+  if (!has_extension(issuer, pins->issuer_oid))
+    return fail(std::string("intermediate lacks the OID ") + pins->issuer_oid_text + " of the "
+                + pins->issuer_cn);
+  if (!name_entry_is(name, NID_commonName, pins->issuer_cn)
+      || !name_entry_is(name, NID_organizationName, "Apple Inc."))
+    return fail(std::string("intermediate is not the ") + pins->issuer_cn);
   out.ok = true;
   return out;
 }

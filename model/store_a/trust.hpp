@@ -49,7 +49,17 @@ struct chain_check {
 chain_check check_unified_chain(const trust_anchors& anchors, X509* leaf,
                                 STACK_OF(X509)* embedded, unix_ms at);
 
-// Transaction receipts: leaf ← configured intermediate ← Apple root.
-chain_check check_transaction_chain(const trust_anchors& anchors, X509* leaf, unix_ms at);
+// Transaction receipts, pinned per signature blob version (2 or 3): the leaf
+// must be Apple's receipt-signing certificate of that version (its OID,
+// CA:FALSE, digitalSignature, no extended key usage, its subject). Depends on
+// the leaf alone, so it is checked before any remembered chain is consulted.
+// "" when the leaf passes, else why not.
+std::string transaction_leaf_problem(X509* leaf, int blob_version);
+
+// Transaction receipts: leaf ← configured intermediate ← Apple root, exactly,
+// the intermediate being the iTunes Store CA (v2) or the WWDR CA (v3), by its
+// Apple OID and name.
+chain_check check_transaction_chain(const trust_anchors& anchors, X509* leaf, int blob_version,
+                                    unix_ms at);
 
 } // namespace receiptd::model::store_a

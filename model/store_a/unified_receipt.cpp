@@ -21,25 +21,38 @@ environment environment_of(const unified_receipt& r) {
 
 } // namespace
 
-result<parsed_receipt> parse_unified(std::string_view der) {
+result<content_info_ptr> parse_unified_wrapper(std::string_view der) {
   std::string error;
   auto ci = parse_signed_data(der, error);
   if (!ci)
     return malformed(std::move(error));
+  return ci;
+}
+
+decoded_receipt unified_from_payload(unified_receipt payload) {
+  decoded_receipt d;
+  d.style = receipt_style::unified;
+  d.bundle_id = payload.bundle_id;
+  d.env = environment_of(payload);
+  d.signed_at = payload.creation_date;
+  d.in_app = payload.in_app;
+  d.detail = std::move(payload);
+  return d;
+}
+
+result<parsed_receipt> parse_unified(std::string_view der, std::size_t max_in_app_purchases) {
+  auto ci = parse_unified_wrapper(der);
+  if (!ci)
+    return ci.errors();
   // The payload is decoded in place, without a copy.
-  auto payload = decode_payload(signed_content(*ci));
+  payload_options options;
+  options.max_in_app_purchases = max_in_app_purchases;
+  auto payload = decode_payload(signed_content(**ci), options);
   if (!payload)
     return payload.errors();
-
   parsed_receipt out;
-  out.signed_data = std::move(ci);
-  auto& d = out.receipt;
-  d.style = receipt_style::unified;
-  d.bundle_id = payload->bundle_id;
-  d.env = environment_of(*payload);
-  d.signed_at = payload->creation_date;
-  d.in_app = payload->in_app;
-  d.detail = std::move(payload).value();
+  out.signed_data = std::move(*ci);
+  out.receipt = unified_from_payload(std::move(payload).value());
   return out;
 }
 

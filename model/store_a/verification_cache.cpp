@@ -51,8 +51,8 @@ void verification_cache::remember(const std::vector<std::pair<std::string_view, 
   auto& chains = chains_[static_cast<int>(kind)];
   if (certificates_.size() + certificates.size() > max_entries || chains.size() >= max_entries) {
     certificates_.clear();
-    chains_[0].clear();
-    chains_[1].clear();
+    for (auto& c : chains_)
+      c.clear();
   }
   for (const auto& [der, cert] : certificates)
     if (certificates_.find(der) == certificates_.end()) {

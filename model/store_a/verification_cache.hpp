@@ -39,9 +39,12 @@ public:
   // decoded (not remembered). Null unless `der` is exactly one DER certificate.
   ossl::x509_ptr certificate(std::string_view der) const;
 
-  // Unified and transaction chains follow different rules (Apple OIDs, where the
-  // intermediates come from), so they are remembered apart.
-  enum class chain_kind { unified = 0, transaction = 1 };
+  // Unified chains and the chains of each transaction blob version follow
+  // different rules (Apple OIDs, the pinned issuer, where the intermediates come
+  // from), so they are remembered apart: a chain that stands for one version's
+  // rules says nothing about another's.
+  enum class chain_kind { unified = 0, transaction_v2 = 1, transaction_v3 = 2 };
+  static constexpr int chain_kinds = 3;
 
   struct chain_memo {
     std::vector<std::string> intermediates; // DER, leaf side first (must be embedded again)
@@ -74,7 +77,7 @@ private:
 
   mutable std::shared_mutex mutex_;
   mutable der_map<ossl::x509_ptr> certificates_;
-  mutable der_map<chain_memo> chains_[2]; // by chain_kind, then leaf DER
+  mutable der_map<chain_memo> chains_[chain_kinds]; // by chain_kind, then leaf DER
 };
 
 } // namespace receiptd::model::store_a

@@ -5,6 +5,7 @@
 #include <openssl/x509.h>
 
 #include "model/encoding.hpp"
+#include "model/key_limits.hpp"
 
 namespace receiptd::model::store_b {
 
@@ -28,6 +29,13 @@ licence_key::parse(std::string_view base64_spki) {
   if (!i->key || EVP_PKEY_get_base_id(i->key) != EVP_PKEY_RSA)
     return field_error{"store_b_public_key", "invalid_key",
                        "the licence key is not an RSA SubjectPublicKeyInfo"};
+  // Refused where it is loaded (receiptctl, and each app context), not on each
+  // upload: Play licence keys are RSA-2048, and a larger modulus or exponent
+  // only makes every signature check of this app cost more (key_limits.hpp).
+  if (auto problem = rsa_key_problem(i->key); !problem.empty())
+    return field_error{"store_b_public_key", "invalid_key",
+                       "the licence key is refused: " + problem
+                         + " (Play licence keys are RSA-2048)"};
   return std::make_shared<const licence_key>(std::move(i));
 }
 

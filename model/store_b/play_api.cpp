@@ -14,6 +14,14 @@ namespace {
 void enrich_product(const boost::json::object& o, play_purchase& p,
                     store_verdict& v) {
   p.kind = "product";
+  // The product is in the request path; an answer that names another one is no
+  // proof of the claimed product.
+  if (auto product = json_text(o, "productId"); !product.empty() && product != p.product_id) {
+    v.outcome = store_outcome::rejected;
+    v.detail = "the purchase token is for product \"" + product.substr(0, 150) + "\", not \""
+               + p.product_id.substr(0, 150) + "\"";
+    return;
+  }
   if (auto t = json_int(o.if_contains("purchaseTimeMillis")))
     p.purchase_time = *t;
   if (auto s = json_int(o.if_contains("purchaseState")))
@@ -47,24 +55,38 @@ void enrich_subscription(const boost::json::object& o, play_purchase& p,
   if (!p.purchase_time)
     if (auto t = parse_rfc3339(json_text(o, "startTime")))
       p.purchase_time = *t;
+  // The token must be for the product the upload claims: a cheap subscription's
+  // token is no proof of an expensive one (issue 6 §2).
+  const boost::json::object* line = nullptr;
+  std::string first_product;
   if (auto* items = o.if_contains("lineItems"); items && items->is_array()) {
     for (const auto& item : items->get_array()) {
       if (!item.is_object())
         continue;
-      const auto& li = item.get_object();
-      auto product = json_text(li, "productId");
-      if (!product.empty() && !p.product_id.empty() && product != p.product_id)
-        continue;
-      if (p.product_id.empty())
-        p.product_id = product;
-      if (auto e = parse_rfc3339(json_text(li, "expiryTime")))
-        p.expiry_time = *e;
-      if (auto* plan = li.if_contains("autoRenewingPlan"); plan && plan->is_object()) {
-        auto* on = plan->get_object().if_contains("autoRenewEnabled");
-        p.auto_renewing = on && on->is_bool() && on->get_bool();
+      auto product = json_text(item.get_object(), "productId");
+      if (first_product.empty())
+        first_product = product;
+      if (p.product_id.empty() ? !product.empty() : product == p.product_id) {
+        line = &item.get_object();
+        break;
       }
-      break;
     }
+  }
+  if (line == nullptr) {
+    v.outcome = store_outcome::rejected;
+    v.detail = first_product.empty()
+                 ? "the subscription names no product"
+                 : "the purchase token is for product \"" + first_product.substr(0, 150)
+                     + "\", not \"" + p.product_id.substr(0, 150) + "\"";
+    return;
+  }
+  if (p.product_id.empty())
+    p.product_id = json_text(*line, "productId");
+  if (auto e = parse_rfc3339(json_text(*line, "expiryTime")))
+    p.expiry_time = *e;
+  if (auto* plan = line->if_contains("autoRenewingPlan"); plan && plan->is_object()) {
+    auto* on = plan->get_object().if_contains("autoRenewEnabled");
+    p.auto_renewing = on && on->is_bool() && on->get_bool();
   }
   p.is_test = o.contains("testPurchase");
   v.env = p.is_test ? environment::sandbox : environment::production;

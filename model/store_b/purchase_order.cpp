@@ -21,6 +21,7 @@ purchase_order_record make_record(const store_b_upload& u, const app& a,
   r.purchase_signature = u.purchase_signature;
   r.echo = u.common.echo(peer_ip);
   r.created_at = r.updated_at = now;
+  r.terms.transfers = a.transfers;
   return r;
 }
 
@@ -35,6 +36,7 @@ purchase_order_record make_record(const store_b_legacy_upload& u, const app& a,
   r.purchase.product_id = u.product_id;
   r.echo = u.common.echo(peer_ip);
   r.created_at = r.updated_at = now;
+  r.terms.transfers = a.transfers;
   return r;
 }
 

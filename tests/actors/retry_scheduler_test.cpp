@@ -118,3 +118,55 @@ TEST_CASE("a silent store: the revalidation deadline reschedules the job", "[act
   REQUIRE(b.log->rescheduled.size() == 1);
   CHECK(b.log->rescheduled[0].last_error == "store deadline passed");
 }
+
+namespace {
+
+// A Store B client that never answers and remembers who asked.
+struct holding_store_state {
+  std::vector<caf::typed_response_promise<store_b_answer>> unanswered;
+};
+
+store_b_client_actor::behavior_type
+holding_store(store_b_client_actor::stateful_pointer<holding_store_state> self,
+              std::shared_ptr<std::vector<caf::strong_actor_ptr>> callers) {
+  return {
+    [=](check_atom, store_b_check&) -> caf::typed_response_promise<store_b_answer> {
+      callers->push_back(self->current_sender());
+      auto rp = self->make_response_promise<store_b_answer>();
+      self->state.unanswered.push_back(rp);
+      return rp;
+    },
+    [=](http_done_atom, http_done&) {},
+  };
+}
+
+} // namespace
+
+TEST_CASE("a revalidation that dies without reporting does not stop the polling",
+          "[actors][retry]") {
+  scheduler_bench b(std::nullopt);
+  auto callers = std::make_shared<std::vector<caf::strong_actor_ptr>>();
+  auto d = std::make_shared<validator_deps>(*b.deps);
+  d->store_b = b.keep(b.sys->spawn(holding_store, callers));
+  b.deps = d;
+  b.settings.batch = 1;
+  b.add_job(0);
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, b.deps));
+  b.run();
+  REQUIRE(b.log->claims == 1);
+  REQUIRE(callers->size() == 1);
+  // A poll while the batch is full claims nothing...
+  b.sched->advance_time(std::chrono::seconds(1));
+  b.run();
+  CHECK(b.log->claims == 1);
+  // ...then the revalidation is killed before it could report.
+  caf::anon_send_exit(caf::actor_cast<caf::actor>(callers->front()), caf::exit_reason::kill);
+  b.run();
+  b.log->to_claim.clear();
+  b.sched->advance_time(std::chrono::seconds(1));
+  b.run();
+  CHECK(b.log->claims == 2);
+  b.sched->advance_time(std::chrono::seconds(1));
+  b.run();
+  CHECK(b.log->claims == 3);
+}

@@ -35,6 +35,14 @@ std::string unique(const std::string& prefix) {
   return prefix + "-" + model::hex_encode(model::random_bytes(4)) + "-" + std::to_string(++n);
 }
 
+std::string unique_package(const std::string& name) {
+  auto p = "com.receiptd." + unique(name);
+  for (auto& c : p)
+    if (c == '-')
+      c = '_';
+  return p;
+}
+
 // ---- emulator -----------------------------------------------------------------
 
 emulator_process::emulator_process(const std::string& dir) {
@@ -152,9 +160,11 @@ std::vector<std::string> trust_args(const std::string& dir, const test_support::
   std::string trust = std::string(RECEIPTD_SOURCE_DIR) + "/config/trust/";
   write_text(dir + "/test-root.pem", pki.root.pem());
   write_text(dir + "/test-intermediate.pem", pki.intermediate.pem());
+  write_text(dir + "/test-itunes-intermediate.pem", pki.itunes_intermediate.pem());
   return {"--store-a.trust-roots=[\"" + trust + "apple-root-ca.pem\",\"" + dir + "/test-root.pem\"]",
           "--store-a.intermediates=[\"" + trust + "apple-itunes-store-ca.pem\",\"" + trust
-            + "apple-wwdr-ca.pem\",\"" + dir + "/test-intermediate.pem\"]",
+            + "apple-wwdr-ca.pem\",\"" + dir + "/test-intermediate.pem\",\"" + dir
+            + "/test-itunes-intermediate.pem\"]",
           "--store-a.storekit-test-root=" + trust + "storekit-test.pem"};
 }
 
@@ -173,6 +183,10 @@ std::vector<std::string> service_args(const std::string& dir, const test_support
 }
 
 } // namespace
+
+std::vector<std::string> standard_service_args(suite& s) {
+  return service_args(s.dir, s.pki, s.emulator);
+}
 
 suite::suite()
   : dialect(dialect_under_test()),

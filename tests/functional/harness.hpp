@@ -49,6 +49,7 @@ public:
   std::string trace_file() const { return dir_ + "/trace.jsonl"; }
   const std::string& db_url() const { return db_url_; }
   unsigned short port() const { return port_; }
+  pid_t pid() const { return proc_ ? proc_->pid() : -1; }
   std::string url(const std::string& path) const;
 
   http_response post(const std::string& path, const std::string& body, const std::string& token,
@@ -85,8 +86,13 @@ struct suite {
   ctl_result ctl(std::vector<std::string> args);
 };
 suite& the_suite();
+// The options the suite's own receiptd runs with (emulator URLs, trust material,
+// short retries), for a second receiptd with one option changed.
+std::vector<std::string> standard_service_args(suite& s);
 
 std::string unique(const std::string& prefix);
+// A Store B package name of its own: com.receiptd.NAME_…
+std::string unique_package(const std::string& name);
 
 struct test_app {
   std::string id, name, token, token_id;

@@ -17,19 +17,12 @@ std::string str(const json::value& v) {
   return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
 }
 
-std::string package_for(const std::string& name) {
-  auto p = "com.receiptd." + unique(name);
-  for (auto& c : p)
-    if (c == '-')
-      c = '_';
-  return p;
-}
 
 } // namespace
 
 TEST_CASE("SIGKILL with pending jobs: completed after the restart", "[resilience][kill]") {
   auto& s = the_suite();
-  auto package = package_for("kill");
+  auto package = unique_package("kill");
   auto app = create_store_b_app(s, package, test_licence_key());
   s.emulator.set_mode("store_b", "down");
   std::vector<std::string> ids;
@@ -58,7 +51,7 @@ TEST_CASE("SIGKILL with pending jobs: completed after the restart", "[resilience
 
 TEST_CASE("beyond max-in-flight: 503 with Retry-After", "[resilience][overload]") {
   auto& s = the_suite();
-  auto package = package_for("busy");
+  auto package = unique_package("busy");
   auto app = create_store_b_app(s, package, test_licence_key());
   service_process busy(s.dir, s.db_url,
                        {"--store-b.api-url=" + s.emulator.store_b_url(),

@@ -160,16 +160,7 @@ TEST_CASE("transaction receipts: real sandbox and generated production", "[store
   }
 }
 
-TEST_CASE("Xcode StoreKit receipts under the opt-in root: validated locally, sandbox",
-          "[store_a][200]") {
-  auto& s = the_suite();
-  auto app = create_store_a_app(s, "com.example.naturelab.backyardbirds.example");
-  auto receipt = receipt_vector("unified", "xcode-storekit-with-transaction");
-  auto r = upload(s, app, receipt, 200);
-  CHECK(str(r.at("environment")) == "sandbox");
-  CHECK(r.at("in_app_purchases").as_array().size() == 1);
-  CHECK(calls(s, receipt, "production") + calls(s, receipt, "sandbox") == 0);
-}
+// Xcode StoreKit receipts (per-app opt-in, environment xcode): reupload_test.cpp.
 
 TEST_CASE("402: every fraud reason, stored", "[store_a][402]") {
   auto& s = the_suite();

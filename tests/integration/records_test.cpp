@@ -108,8 +108,17 @@ TEST_CASE("a re-uploaded purchase order keeps its id and merges", "[records][reu
     REQUIRE(jobs.size() == 1);
     check_same(jobs[0], claimed[0]); // same id, version, schedule
   }
-  SECTION("rejected: no job") {
-    auto again = full_purchase_order(f.app.id, "token"); // rejected
+  SECTION("rejected locally: the pending record and its job stay (issue 6 §3)") {
+    auto again = full_purchase_order(f.app.id, "token"); // package_name_mismatch
+    auto kept = REQUIRE_OK(d.save_purchase_order(again, t0 + 100)).record;
+    CHECK(kept.state == model::validation_state::pending);
+    CHECK_FALSE(kept.is_fraud());
+    CHECK(jobs_for(d, stored.id).size() == 1);
+  }
+  SECTION("rejected by the store: no job") {
+    auto again = minimal_purchase_order(f.app.id, "token");
+    again.state = model::validation_state::rejected;
+    again.fraud = model::fraud_reason::store_rejected;
     REQUIRE_OK(d.save_purchase_order(again, t0 + 100));
     CHECK(jobs_for(d, stored.id).empty());
   }

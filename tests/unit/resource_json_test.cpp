@@ -160,7 +160,16 @@ TEST_CASE("re-upload merge rules", "[merge]") {
     CHECK(body.at("errors").at(0).at("code") == "invalid_signature");
     CHECK(body.at("purchase_order").at("is_fraud") == false);
   }
-  SECTION("the store's own rejection does replace a validated verdict") {
+  SECTION("the store rejecting a re-upload does not downgrade a validated record") {
+    now.state = validation_state::rejected;
+    now.fraud = fraud_reason::store_rejected;
+    auto m = merge_reupload(old, now);
+    CHECK(m.state == validation_state::validated);
+    CHECK_FALSE(m.is_fraud());
+    CHECK(answer_for(m, fraud_reason::store_rejected).status == 402);
+  }
+  SECTION("the store's rejection does settle a pending record") {
+    old.state = validation_state::pending;
     now.state = validation_state::rejected;
     now.fraud = fraud_reason::store_rejected;
     auto m = merge_reupload(old, now);

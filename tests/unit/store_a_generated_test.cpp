@@ -30,23 +30,17 @@ const ts::test_pki& pki_sha1() {
   return pki;
 }
 
-// Transaction leaves: RSA-1024 for v2 blobs (128-byte signature), RSA-2048 for v3.
+// Transaction leaves, shaped like Apple's (test_ca.hpp): v2 blobs are signed by
+// the RSA-1024 PurchaseReceiptCertificate under the iTunes-Store-like CA, v3
+// blobs by the RSA-2048 receipt-signing leaf under the WWDR-like CA.
 const ts::test_cert& transaction_leaf(int bits) {
-  auto make = [](int key_bits) {
-    ts::cert_options o;
-    o.common_name = "receiptd PurchaseReceiptCertificate " + std::to_string(key_bits);
-    o.key_bits = key_bits;
-    o.signature_digest = ts::digest::sha1;
-    return ts::make_cert(o, &pki_sha256().intermediate);
-  };
-  static const auto v2 = make(1024);
-  static const auto v3 = make(2048);
-  return bits == 1024 ? v2 : v3;
+  return bits == 1024 ? pki_sha256().transaction_leaf_v2 : pki_sha256().leaf;
 }
 
 const sa::trust_anchors& test_anchors() {
   static const auto anchors = load({{pki_sha256().root.pem(), pki_sha1().root.pem()},
-                                    {pki_sha256().intermediate.pem()},
+                                    {pki_sha256().intermediate.pem(),
+                                     pki_sha256().itunes_intermediate.pem()},
                                     {}});
   return *anchors;
 }
@@ -330,14 +324,14 @@ TEST_CASE("generated receipts under an opt-in sandbox root", "[store_a][generate
     auto bytes = ts::make_unified_receipt(p, signer);
     auto v = verify(bytes, *with_sandbox, p.bundle_id);
     CHECK(v.reason == fraud_reason::none);
-    CHECK(v.receipt->env == environment::sandbox);
+    CHECK(v.receipt->env == environment::xcode);
     CHECK(verify(bytes, test_anchors(), p.bundle_id).reason == fraud_reason::untrusted_certificate);
   }
   SECTION("a sandbox root cannot mint production receipts") {
     p.receipt_type = "Production";
     auto v = verify(ts::make_unified_receipt(p, signer), *with_sandbox, p.bundle_id);
     CHECK(v.reason == fraud_reason::none);
-    CHECK(v.receipt->env == environment::sandbox);
+    CHECK(v.receipt->env == environment::xcode);
   }
   SECTION("App Store receipts keep their own environment") {
     p.receipt_type = "Production";

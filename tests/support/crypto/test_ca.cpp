@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/dsa.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/objects.h>
@@ -71,6 +73,45 @@ void add_marker(X509* cert, const std::string& oid) {
   check(value && ASN1_OCTET_STRING_set(value.get(), der_null, 2) == 1, "marker value");
   ext_ptr ext{X509_EXTENSION_create_by_OBJ(nullptr, obj.get(), 0, value.get())};
   check(ext != nullptr && X509_add_ext(cert, ext.get(), -1) == 1, "marker extension");
+}
+
+using pkey_ctx_ptr = std::unique_ptr<EVP_PKEY_CTX, deleter<EVP_PKEY_CTX_free>>;
+using bn_ptr = std::unique_ptr<BIGNUM, deleter<BN_free>>;
+
+EVP_PKEY* make_key(const cert_options& o) {
+  EVP_PKEY* key = nullptr;
+  if (o.key_algorithm == "EC") {
+    key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256");
+  } else if (o.key_algorithm == "DSA") {
+    pkey_ctx_ptr pctx{EVP_PKEY_CTX_new_from_name(nullptr, "DSA", nullptr)};
+    EVP_PKEY* params = nullptr;
+    check(pctx && EVP_PKEY_paramgen_init(pctx.get()) == 1
+            && EVP_PKEY_CTX_set_dsa_paramgen_bits(pctx.get(), o.key_bits) == 1
+            && EVP_PKEY_paramgen(pctx.get(), &params) == 1,
+          "DSA parameters");
+    std::unique_ptr<EVP_PKEY, deleter<EVP_PKEY_free>> owned{params};
+    pkey_ctx_ptr kctx{EVP_PKEY_CTX_new_from_pkey(nullptr, params, nullptr)};
+    check(kctx && EVP_PKEY_keygen_init(kctx.get()) == 1 && EVP_PKEY_keygen(kctx.get(), &key) == 1,
+          "DSA key");
+  } else if (o.rsa_exponent == 65537 && o.rsa_exponent_shift == 0) {
+    key = EVP_RSA_gen(static_cast<unsigned>(o.key_bits));
+  } else {
+    bn_ptr e{BN_new()};
+    check(e != nullptr, "exponent");
+    if (o.rsa_exponent_shift > 0)
+      check(BN_set_bit(e.get(), o.rsa_exponent_shift) == 1 && BN_add_word(e.get(), 1) == 1,
+            "exponent");
+    else
+      check(BN_set_word(e.get(), o.rsa_exponent) == 1, "exponent");
+    pkey_ctx_ptr ctx{EVP_PKEY_CTX_new_from_name(nullptr, "RSA", nullptr)};
+    check(ctx && EVP_PKEY_keygen_init(ctx.get()) == 1
+            && EVP_PKEY_CTX_set_rsa_keygen_bits(ctx.get(), o.key_bits) == 1
+            && EVP_PKEY_CTX_set1_rsa_keygen_pubexp(ctx.get(), e.get()) == 1
+            && EVP_PKEY_keygen(ctx.get(), &key) == 1,
+          "RSA key with exponent");
+  }
+  check(key != nullptr, "key");
+  return key;
 }
 
 // ---- DER for the receipt payload ---------------------------------------------
@@ -205,8 +246,7 @@ std::string test_cert::key_pem() const {
 
 test_cert make_cert(const cert_options& o, const test_cert* issuer) {
   test_cert out;
-  EVP_PKEY* key = EVP_RSA_gen(static_cast<unsigned>(o.key_bits));
-  check(key != nullptr, "RSA key");
+  EVP_PKEY* key = make_key(o);
   out.key_.reset(key, EVP_PKEY_free);
   X509* cert = X509_new();
   check(cert != nullptr, "X509_new");
@@ -220,15 +260,17 @@ test_cert make_cert(const cert_options& o, const test_cert* issuer) {
           == 1,
         "serial");
   X509_NAME* name = X509_get_subject_name(cert);
-  check(X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8,
-                                   reinterpret_cast<const unsigned char*>("receiptd tests"), -1,
-                                   -1, 0)
-            == 1
-          && X509_NAME_add_entry_by_txt(
-               name, "CN", MBSTRING_UTF8,
-               reinterpret_cast<const unsigned char*>(o.common_name.c_str()), -1, -1, 0)
-               == 1,
-        "subject");
+  auto add_entry = [&](const char* field, const std::string& value) {
+    check(X509_NAME_add_entry_by_txt(name, field, MBSTRING_UTF8,
+                                     reinterpret_cast<const unsigned char*>(value.c_str()), -1,
+                                     -1, 0)
+            == 1,
+          "subject");
+  };
+  add_entry("O", o.organization);
+  if (!o.organizational_unit.empty())
+    add_entry("OU", o.organizational_unit);
+  add_entry("CN", o.common_name);
   X509* issuer_cert = issuer ? issuer->x509() : cert;
   EVP_PKEY* issuer_key = issuer ? issuer->key() : key;
   check(X509_set_issuer_name(cert, X509_get_subject_name(issuer_cert)) == 1, "issuer");
@@ -247,6 +289,8 @@ test_cert make_cert(const cert_options& o, const test_cert* issuer) {
   add_ext(cert, &ctx, NID_subject_key_identifier, "hash");
   if (issuer)
     add_ext(cert, &ctx, NID_authority_key_identifier, "keyid:always");
+  if (!o.extended_key_usage.empty())
+    add_ext(cert, &ctx, NID_ext_key_usage, o.extended_key_usage.c_str());
   for (const auto& oid : o.marker_oids)
     add_marker(cert, oid);
 
@@ -265,13 +309,17 @@ test_pki make_test_pki(const pki_options& o) {
   pki.root = make_cert(root);
 
   cert_options mid = root;
-  mid.common_name = o.name + " WWDR CA";
+  mid.common_name = apple_wwdr_name;
+  mid.organization = apple_organization;
+  mid.organizational_unit = o.name;
   if (o.intermediate_marker)
     mid.marker_oids = {apple_wwdr_intermediate_oid};
   pki.intermediate = make_cert(mid, &pki.root);
 
   cert_options leaf;
-  leaf.common_name = o.name + " Receipt Signing";
+  leaf.common_name = apple_receipt_signing_name;
+  leaf.organization = apple_organization;
+  leaf.organizational_unit = o.name;
   leaf.key_bits = o.leaf_key_bits;
   leaf.signature_digest = o.signature_digest;
   leaf.not_before = o.not_before;
@@ -279,6 +327,23 @@ test_pki make_test_pki(const pki_options& o) {
   if (o.leaf_marker)
     leaf.marker_oids = {apple_receipt_signing_oid};
   pki.leaf = make_cert(leaf, &pki.intermediate);
+
+  if (o.with_itunes) {
+    cert_options itunes = root;
+    itunes.common_name = apple_itunes_ca_name;
+    itunes.organization = apple_organization;
+    itunes.organizational_unit = o.name;
+    itunes.marker_oids = {apple_itunes_intermediate_oid};
+    pki.itunes_intermediate = make_cert(itunes, &pki.root);
+
+    // As every real v2 leaf: RSA-1024, OU "Apple iTunes Store", OID …6.5.1.
+    cert_options v2 = leaf;
+    v2.common_name = apple_purchase_receipt_name;
+    v2.organizational_unit = "Apple iTunes Store";
+    v2.key_bits = 1024;
+    v2.marker_oids = {apple_purchase_receipt_oid};
+    pki.transaction_leaf_v2 = make_cert(v2, &pki.itunes_intermediate);
+  }
   return pki;
 }
 
@@ -413,6 +478,46 @@ std::string make_transaction_receipt(const transaction_receipt_params& p, const 
   outer.emplace_back("pod", "100");
   outer.emplace_back("signing-status", "0");
   return plist(outer);
+}
+
+// ---- hostile structures ---------------------------------------------------------
+
+std::string der_tlv(std::uint8_t tag, std::string_view content) { return tlv(tag, content); }
+
+std::string make_in_app_flood_payload(std::size_t count, const std::string& bundle_id) {
+  std::string attrs = attribute(2, utf8(bundle_id));
+  attrs += attribute(12, ia5(rfc3339(utc(2024, 6, 1, 12))));
+  const std::string tiny = attribute(17, tlv(0x31, "")); // 30 0A 02 01 11 02 01 01 04 02 31 00
+  attrs.reserve(attrs.size() + count * tiny.size());
+  for (std::size_t i = 0; i < count; ++i)
+    attrs += tiny;
+  return tlv(0x31, attrs);
+}
+
+std::string sha256_algorithm() {
+  // SEQUENCE { OID 2.16.840.1.101.3.4.2.1, NULL }
+  return tlv(0x30, std::string("\x06\x09\x60\x86\x48\x01\x65\x03\x04\x02\x01\x05\x00", 13));
+}
+
+std::string make_signed_data(const signed_data_parts& p) {
+  static const std::string oid_data("\x06\x09\x2A\x86\x48\x86\xF7\x0D\x01\x07\x01", 11);
+  static const std::string oid_signed("\x06\x09\x2A\x86\x48\x86\xF7\x0D\x01\x07\x02", 11);
+  auto concat = [](const std::vector<std::string>& parts) {
+    std::string out;
+    for (const auto& x : parts)
+      out += x;
+    return out;
+  };
+  std::string body = tlv(0x02, "\x01");
+  body += tlv(0x31, concat(p.digest_algorithms));
+  body += p.content_info.empty() ? tlv(0x30, oid_data + tlv(0xA0, tlv(0x04, p.content)))
+                                 : p.content_info;
+  if (!p.certificates.empty())
+    body += tlv(0xA0, concat(p.certificates));
+  if (!p.crls.empty())
+    body += tlv(0xA1, concat(p.crls));
+  body += tlv(0x31, concat(p.signer_infos));
+  return tlv(0x30, oid_signed + tlv(0xA0, tlv(0x30, body)));
 }
 
 } // namespace receiptd::test_support

@@ -63,25 +63,53 @@ private:
 // Apple's marker extensions (value: DER NULL), as on the real certificates.
 inline constexpr const char* apple_receipt_signing_oid = "1.2.840.113635.100.6.11.1";
 inline constexpr const char* apple_wwdr_intermediate_oid = "1.2.840.113635.100.6.2.1";
+// iOS 6 (v2) transaction receipts: the iTunes Store CA and its
+// "PurchaseReceiptCertificate" leaves.
+inline constexpr const char* apple_itunes_intermediate_oid = "1.2.840.113635.100.6.2.2";
+inline constexpr const char* apple_purchase_receipt_oid = "1.2.840.113635.100.6.5.1";
+// What Apple puts on a developer certificate issued by the WWDR CA ("iPhone
+// Developer"): its key signs code, not receipts.
+inline constexpr const char* apple_iphone_developer_oid = "1.2.840.113635.100.6.1.2";
+
+// Apple's names, as the real certificates carry them (config/trust, tests/data).
+inline constexpr const char* apple_organization = "Apple Inc.";
+inline constexpr const char* apple_wwdr_name = "Apple Worldwide Developer Relations Certification Authority";
+inline constexpr const char* apple_itunes_ca_name = "Apple iTunes Store Certification Authority";
+inline constexpr const char* apple_receipt_signing_name = "Mac App Store and iTunes Store Receipt Signing";
+inline constexpr const char* apple_purchase_receipt_name = "PurchaseReceiptCertificate";
 
 struct cert_options {
   std::string common_name = "receiptd test certificate";
-  int key_bits = 2048; // RSA
+  std::string organization = "receiptd tests";
+  std::string organizational_unit; // empty: none
+  std::string key_algorithm = "RSA"; // "RSA" (key_bits), "EC" (P-256) or "DSA" (key_bits)
+  int key_bits = 2048;
+  unsigned long long rsa_exponent = 65537; // RSA public exponent (odd)
+  int rsa_exponent_shift = 0; // > 0: the exponent is 2^shift + 1 instead (hostile keys)
   digest signature_digest = digest::sha256;
   unix_ms not_before = utc(2020, 1, 1);
   unix_ms not_after = utc(2040, 1, 1);
   bool is_ca = false;                   // basicConstraints CA:TRUE + keyCertSign
   std::vector<std::string> marker_oids; // extra non-critical extensions with a NULL value
+  std::string extended_key_usage;       // e.g. "codeSigning"; empty: no extension
 };
 
 // A self-signed certificate when issuer is null, else one signed by issuer.
 test_cert make_cert(const cert_options& options, const test_cert* issuer = nullptr);
 
-// root ← intermediate ← leaf, shaped like Apple's receipt-signing chain.
+// root ← intermediate ← leaf, shaped like Apple's receipt-signing chain: the
+// intermediate and leaf carry Apple's markers and names (O=Apple Inc. and the CN
+// of the WWDR CA / the receipt-signing certificate; OU is the PKI's name, so no
+// two PKIs, nor Apple's own certificates, share a subject). The leaf signs
+// unified receipts and v3 transaction receipts.
+// For v2 transaction receipts: root ← itunes_intermediate ← transaction_leaf_v2,
+// shaped like Apple's iTunes Store CA and its RSA-1024 PurchaseReceiptCertificate.
 struct test_pki {
   test_cert root;
   test_cert intermediate;
   test_cert leaf;
+  test_cert itunes_intermediate;
+  test_cert transaction_leaf_v2;
 };
 
 struct pki_options {
@@ -90,6 +118,7 @@ struct pki_options {
   int leaf_key_bits = 2048;             // 1024 for v2 transaction receipts (128-byte signature)
   bool leaf_marker = true;              // leaf carries apple_receipt_signing_oid
   bool intermediate_marker = true;      // intermediate carries apple_wwdr_intermediate_oid
+  bool with_itunes = true;              // make itunes_intermediate and transaction_leaf_v2
   unix_ms not_before = utc(2020, 1, 1);
   unix_ms not_after = utc(2040, 1, 1);
   unix_ms leaf_not_after = utc(2040, 1, 1);
@@ -159,5 +188,30 @@ struct transaction_receipt_params {
 // signed SHA1withRSA by `leaf`, which is embedded in the signature blob.
 std::string make_transaction_receipt(const transaction_receipt_params& params,
                                      const test_cert& leaf);
+
+// ---- hostile structures (issue 6) ---------------------------------------------
+
+// One DER TLV (definite length).
+std::string der_tlv(std::uint8_t tag, std::string_view content);
+
+// A receipt payload of `count` tiny in-app purchases (attribute 17 holding an
+// empty SET, 12 bytes each) after a bundle id and creation date: 65,500 of them
+// are ~770 KB, ~1 MiB in base64.
+std::string make_in_app_flood_payload(std::size_t count,
+                                      const std::string& bundle_id = "com.example.receiptd");
+
+// PKCS#7 SignedData (DER) put together part by part, nothing checked: each
+// part is given as its full encoding.
+struct signed_data_parts {
+  std::string content_info; // encapContentInfo; empty: data holding `content`
+  std::string content;
+  std::vector<std::string> digest_algorithms; // empty: none (an empty SET)
+  std::vector<std::string> certificates;      // [0]; empty: field omitted
+  std::vector<std::string> crls;              // [1]; empty: field omitted
+  std::vector<std::string> signer_infos;      // empty: none (unsigned)
+};
+std::string make_signed_data(const signed_data_parts& parts);
+// The DER AlgorithmIdentifier of SHA-256.
+std::string sha256_algorithm();
 
 } // namespace receiptd::test_support

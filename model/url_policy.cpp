@@ -1,0 +1,68 @@
+#include "model/url_policy.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+
+#include <string>
+
+namespace receiptd::model {
+
+namespace {
+
+bool starts_with_nocase(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size())
+    return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i) {
+    char c = s[i];
+    if (c >= 'A' && c <= 'Z')
+      c = static_cast<char>(c - 'A' + 'a');
+    if (c != prefix[i])
+      return false;
+  }
+  return true;
+}
+
+// The host of an http(s) URL without userinfo, port or brackets.
+std::string_view host_of(std::string_view rest) {
+  auto end = rest.find_first_of("/?#");
+  auto authority = rest.substr(0, end);
+  if (auto at = authority.rfind('@'); at != std::string_view::npos)
+    authority = authority.substr(at + 1);
+  if (!authority.empty() && authority.front() == '[') {
+    auto close = authority.find(']');
+    return close == std::string_view::npos ? std::string_view{} : authority.substr(1, close - 1);
+  }
+  return authority.substr(0, authority.find(':'));
+}
+
+} // namespace
+
+bool is_https_url(std::string_view url) {
+  return starts_with_nocase(url, "https://") && !host_of(url.substr(8)).empty();
+}
+
+bool is_loopback_http_url(std::string_view url) {
+  if (!starts_with_nocase(url, "http://"))
+    return false;
+  std::string host(host_of(url.substr(7)));
+  if (host == "localhost")
+    return true;
+  unsigned char v4[4];
+  if (inet_pton(AF_INET, host.c_str(), v4) == 1)
+    return v4[0] == 127;
+  unsigned char v6[16];
+  if (inet_pton(AF_INET6, host.c_str(), v6) == 1) {
+    static const unsigned char loopback[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+    return std::equal(v6, v6 + 16, loopback);
+  }
+  return false;
+}
+
+bool store_url_allowed(std::string_view url, bool allow_http) {
+  if (is_https_url(url) || is_loopback_http_url(url))
+    return true;
+  return allow_http && starts_with_nocase(url, "http://");
+}
+
+} // namespace receiptd::model
