@@ -241,10 +241,10 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
     [=](claim_atom a, std::string owner, std::int64_t lease, std::int32_t limit) {
       return forward<claimed_jobs>(self, write, a, std::move(owner), lease, limit);
     },
-    [=](complete_atom a, trace_context ctx, model::validation_job j, po r) {
+    [=](complete_atom a, trace_context& ctx, model::validation_job& j, po& r) {
       return forward<bool>(self, write, a, std::move(ctx), std::move(j), std::move(r));
     },
-    [=](complete_atom a, trace_context ctx, model::validation_job j, rr r) {
+    [=](complete_atom a, trace_context& ctx, model::validation_job& j, rr& r) {
       return forward<bool>(self, write, a, std::move(ctx), std::move(j), std::move(r));
     },
     [=](reschedule_atom a, trace_context ctx, model::validation_job j) {

@@ -55,6 +55,8 @@ bool sql_database::recover_after_failure(const std::exception& e, int attempt) {
   bool lost = !conn_->healthy();
   if (lost)
     drop_session(); // the next attempt, or the next call, reconnects
+  else
+    drop_statements(); // the failed statement would leak its values (sql_database.hpp)
   // A stuck SQLite transaction is no reason to run the call again; a lost server is.
   bool retry = (lost && kind_ == dialect::postgresql) || transient(e);
   return retry && !unknown_outcome && attempt < max_attempts;

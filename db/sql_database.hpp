@@ -80,6 +80,12 @@ private:
   purchase_order_repository& purchase_orders();
   receipt_repository& receipts();
   job_queue& jobs();
+  // Also after a statement threw on a healthy session: SOCI 4.0.3's PostgreSQL
+  // backend frees the copies of a statement's bound values only after a successful
+  // execution, or when the statement is destroyed; the next execution of a
+  // statement that threw overwrote them, leaking a copy of the row per failure
+  // (tests/integration/failed_save_test.cpp). Re-preparing costs a round trip per
+  // statement, on failures only.
   void drop_statements() noexcept;
   void drop_session() noexcept;
 

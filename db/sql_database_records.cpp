@@ -96,6 +96,7 @@ outcome<std::vector<batch_saved>> sql_database::save_batch(const std::vector<bat
         // statement and fails the batch (guarded then reconnects and retries it).
         c.session() << sql::session::rollback_to_savepoint;
         c.session() << sql::session::release_savepoint;
+        drop_statements(); // they would leak the failed save's values (sql_database.hpp)
         out.push_back({item.record, safe_message(e)});
       }
     }

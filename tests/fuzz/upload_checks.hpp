@@ -32,9 +32,7 @@ inline void check_echo(const model::upload_common& sent, const boost::json::obje
     FUZZ_CHECK(user.is_null());
   const auto& metadata = resource.at("metadata");
   if (sent.metadata) {
-    json::parse_options opts;
-    opts.max_depth = 1000;
-    FUZZ_CHECK(metadata == json::parse(*sent.metadata, {}, opts));
+    FUZZ_CHECK(metadata == parses_as_json(*sent.metadata));
   } else {
     FUZZ_CHECK(metadata.is_null());
   }
