@@ -8,7 +8,4 @@ namespace receiptd::actors {
 
 app_context_ptr make_app_context(const model::app& app);
 
-// Whether a context was built from exactly this row.
-bool same_app(const app_context& ctx, const model::app& app);
-
 } // namespace receiptd::actors

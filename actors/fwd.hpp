@@ -10,16 +10,9 @@
 
 namespace receiptd::actors {
 
-// The persistence pool (master and workers speak the same interface). Failures
-// come back as caf::error values carrying the database's message.
-using persistence_actor = caf::typed_actor<
-  // token hash → the owning app, when the token is known and not revoked
-  caf::replies_to<authenticate_atom, trace_context, std::string>::with<std::optional<model::app>>,
-  // store an upload (insert or re-upload merge, job kept in step); the stored record
-  caf::replies_to<save_atom, trace_context, model::purchase_order_record,
-                  model::unix_ms>::with<model::purchase_order_record>,
-  caf::replies_to<save_atom, trace_context, model::receipt_record,
-                  model::unix_ms>::with<model::receipt_record>,
+// What the persistence pool and each of its workers answer one call at a time.
+// Failures come back as caf::error values carrying the database's message.
+using persistence_calls = caf::typed_actor<
   // a record's resource JSON by id, with its owner
   caf::replies_to<get_atom, trace_context, model::record_kind, std::string>::with<found_record>,
   // due jobs, leased to owner for lease_ms
@@ -30,6 +23,17 @@ using persistence_actor = caf::typed_actor<
   caf::replies_to<complete_atom, trace_context, model::validation_job,
                   model::receipt_record>::with<bool>,
   caf::replies_to<reschedule_atom, trace_context, model::validation_job>::with<bool>>;
+
+// The persistence pool: the calls above, plus token lookups and saves, which it
+// gathers into batches for its workers (actors/persistence.cpp).
+using persistence_actor = persistence_calls::extend<
+  // token hash → the owning app, when the token is known and not revoked
+  caf::replies_to<authenticate_atom, trace_context, std::string>::with<std::optional<model::app>>,
+  // store an upload (insert or re-upload merge, job kept in step); the stored record
+  caf::replies_to<save_atom, trace_context, model::purchase_order_record,
+                  model::unix_ms>::with<model::purchase_order_record>,
+  caf::replies_to<save_atom, trace_context, model::receipt_record,
+                  model::unix_ms>::with<model::receipt_record>>;
 
 // Store B (Google Play) client: OAuth token per app, Play Developer API calls.
 using store_b_client_actor = caf::typed_actor<

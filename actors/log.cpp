@@ -29,4 +29,14 @@ void log(log_level level, std::string_view message) {
   (void)rc;
 }
 
+bool warning_limiter::warn(const std::string& subject, std::string_view text) {
+  auto now = clock_->steady_now();
+  auto it = last_.find(subject);
+  if (it != last_.end() && now - it->second < interval_)
+    return false;
+  last_[subject] = now;
+  log_warn(text);
+  return true;
+}
+
 } // namespace receiptd::actors

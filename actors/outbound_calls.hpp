@@ -23,20 +23,21 @@
 #include "actors/tracing.hpp"
 #include "actors/type_ids.hpp"
 #include "http/outbound_client.hpp"
+#include "model/clock.hpp"
 
 namespace receiptd::actors {
 
 class outbound_calls {
 public:
   using continuation = std::function<void(http::outbound_response&)>;
-  using clock = std::chrono::steady_clock;
-  using deadline = std::optional<clock::time_point>;
+  using deadline = std::optional<model::time_source::steady_time>;
 
   outbound_calls() = default;
-  outbound_calls(http::outbound_client* client, std::size_t max_concurrent, tracer* trace,
+  outbound_calls(http::outbound_transport& client, std::size_t max_concurrent, tracer& trace,
+                 const model::time_source& clock,
                  std::size_t max_waiting = std::numeric_limits<std::size_t>::max())
-    : client_(client), max_concurrent_(max_concurrent), max_waiting_(max_waiting),
-      trace_(trace) {}
+    : client_(&client), max_concurrent_(max_concurrent), max_waiting_(max_waiting),
+      trace_(&trace), clock_(&clock) {}
 
   // `self`: a strong handle of the owning actor, to which completions are sent.
   // `until`: when the caller stops waiting for the answer (none: it always waits).
@@ -44,7 +45,7 @@ public:
   void submit(const Handle& self, const trace_context& ctx, const char* actor,
               http::outbound_request req, continuation k, deadline until = std::nullopt) {
     auto name = req_name(req);
-    pending p{std::move(req), std::move(k), span(trace_, ctx, actor, std::move(name)), until};
+    pending p{std::move(req), std::move(k), span(*trace_, ctx, actor, std::move(name)), until};
     if (expired(p))
       return drop(std::move(p), "deadline passed before the call was sent");
     if (in_flight_ < max_concurrent_)
@@ -88,7 +89,7 @@ private:
     deadline until;
   };
 
-  static bool expired(const pending& p) { return p.until && *p.until <= clock::now(); }
+  bool expired(const pending& p) const { return p.until && *p.until <= clock_->steady_now(); }
 
   // The continuation learns that no answer will come; the request is never sent.
   static void drop(pending p, const std::string& why) {
@@ -129,10 +130,13 @@ private:
     });
   }
 
-  http::outbound_client* client_ = nullptr;
+  // Never null once constructed with a client (the default-constructed object is
+  // only a placeholder in an actor's state until its behaviour sets it).
+  http::outbound_transport* client_ = nullptr;
   std::size_t max_concurrent_ = 1;
   std::size_t max_waiting_ = std::numeric_limits<std::size_t>::max();
-  tracer* trace_ = nullptr;
+  tracer* trace_ = &tracer::off();
+  const model::time_source* clock_ = &model::system_time();
   std::uint64_t last_id_ = 0;
   std::size_t in_flight_ = 0;
   std::unordered_map<std::uint64_t, pending> running_;

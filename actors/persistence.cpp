@@ -170,10 +170,10 @@ caf::result<Record> enqueue_save(pool_pointer self, trace_context ctx, Record r,
   st.saves.push_back(pending_save{
     batched_save{std::move(ctx), db::batch_save{std::move(r), first_attempt_at}},
     [rp](db::batch_saved& saved) mutable {
-      if (!saved.error.empty())
-        rp.deliver(db_failure(saved.error));
+      if (!saved)
+        rp.deliver(db_failure(saved.err().message()));
       else
-        rp.deliver(std::get<Record>(std::move(saved.record)));
+        rp.deliver(std::get<Record>(std::move(saved).value()));
     },
     [rp](const caf::error& e) mutable { rp.deliver(e); }});
   pump(self);
@@ -256,11 +256,11 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
 } // namespace
 
 persistence_actor spawn_persistence_pool(caf::actor_system& sys,
-                                         const persistence_settings& settings,
-                                         tracer* trace) {
+                                         const persistence_settings& settings, tracer& trace,
+                                         const model::time_source& clock) {
   std::vector<persistence_worker_actor> workers;
   for (std::size_t i = 0; i < settings.workers; ++i)
-    workers.push_back(spawn_persistence_worker(sys, settings.db_url, trace));
+    workers.push_back(spawn_persistence_worker(sys, settings.db_url, trace, clock));
   bool sqlite = db::dialect_of(settings.db_url) == db::dialect::sqlite;
   return sys.spawn(pool_master, std::move(workers), settings.max_queued, sqlite);
 }

@@ -7,6 +7,7 @@
 
 #include "actors/fwd.hpp"
 #include "actors/tracing.hpp"
+#include "model/clock.hpp"
 
 namespace receiptd::actors {
 
@@ -18,7 +19,7 @@ struct persistence_settings {
 
 // Spawns the workers and their master; the master is the pool's handle.
 persistence_actor spawn_persistence_pool(caf::actor_system& sys,
-                                         const persistence_settings& settings,
-                                         tracer* trace);
+                                         const persistence_settings& settings, tracer& trace,
+                                         const model::time_source& clock);
 
 } // namespace receiptd::actors

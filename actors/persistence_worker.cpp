@@ -1,5 +1,5 @@
 // A persistence worker: one database session on a thread of its own (spawned
-// detached: SOCI blocks). Every call runs inside a span; db::error values
+// detached: SOCI blocks). Every call runs inside a span; model::error values
 // become caf::error values.
 
 #include "actors/persistence_worker.hpp"
@@ -19,28 +19,22 @@ namespace receiptd::actors {
 
 namespace {
 
-model::unix_ms now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
 // ---- worker ---------------------------------------------------------------
 
 struct worker_state {
   std::string url;
   std::unique_ptr<db::database> db;
-  tracer* trace = nullptr;
+  tracer* trace = &tracer::off(); // never null
+  const model::time_source* clock = &model::system_time(); // never null
   static inline const char* name = "persistence-worker";
 
   // The session, (re)opened on demand: a database that was down at start or
   // went away is retried on the next request instead of failing forever.
-  db::database* session(std::string& problem) {
+  model::result<db::database*> session() {
     if (!db) {
       auto opened = db::database::open(url);
-      if (!opened) {
-        problem = opened.err().message;
-        return nullptr;
-      }
+      if (!opened)
+        return opened.err();
       db = std::move(opened).value();
     }
     return db.get();
@@ -49,31 +43,32 @@ struct worker_state {
 
 using worker_pointer = persistence_worker_actor::stateful_pointer<worker_state>;
 
-// Runs one database call inside a span; turns db::error into caf::error.
+// Runs one database call inside a span; turns model::error into caf::error.
 // Work outside any upload (claims) carries no trace id and records no span.
 template <class T, class F>
 caf::result<T> run(worker_pointer self, const trace_context& ctx, const char* what, F&& f) {
-  span s(ctx.trace_id.empty() ? nullptr : self->state.trace, ctx, "persistence", what);
-  std::string problem;
-  auto* db = self->state.session(problem);
+  span s(ctx.trace_id.empty() ? tracer::off() : *self->state.trace, ctx, "persistence", what);
+  auto db = self->state.session();
   if (!db) {
     s.outcome("error");
-    return db_failure(problem);
+    return db_failure(db.err().message());
   }
-  auto out = f(*db);
+  auto out = f(**db);
   if (!out) {
     s.outcome("error");
-    log_error(std::string("database ") + what + " failed: " + out.err().message);
-    return db_failure(out.err().message);
+    log_error(std::string("database ") + what + " failed: " + out.err().message());
+    return db_failure(out.err().message());
   }
   s.outcome("ok");
   return std::move(out).value();
 }
 
 persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, std::string url,
-                                                           tracer* trace) {
+                                                           tracer* trace,
+                                                           const model::time_source* clock) {
   self->state.url = std::move(url);
   self->state.trace = trace;
+  self->state.clock = clock;
   return {
     // Group commit: the saves of many uploads in one transaction.
     [=](save_atom, save_batch& batch) -> caf::result<save_batch_result> {
@@ -82,25 +77,23 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
       spans.reserve(batch.size());
       saves.reserve(batch.size());
       for (auto& item : batch) {
-        spans.emplace_back(self->state.trace, item.trace, "persistence", "save");
+        spans.emplace_back(*self->state.trace, item.trace, "persistence", "save");
         saves.push_back(std::move(item.save));
       }
-      std::string problem;
-      auto* db = self->state.session(problem);
-      auto out = db ? db->save_batch(saves) : db::outcome<save_batch_result>(db::error{problem});
+      auto db = self->state.session();
+      auto out = db ? (*db)->save_batch(saves) : model::result<save_batch_result>(db.err());
       if (!out) {
         log_error("database save of " + std::to_string(batch.size())
-                  + " uploads failed: " + out.err().message);
+                  + " uploads failed: " + out.err().message());
         for (auto& s : spans)
           s.outcome("error");
-        return db_failure(out.err().message);
+        return db_failure(out.err().message());
       }
       for (std::size_t i = 0; i < spans.size(); ++i) {
-        const auto& failure = (*out)[i].error;
-        spans[i].outcome(failure.empty() ? "ok (batch of " + std::to_string(batch.size()) + ")"
-                                         : "error");
-        if (!failure.empty())
-          log_error("database save failed: " + failure);
+        const auto& saved = (*out)[i];
+        spans[i].outcome(saved ? "ok (batch of " + std::to_string(batch.size()) + ")" : "error");
+        if (!saved)
+          log_error("database save failed: " + saved.err().message());
       }
       return std::move(out).value();
     },
@@ -108,51 +101,23 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
       std::vector<span> spans;
       std::vector<std::string> hashes;
       for (const auto& [ctx, hash] : batch) {
-        spans.emplace_back(self->state.trace, ctx, "persistence", "authenticate");
+        spans.emplace_back(*self->state.trace, ctx, "persistence", "authenticate");
         hashes.push_back(hash);
       }
-      std::string problem;
-      auto* db = self->state.session(problem);
-      auto out = db ? db->apps_by_token_hashes(hashes)
-                    : db::outcome<auth_batch_result>(db::error{problem});
+      auto db = self->state.session();
+      auto out = db ? (*db)->apps_by_token_hashes(hashes)
+                    : model::result<auth_batch_result>(db.err());
       for (auto& s : spans)
         s.outcome(out ? "ok" : "error");
       if (!out) {
-        log_error("token lookup failed: " + out.err().message);
-        return db_failure(out.err().message);
+        log_error("token lookup failed: " + out.err().message());
+        return db_failure(out.err().message());
       }
       return std::move(out).value();
     },
-    [=](authenticate_atom, const trace_context& ctx,
-        const std::string& token_hash) -> caf::result<std::optional<model::app>> {
-      return run<std::optional<model::app>>(self, ctx, "authenticate", [&](db::database& db) {
-        return db.app_by_token_hash(token_hash);
-      });
-    },
-    [=](save_atom, const trace_context& ctx, const model::purchase_order_record& r,
-        model::unix_ms first_attempt_at) -> caf::result<model::purchase_order_record> {
-      return run<model::purchase_order_record>(
-        self, ctx, "save_purchase_order",
-        [&](db::database& db) -> db::outcome<model::purchase_order_record> {
-          auto saved = db.save_purchase_order(r, first_attempt_at);
-          if (!saved)
-            return saved.err();
-          return std::move(saved->record);
-        });
-    },
-    [=](save_atom, const trace_context& ctx, const model::receipt_record& r,
-        model::unix_ms first_attempt_at) -> caf::result<model::receipt_record> {
-      return run<model::receipt_record>(
-        self, ctx, "save_receipt", [&](db::database& db) -> db::outcome<model::receipt_record> {
-          auto saved = db.save_receipt(r, first_attempt_at);
-          if (!saved)
-            return saved.err();
-          return std::move(saved->record);
-        });
-    },
     [=](get_atom, const trace_context& ctx, model::record_kind kind,
         const std::string& id) -> caf::result<found_record> {
-      return run<found_record>(self, ctx, "get", [&](db::database& db) -> db::outcome<found_record> {
+      return run<found_record>(self, ctx, "get", [&](db::database& db) -> model::result<found_record> {
         found_record out;
         if (kind == model::record_kind::store_b_purchase_order) {
           auto r = db.find_purchase_order(id);
@@ -177,8 +142,8 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
     [=](claim_atom, const std::string& owner, std::int64_t lease_ms,
         std::int32_t limit) -> caf::result<claimed_jobs> {
       return run<claimed_jobs>(
-        self, trace_context{}, "claim", [&](db::database& db) -> db::outcome<claimed_jobs> {
-          auto now = now_ms();
+        self, trace_context{}, "claim", [&](db::database& db) -> model::result<claimed_jobs> {
+          auto now = self->state.clock->now_ms();
           auto jobs = db.claim_due_jobs(owner, now, now + lease_ms, limit);
           if (!jobs)
             return jobs.err();
@@ -227,8 +192,9 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
 } // namespace
 
 persistence_worker_actor spawn_persistence_worker(caf::actor_system& sys, const std::string& url,
-                                                  tracer* trace) {
-  return sys.spawn<caf::detached>(persistence_worker, url, trace);
+                                                  tracer& trace,
+                                                  const model::time_source& clock) {
+  return sys.spawn<caf::detached>(persistence_worker, url, &trace, &clock);
 }
 
 } // namespace receiptd::actors

@@ -10,6 +10,7 @@
 
 #include "actors/fwd.hpp"
 #include "actors/tracing.hpp"
+#include "model/clock.hpp"
 #include "db/database.hpp"
 
 namespace receiptd::actors {
@@ -32,14 +33,17 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(receiptd::actors::auth_batch_result)
 
 namespace receiptd::actors {
 
-using persistence_worker_actor = persistence_actor::extend<
+// What the pool master sends a worker: saves and token lookups only in batches
+// (group commit), everything else one call at a time, as the pool received it.
+using persistence_worker_actor = persistence_calls::extend<
   caf::replies_to<save_atom, save_batch>::with<save_batch_result>,
   caf::replies_to<authenticate_atom, auth_batch>::with<auth_batch_result>>;
 
 // One worker: its own thread and database session (opened on first use and
 // reopened after a failure).
 persistence_worker_actor spawn_persistence_worker(caf::actor_system& sys, const std::string& url,
-                                                  tracer* trace);
+                                                  tracer& trace,
+                                                  const model::time_source& clock);
 
 inline caf::error db_failure(const std::string& what) {
   return caf::make_error(caf::sec::runtime_error, "database: " + what);

@@ -15,7 +15,8 @@ namespace receiptd::actors {
 namespace {
 
 struct state {
-  retry_scheduler_settings settings;
+  config::retry_settings settings;
+  std::string owner;
   validator_deps_ptr deps;
   std::unordered_set<std::string> running; // job ids with a validator out
   std::unordered_map<caf::actor_addr, std::string> validators; // → job id
@@ -45,7 +46,7 @@ void claim(pointer self) {
   }
   st.claiming = true;
   auto room = static_cast<std::int32_t>(st.settings.batch - st.running.size());
-  self->request(st.deps->persistence, st.settings.claim_timeout, claim_atom_v, st.settings.owner,
+  self->request(st.deps->persistence, st.settings.claim_timeout, claim_atom_v, st.owner,
                 static_cast<std::int64_t>(st.settings.lease.count()), room)
     .then(
       [=](claimed_jobs& jobs) {
@@ -69,9 +70,11 @@ void claim(pointer self) {
 }
 
 retry_scheduler_actor::behavior_type retry_scheduler(pointer self,
-                                                     retry_scheduler_settings settings,
+                                                     config::retry_settings settings,
+                                                     std::string owner,
                                                      validator_deps_ptr deps) {
   self->state.settings = std::move(settings);
+  self->state.owner = std::move(owner);
   self->state.deps = std::move(deps);
   // A validator that died without reporting must not hold its slot forever;
   // its job keeps its lease and is claimed again when the lease runs out.
@@ -107,9 +110,9 @@ retry_scheduler_actor::behavior_type retry_scheduler(pointer self,
 } // namespace
 
 retry_scheduler_actor spawn_retry_scheduler(caf::actor_system& sys,
-                                            retry_scheduler_settings settings,
-                                            validator_deps_ptr deps) {
-  return sys.spawn(retry_scheduler, std::move(settings), std::move(deps));
+                                            const config::retry_settings& settings,
+                                            std::string owner, validator_deps_ptr deps) {
+  return sys.spawn(retry_scheduler, settings, std::move(owner), std::move(deps));
 }
 
 } // namespace receiptd::actors

@@ -12,16 +12,10 @@
 
 namespace receiptd::actors {
 
-struct retry_scheduler_settings {
-  std::chrono::milliseconds poll_interval{1000};
-  std::size_t batch = 100;
-  std::chrono::milliseconds lease{60000};
-  std::chrono::milliseconds claim_timeout{30000};
-  std::string owner; // this instance's lease owner id
-};
-
+// Reads retry.poll-interval, retry.batch, retry.lease and retry.claim-timeout;
+// `owner` is this instance's lease owner id.
 retry_scheduler_actor spawn_retry_scheduler(caf::actor_system& sys,
-                                            retry_scheduler_settings settings,
-                                            validator_deps_ptr deps);
+                                            const config::retry_settings& settings,
+                                            std::string owner, validator_deps_ptr deps);
 
 } // namespace receiptd::actors

@@ -18,20 +18,10 @@ namespace {
 using model::store_a::verify_endpoint;
 
 struct state {
-  store_a_client_settings settings;
+  config::store_a_settings settings;
   outbound_calls calls;
-  std::unordered_map<std::string, std::chrono::steady_clock::time_point> last_warning;
+  warning_limiter warnings; // operator problems: loud, but once a minute per app
   static inline const char* name = "store-a-client";
-
-  // Operator problems are logged loudly, but once a minute per app.
-  void warn(const std::string& app_id, const std::string& text) {
-    auto now = std::chrono::steady_clock::now();
-    auto it = last_warning.find(app_id);
-    if (it != last_warning.end() && now - it->second < std::chrono::minutes(1))
-      return;
-    last_warning[app_id] = now;
-    log_warn(text);
-  }
 };
 
 using pointer = store_a_client_actor::stateful_pointer<state>;
@@ -88,17 +78,20 @@ void ask(pointer self, std::shared_ptr<store_a_check> c, verify_endpoint at, boo
     if (a.verdict.outcome == model::store_outcome::confirmed)
       model::store_a::enrich_in_app(purchases, r.body);
     if (a.verdict.operator_problem)
-      self->state.warn(c->app_id, "verifyReceipt refused app " + c->app_id + ": "
+      self->state.warnings.warn(c->app_id, "verifyReceipt refused app " + c->app_id + ": "
                                     + a.verdict.detail
                                     + " — check the app's shared secret (receiptctl app update)");
     deliver(store_a_answer{std::move(a.verdict), std::move(purchases)});
   }, c->deadline);
 }
 
-store_a_client_actor::behavior_type store_a_client(pointer self, store_a_client_settings settings,
-                                                   http::outbound_client* client,
-                                                   tracer* trace) {
-  self->state.calls = outbound_calls(client, settings.max_concurrent, trace, settings.max_queued);
+store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a_settings settings,
+                                                   http::outbound_transport* client,
+                                                   tracer* trace,
+                                                   const model::time_source* clock) {
+  self->state.calls
+    = outbound_calls(*client, settings.max_concurrent, *trace, *clock, settings.max_queued);
+  self->state.warnings = warning_limiter(*clock);
   self->state.settings = std::move(settings);
   return {
     [=](check_atom, store_a_check& check) -> caf::typed_response_promise<store_a_answer> {
@@ -115,9 +108,10 @@ store_a_client_actor::behavior_type store_a_client(pointer self, store_a_client_
 } // namespace
 
 store_a_client_actor spawn_store_a_client(caf::actor_system& sys,
-                                          store_a_client_settings settings,
-                                          http::outbound_client* client, tracer* trace) {
-  return sys.spawn(store_a_client, std::move(settings), client, trace);
+                                          const config::store_a_settings& settings,
+                                          http::outbound_transport& client, tracer& trace,
+                                          const model::time_source& clock) {
+  return sys.spawn(store_a_client, settings, &client, &trace, &clock);
 }
 
 } // namespace receiptd::actors

@@ -8,21 +8,17 @@
 
 #include "actors/fwd.hpp"
 #include "actors/tracing.hpp"
+#include "config/settings.hpp"
+#include "model/clock.hpp"
 #include "http/outbound_client.hpp"
 
 namespace receiptd::actors {
 
-struct store_a_client_settings {
-  std::string production_url = "https://buy.itunes.apple.com/verifyReceipt";
-  std::string sandbox_url = "https://sandbox.itunes.apple.com/verifyReceipt";
-  std::chrono::milliseconds timeout{4000};
-  std::size_t max_concurrent = 4096;
-  bool exclude_old_transactions = true;
-  std::size_t max_queued = 4096; // calls waiting for a free slot; beyond: not sent (206)
-};
-
+// Reads the [store-a] settings: URLs, timeout, max-concurrent, max-queued,
+// exclude-old-transactions.
 store_a_client_actor spawn_store_a_client(caf::actor_system& sys,
-                                          store_a_client_settings settings,
-                                          http::outbound_client* client, tracer* trace);
+                                          const config::store_a_settings& settings,
+                                          http::outbound_transport& client, tracer& trace,
+                                          const model::time_source& clock);
 
 } // namespace receiptd::actors

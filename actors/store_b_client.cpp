@@ -18,11 +18,6 @@ using model::store_outcome;
 using model::store_verdict;
 using model::store_b::purchase_api;
 
-model::unix_ms now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
 store_verdict operator_problem(std::string detail) {
   store_verdict v;
   v.outcome = store_outcome::unreachable;
@@ -42,22 +37,15 @@ struct token_entry {
 };
 
 struct state {
-  store_b_client_settings settings;
-  tracer* trace = nullptr;
+  config::store_b_settings settings;
+  bool allow_http = false;
+  const model::time_source* clock = &model::system_time(); // never null
   outbound_calls calls;
   std::unordered_map<std::string, token_entry> tokens;
-  std::unordered_map<std::string, model::unix_ms> last_warning; // per app
+  warning_limiter warnings; // operator problems: loud, but once a minute per app
   static inline const char* name = "store-b-client";
 
-  // Operator problems are logged loudly, but once a minute per app, not per call.
-  void warn(const std::string& app_id, const std::string& text) {
-    auto now = now_ms();
-    auto& last = last_warning[app_id];
-    if (now - last < 60000)
-      return;
-    last = now;
-    log_warn(text);
-  }
+  model::unix_ms now_ms() const { return clock->now_ms(); }
 };
 
 using pointer = store_b_client_actor::stateful_pointer<state>;
@@ -75,13 +63,13 @@ std::string token_key(const app_context& app) {
 void fetch_token(pointer self, const trace_context& ctx, app_context_ptr app) {
   auto key = token_key(*app);
   const auto& account = *app->service_account;
-  if (!model::store_url_allowed(account.token_uri(), self->state.settings.allow_http)) {
+  if (!model::store_url_allowed(account.token_uri(), self->state.allow_http)) {
     // The signed assertion must not travel in clear, nor the token come back so.
     auto failure = operator_problem("the service account of app " + app->app.id
                                     + " has a token_uri that is not https: "
                                     + account.token_uri().substr(0, 200)
                                     + " (outbound.allow-http allows http)");
-    self->state.warn(app->app.id, failure.detail);
+    self->state.warnings.warn(app->app.id, failure.detail);
     auto& entry = self->state.tokens[key];
     auto waiters = std::move(entry.waiters);
     entry.waiters.clear();
@@ -94,7 +82,7 @@ void fetch_token(pointer self, const trace_context& ctx, app_context_ptr app) {
   req.url = account.token_uri();
   req.headers = {"Content-Type: application/x-www-form-urlencoded",
                  "Accept: application/json"};
-  req.body = account.token_request_body(now_ms());
+  req.body = account.token_request_body(self->state.now_ms());
   req.timeout = self->state.settings.timeout;
   self->state.tokens[key].fetching = true;
   self->state.calls.submit(handle(self), ctx, "store-b-client", std::move(req),
@@ -103,7 +91,7 @@ void fetch_token(pointer self, const trace_context& ctx, app_context_ptr app) {
     entry.fetching = false;
     auto waiters = std::move(entry.waiters);
     entry.waiters.clear();
-    auto token = model::store_b::parse_token_response(r.status, r.body, now_ms());
+    auto token = model::store_b::parse_token_response(r.status, r.body, self->state.now_ms());
     store_verdict failure;
     if (token) {
       entry.value = token->value;
@@ -117,7 +105,7 @@ void fetch_token(pointer self, const trace_context& ctx, app_context_ptr app) {
       failure = operator_problem("token endpoint refused the service account of app "
                                  + app->app.id + ": HTTP " + std::to_string(r.status) + " "
                                  + r.body.substr(0, 200));
-      self->state.warn(app->app.id, failure.detail);
+      self->state.warnings.warn(app->app.id, failure.detail);
     }
     for (auto& w : waiters)
       w(token ? &entry.value : nullptr, failure);
@@ -128,7 +116,7 @@ void with_token(pointer self, const trace_context& ctx, const app_context_ptr& a
                 waiter k) {
   auto& entry = self->state.tokens[token_key(*app)];
   auto margin = self->state.settings.token_refresh_margin.count();
-  if (!entry.value.empty() && now_ms() + margin < entry.expires_at) {
+  if (!entry.value.empty() && self->state.now_ms() + margin < entry.expires_at) {
     k(&entry.value, store_verdict{});
     return;
   }
@@ -177,7 +165,7 @@ void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool 
         return;
       }
       if (verdict.operator_problem)
-        self->state.warn(c->app->app.id, "Play Developer API refused app " + c->app->app.id + " ("
+        self->state.warnings.warn(c->app->app.id, "Play Developer API refused app " + c->app->app.id + " ("
                  + c->package_name + "): " + verdict.detail
                  + " — check the service account's Play Console permissions");
       deliver(store_b_answer{std::move(verdict), std::move(purchase)});
@@ -185,12 +173,16 @@ void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool 
   });
 }
 
-store_b_client_actor::behavior_type store_b_client(pointer self, store_b_client_settings settings,
-                                                   http::outbound_client* client,
-                                                   tracer* trace) {
-  self->state.calls = outbound_calls(client, settings.max_concurrent, trace, settings.max_queued);
+store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b_settings settings,
+                                                   bool allow_http, http::outbound_transport* client,
+                                                   tracer* trace,
+                                                   const model::time_source* clock) {
+  self->state.calls
+    = outbound_calls(*client, settings.max_concurrent, *trace, *clock, settings.max_queued);
   self->state.settings = std::move(settings);
-  self->state.trace = trace;
+  self->state.allow_http = allow_http;
+  self->state.clock = clock;
+  self->state.warnings = warning_limiter(*clock);
   return {
     [=](check_atom, store_b_check& check) -> caf::typed_response_promise<store_b_answer> {
       auto rp = self->make_response_promise<store_b_answer>();
@@ -199,7 +191,7 @@ store_b_client_actor::behavior_type store_b_client(pointer self, store_b_client_
         auto why = c->app->credential_problem.empty()
                      ? "app " + c->app->app.id + " has no Store B service account"
                      : c->app->credential_problem;
-        self->state.warn(c->app->app.id, why);
+        self->state.warnings.warn(c->app->app.id, why);
         rp.deliver(store_b_answer{operator_problem(why), c->purchase});
         return rp;
       }
@@ -213,9 +205,11 @@ store_b_client_actor::behavior_type store_b_client(pointer self, store_b_client_
 } // namespace
 
 store_b_client_actor spawn_store_b_client(caf::actor_system& sys,
-                                          store_b_client_settings settings,
-                                          http::outbound_client* client, tracer* trace) {
-  return sys.spawn(store_b_client, std::move(settings), client, trace);
+                                          const config::store_b_settings& settings,
+                                          const config::outbound_settings& outbound,
+                                          http::outbound_transport& client, tracer& trace,
+                                          const model::time_source& clock) {
+  return sys.spawn(store_b_client, settings, outbound.allow_http, &client, &trace, &clock);
 }
 
 } // namespace receiptd::actors

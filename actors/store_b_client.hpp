@@ -9,21 +9,19 @@
 
 #include "actors/fwd.hpp"
 #include "actors/tracing.hpp"
+#include "config/settings.hpp"
+#include "model/clock.hpp"
 #include "http/outbound_client.hpp"
 
 namespace receiptd::actors {
 
-struct store_b_client_settings {
-  std::string api_url = "https://androidpublisher.googleapis.com";
-  std::chrono::milliseconds timeout{4000};
-  std::size_t max_concurrent = 4096;
-  std::chrono::milliseconds token_refresh_margin{5 * 60 * 1000};
-  bool allow_http = false; // a service account's token_uri: see model/url_policy.hpp
-  std::size_t max_queued = 4096; // calls waiting for a free slot; beyond: not sent (206)
-};
-
+// Reads the [store-b] settings (api-url, timeout, max-concurrent, max-queued,
+// token-refresh-margin) and outbound.allow-http (a service account's token_uri:
+// see model/url_policy.hpp).
 store_b_client_actor spawn_store_b_client(caf::actor_system& sys,
-                                          store_b_client_settings settings,
-                                          http::outbound_client* client, tracer* trace);
+                                          const config::store_b_settings& settings,
+                                          const config::outbound_settings& outbound,
+                                          http::outbound_transport& client, tracer& trace,
+                                          const model::time_source& clock);
 
 } // namespace receiptd::actors

@@ -16,11 +16,9 @@ namespace receiptd::actors {
 
 namespace {
 
-using clock = std::chrono::steady_clock;
-
 struct cached_token {
   std::string app_id;
-  clock::time_point expires;
+  model::time_source::steady_time expires;
 };
 
 // Requests held at one stage: how many, and how many body bytes.
@@ -28,7 +26,7 @@ struct budget {
   std::size_t count = 0;
   std::size_t bytes = 0;
 
-  bool take(std::size_t n, const supervisor_settings& s) {
+  bool take(std::size_t n, const config::validator_settings& s) {
     if (count >= s.max_in_flight || bytes + n > s.max_in_flight_bytes)
       return false;
     ++count;
@@ -48,7 +46,8 @@ struct admitted {
 };
 
 struct state {
-  supervisor_settings settings;
+  config::validator_settings settings; // admission: max-in-flight, max-in-flight-bytes
+  std::chrono::milliseconds token_cache_ttl{0};
   validator_deps_ptr deps;
   budget authenticating; // token being looked up
   budget in_flight;      // admitted: a validator or a record lookup runs
@@ -60,18 +59,12 @@ struct state {
 
 using pointer = supervisor_actor::stateful_pointer<state>;
 
-void answer(const inbound& in, int status, std::string body,
-            std::optional<int> retry_after = std::nullopt) {
-  in.reply->send(http::reply{status, std::move(body), retry_after});
-}
-
-void answer_error(const inbound& in, int status, const char* code, std::string message) {
-  answer(in, status, model::error_body({{"", code, std::move(message)}}),
-         status == 503 ? std::optional<int>(1) : std::nullopt);
+void refuse(const inbound& in, model::errc code, std::string message) {
+  in.reply->send(http::error_reply({code, std::move(message)}));
 }
 
 void refuse_overloaded(const inbound& in) {
-  answer_error(in, 503, "overloaded", "too many uploads in flight; retry shortly");
+  refuse(in, model::errc::overloaded, "too many uploads in flight; retry shortly");
 }
 
 std::size_t bytes_of(const inbound& in) {
@@ -80,15 +73,12 @@ std::size_t bytes_of(const inbound& in) {
 
 app_context_ptr context_for(pointer self, const model::app& a) {
   auto& slot = self->state.apps[a.id];
-  if (!slot || !same_app(*slot, a))
+  if (!slot || slot->app != a) // built from another version of the row
     slot = make_app_context(a);
   return slot;
 }
 
-void lookup(pointer self, inbound in, app_context_ptr app, span s) {
-  auto kind = in.request.target == http::route::store_a_get
-                ? model::record_kind::store_a_receipt
-                : model::record_kind::store_b_purchase_order;
+void lookup(pointer self, inbound in, app_context_ptr app, model::record_kind kind, span s) {
   auto& deps = *self->state.deps;
   auto ctx = s.child();
   auto shared_span = std::make_shared<span>(std::move(s));
@@ -99,14 +89,14 @@ void lookup(pointer self, inbound in, app_context_ptr app, span s) {
         self->state.in_flight.give_back(0);
         shared_span->outcome(found.app_id == app->app.id ? "200" : "404");
         if (found.app_id == app->app.id)
-          answer(in, 200, std::move(found.json));
+          in.reply->send(http::reply{200, std::move(found.json)});
         else
-          answer_error(in, 404, "not_found", "no such record for this app");
+          refuse(in, model::errc::not_found, "no such record for this app");
       },
       [=](caf::error& e) {
         self->state.in_flight.give_back(0);
         shared_span->outcome("503");
-        answer_error(in, 503, "storage_unavailable", "the record store is unavailable");
+        refuse(in, model::errc::storage_unavailable, "the record store is unavailable");
       });
 }
 
@@ -118,9 +108,8 @@ void dispatch(pointer self, inbound in, app_context_ptr app, span s) {
     s.outcome("503");
     return refuse_overloaded(in);
   }
-  auto target = in.request.target;
-  if (target == http::route::store_a_get || target == http::route::store_b_get)
-    return lookup(self, std::move(in), std::move(app), std::move(s));
+  if (auto kind = http::info(in.request.target).lookup)
+    return lookup(self, std::move(in), std::move(app), *kind, std::move(s));
   s.outcome("spawn");
   auto reply = in.reply;
   auto v = self->spawn<caf::monitored>(validate_upload, std::move(in), std::move(app),
@@ -132,14 +121,14 @@ void dispatch(pointer self, inbound in, app_context_ptr app, span s) {
 void authenticate(pointer self, inbound in) {
   auto& st = self->state;
   auto bytes = bytes_of(in);
-  span s(st.deps->trace, {in.request.trace_id, 0}, "supervisor", "authenticate");
+  span s(*st.deps->trace, {in.request.trace_id, 0}, "supervisor", "authenticate");
   // Tokens are compared through their SHA-256: the database finds the row by
   // the hash, so timing depends only on a digest the caller cannot steer byte by
   // byte, which is what a constant-time comparison of the tokens guarantees.
   auto hash = model::access_token_hash(in.request.token);
-  if (st.settings.token_cache_ttl.count() > 0) {
+  if (st.token_cache_ttl.count() > 0) {
     auto it = st.tokens.find(hash);
-    if (it != st.tokens.end() && it->second.expires > clock::now()) {
+    if (it != st.tokens.end() && it->second.expires > st.deps->clock->steady_now()) {
       auto app = st.apps.find(it->second.app_id);
       if (app != st.apps.end()) {
         st.authenticating.give_back(bytes);
@@ -156,13 +145,12 @@ void authenticate(pointer self, inbound in) {
         self->state.authenticating.give_back(bytes);
         if (!found) {
           sp.outcome("401");
-          return answer_error(req, 401, "unauthorized",
-                              "the access token is unknown or revoked");
+          return refuse(req, model::errc::unauthorized, "the access token is unknown or revoked");
         }
         auto app = context_for(self, *found);
         auto& st = self->state;
-        if (st.settings.token_cache_ttl.count() > 0)
-          st.tokens[hash] = {found->id, clock::now() + st.settings.token_cache_ttl};
+        if (st.token_cache_ttl.count() > 0)
+          st.tokens[hash] = {found->id, st.deps->clock->steady_now() + st.token_cache_ttl};
         dispatch(self, std::move(req), std::move(app), std::move(sp));
       },
       [=](caf::error& e) {
@@ -170,14 +158,16 @@ void authenticate(pointer self, inbound in) {
         self->state.authenticating.give_back(bytes);
         sp.outcome("503");
         log_error("token lookup failed: " + caf::to_string(e));
-        answer_error(req, 503, "storage_unavailable",
-                     "the service cannot check access tokens right now");
+        refuse(req, model::errc::storage_unavailable,
+               "the service cannot check access tokens right now");
       });
 }
 
-supervisor_actor::behavior_type supervisor(pointer self, supervisor_settings settings,
+supervisor_actor::behavior_type supervisor(pointer self, config::validator_settings admission,
+                                           std::chrono::milliseconds token_cache_ttl,
                                            validator_deps_ptr deps) {
-  self->state.settings = settings;
+  self->state.settings = admission;
+  self->state.token_cache_ttl = token_cache_ttl;
   self->state.deps = std::move(deps);
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
@@ -186,8 +176,8 @@ supervisor_actor::behavior_type supervisor(pointer self, supervisor_settings set
       return;
     if (!it->second.reply->sent()) {
       log_error("validator died without answering: " + caf::to_string(dm.reason));
-      it->second.reply->send(http::reply{
-        500, model::error_body({{"", "internal_error", "the upload could not be processed"}})});
+      it->second.reply->send(
+        http::error_reply({model::errc::internal_error, "the upload could not be processed"}));
     }
     st.in_flight.give_back(it->second.bytes);
     st.validators.erase(it);
@@ -204,9 +194,10 @@ supervisor_actor::behavior_type supervisor(pointer self, supervisor_settings set
 
 } // namespace
 
-supervisor_actor spawn_supervisor(caf::actor_system& sys, supervisor_settings settings,
-                                  validator_deps_ptr deps) {
-  return sys.spawn(supervisor, settings, std::move(deps));
+supervisor_actor spawn_supervisor(caf::actor_system& sys,
+                                  const config::validator_settings& admission,
+                                  const config::auth_settings& auth, validator_deps_ptr deps) {
+  return sys.spawn(supervisor, admission, auth.token_cache_ttl, std::move(deps));
 }
 
 } // namespace receiptd::actors

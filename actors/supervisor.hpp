@@ -10,20 +10,16 @@
 // within a budget of their own (the same two limits), so neither stage can hold
 // more than the configured count and bytes.
 
-#include <chrono>
-
 #include "actors/fwd.hpp"
 #include "actors/validator.hpp"
+#include "config/settings.hpp"
 
 namespace receiptd::actors {
 
-struct supervisor_settings {
-  std::size_t max_in_flight = 10000;
-  std::chrono::milliseconds token_cache_ttl{0};
-  std::size_t max_in_flight_bytes = 256 * 1024 * 1024;
-};
-
-supervisor_actor spawn_supervisor(caf::actor_system& sys, supervisor_settings settings,
-                                  validator_deps_ptr deps);
+// Reads validator.max-in-flight, validator.max-in-flight-bytes and
+// auth.token-cache-ttl; its clock is the validators' (deps->clock).
+supervisor_actor spawn_supervisor(caf::actor_system& sys,
+                                  const config::validator_settings& admission,
+                                  const config::auth_settings& auth, validator_deps_ptr deps);
 
 } // namespace receiptd::actors

@@ -1,5 +1,7 @@
 #include "actors/tracing.hpp"
 
+#include "actors/log.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -64,6 +66,8 @@ std::string to_json_line(const span_record& s) {
 }
 
 tracer::tracer(config::trace_settings settings) : settings_(std::move(settings)) {
+  if (!settings_.enabled)
+    return;
   if (!settings_.file.empty())
     open_file();
   buffer_.reserve(1024);
@@ -71,12 +75,36 @@ tracer::tracer(config::trace_settings settings) : settings_(std::move(settings))
 }
 
 tracer::~tracer() {
+  if (!writer_.joinable())
+    return;
   {
     std::lock_guard<std::mutex> guard(mtx_);
     stop_ = true;
   }
   cv_.notify_all();
   writer_.join();
+  report_drops(true);
+}
+
+tracer& tracer::off() {
+  static tracer none(config::trace_settings{.enabled = false, .file = "", .buffer = 1});
+  return none;
+}
+
+// The README promises that dropped spans are counted: the count reaches the log
+// when spans are dropped (at most once a minute) and when the tracer stops.
+void tracer::report_drops(bool final) {
+  auto dropped = dropped_.load();
+  if (dropped == dropped_reported_)
+    return;
+  auto now = std::chrono::steady_clock::now();
+  if (!final && now - last_drop_report_ < std::chrono::minutes(1))
+    return;
+  log_warn("trace: " + std::to_string(dropped - dropped_reported_) + " spans dropped ("
+           + std::to_string(dropped) + " in all): the buffer (trace.buffer="
+           + std::to_string(settings_.buffer) + ") was full");
+  dropped_reported_ = dropped;
+  last_drop_report_ = now;
 }
 
 namespace {
@@ -87,6 +115,8 @@ constexpr auto write_interval = std::chrono::milliseconds(20);
 } // namespace
 
 void tracer::record(span_record s) {
+  if (!settings_.enabled)
+    return;
   bool half_full = false;
   {
     std::lock_guard<std::mutex> guard(mtx_);
@@ -103,6 +133,8 @@ void tracer::record(span_record s) {
 }
 
 void tracer::flush() {
+  if (!settings_.enabled)
+    return;
   std::unique_lock<std::mutex> lock(mtx_);
   auto target = recorded_;
   ++flush_requests_;
@@ -143,6 +175,7 @@ void tracer::run() {
       if (batch.empty() && stop_)
         return;
     }
+    report_drops(false);
     if (batch.empty())
       continue;
     out.clear();
@@ -167,8 +200,8 @@ void tracer::run() {
   }
 }
 
-span::span(tracer* t, const trace_context& parent, const char* actor, std::string message)
-  : tracer_(t) {
+span::span(tracer& t, const trace_context& parent, const char* actor, std::string message)
+  : tracer_(t.enabled() ? &t : nullptr) {
   rec_.trace_id = parent.trace_id;
   rec_.parent_id = parent.parent_span;
   if (!tracer_)

@@ -2,9 +2,13 @@
 // Spans: one line per actor hop (actor, message, start, duration, outcome) under
 // the upload's trace id, appended as JSON lines to a file by a background thread
 // (every 20 ms, or sooner when the buffer is half full or on flush()).
-// Recording never blocks: a bounded buffer drops on overflow and counts the drops.
+// Recording never blocks: a bounded buffer drops on overflow and counts the drops
+// (logged as a warning at most once a minute, and in total when the tracer stops).
+// Tracing off is a tracer like any other that records nothing (tracer::off()):
+// code that records spans never asks whether tracing is on.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <fstream>
@@ -34,9 +38,14 @@ std::string to_json_line(const span_record& s);
 
 class tracer {
 public:
+  // With settings.enabled false: records nothing, starts no thread, opens no file.
   explicit tracer(config::trace_settings settings);
   ~tracer(); // writes out what is buffered
 
+  // A tracer that records nothing, for work outside any upload and for tests.
+  static tracer& off();
+
+  bool enabled() const { return settings_.enabled; }
   void record(span_record s);
   std::uint64_t next_span_id() { return ++last_span_id_; }
   std::uint64_t dropped() const { return dropped_; }
@@ -44,6 +53,7 @@ public:
 
 private:
   void run();
+  void report_drops(bool final);
 
   config::trace_settings settings_;
   void open_file();
@@ -59,6 +69,8 @@ private:
   bool stop_ = false;
   std::atomic<std::uint64_t> last_span_id_{0};
   std::atomic<std::uint64_t> dropped_{0};
+  std::uint64_t dropped_reported_ = 0; // writer thread only
+  std::chrono::steady_clock::time_point last_drop_report_{};
   std::thread writer_;
 };
 
@@ -67,7 +79,7 @@ private:
 class span {
 public:
   span() = default;
-  span(tracer* t, const trace_context& parent, const char* actor, std::string message);
+  span(tracer& t, const trace_context& parent, const char* actor, std::string message);
   span(span&& other) noexcept;
   span& operator=(span&& other) noexcept;
   ~span() { end(); }
@@ -78,7 +90,7 @@ public:
   void end();
 
 private:
-  tracer* tracer_ = nullptr;
+  tracer* tracer_ = nullptr; // null: ended, moved from, or tracing off
   span_record rec_;
   std::int64_t start_steady_us_ = 0;
 };

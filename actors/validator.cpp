@@ -19,7 +19,7 @@ namespace steps {
 namespace {
 
 store_deadline deadline_from_now(const validator_deps& deps) {
-  return std::chrono::steady_clock::now() + deps.settings.store_deadline;
+  return deps.clock->steady_now() + deps.settings.store_deadline;
 }
 
 // A receipt lent to the Store A client (store_a_check::receipt_data) comes back
@@ -51,30 +51,19 @@ model::store_verdict deadline_verdict(const caf::error& e) {
 
 } // namespace
 
-model::unix_ms now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
-double unit_random() {
-  thread_local std::mt19937_64 engine{std::random_device{}()};
-  return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
-}
-
-void answer(upload_run& u, int status, std::string body, std::optional<int> retry_after) {
-  u.root.outcome(std::to_string(status));
+void answer(upload_run& u, http::reply r) {
+  u.root.outcome(std::to_string(r.status));
   u.root.end();
-  u.in.reply->send(http::reply{status, std::move(body), retry_after});
+  u.in.reply->send(std::move(r));
 }
 
-void answer_errors(upload_run& u, int status, const model::field_errors& errors) {
-  answer(u, status, model::error_body(errors), status == 503 ? std::optional<int>(1) : std::nullopt);
+void answer_error(upload_run& u, const model::error& e) {
+  answer(u, http::error_reply(e));
 }
 
-void ask_store_b(caf::event_based_actor* self, const trace_context& ctx,
-                 const validator_deps& deps, app_context_ptr app,
-                 model::purchase_order_record r,
-                 std::function<void(model::purchase_order_record)> k) {
+void ask_store(caf::event_based_actor* self, const trace_context& ctx,
+               const validator_deps& deps, app_context_ptr app, model::purchase_order_record r,
+               std::function<void(model::purchase_order_record)> k) {
   store_b_check check{ctx,
                       std::move(app),
                       r.package_name,
@@ -89,18 +78,19 @@ void ask_store_b(caf::event_based_actor* self, const trace_context& ctx,
       [shared, k](store_b_answer& a) {
         if (a.verdict.outcome == model::store_outcome::confirmed)
           shared->purchase = std::move(a.purchase);
-        model::store_b::apply_store_verdict(*shared, a.verdict);
+        model::apply_store_verdict(*shared, a.verdict);
         k(std::move(*shared));
       },
       [shared, k](caf::error& e) {
-        model::store_b::apply_store_verdict(*shared, deadline_verdict(e));
+        model::apply_store_verdict(*shared, deadline_verdict(e));
         k(std::move(*shared));
       });
 }
 
-void ask_store_a(caf::event_based_actor* self, const trace_context& ctx,
-                 const validator_deps& deps, const model::app& app, model::receipt_record r,
-                 std::function<void(model::receipt_record)> k) {
+void ask_store(caf::event_based_actor* self, const trace_context& ctx,
+               const validator_deps& deps, app_context_ptr app_ctx, model::receipt_record r,
+               std::function<void(model::receipt_record)> k) {
+  const auto& app = app_ctx->app;
   auto sandbox = model::store_a::first_endpoint(r) == model::store_a::verify_endpoint::sandbox;
   auto receipt = std::make_shared<std::string>(std::move(r.receipt_data));
   store_a_check check{ctx,
@@ -137,115 +127,109 @@ std::string take_body(upload_run& u) {
   return std::exchange(u.in.request.body, {});
 }
 
-model::field_errors not_configured(const std::string& what) {
-  return {{"", "app_not_configured", what + "; set it with receiptctl app update"}};
+model::error not_configured(const std::string& what) {
+  return {model::errc::app_not_configured, what + "; set it with receiptctl app update"};
 }
 
-// A proof that failed locally is stored as fraud and refused without a store
-// call; any other is put to the Play Developer API first.
-void settle_store_b(caf::event_based_actor* self, upload_ptr u, model::purchase_order_record record,
-                    model::fraud_reason local_verdict) {
-  if (local_verdict != model::fraud_reason::none) {
-    model::store_b::apply_fraud(record, local_verdict);
-    return save_and_answer(self, u, std::move(record));
-  }
-  ask_store_b(self, u->root.child(), *u->deps, u->app, std::move(record),
-              [self, u](model::purchase_order_record r) { save_and_answer(self, u, std::move(r)); });
-}
-
-void store_b_upload(caf::event_based_actor* self, upload_ptr u) {
-  auto upload = model::parse_store_b_upload(take_body(*u));
+// Each upload kind: its record as uploaded, with the verdict of the checks that
+// need no store (a proof that failed them is rejected: stored as fraud without a
+// store call), or why it is refused before anything is stored.
+model::result<model::purchase_order_record> store_b_record(upload_run& u) {
+  auto upload = model::parse_store_b_upload(take_body(u));
   if (!upload)
-    return answer_errors(*u, 422, upload.errors());
-  const auto& ctx = *u->app;
+    return upload.err();
+  const auto& ctx = *u.app;
   if (ctx.app.package_name.empty())
-    return answer_errors(*u, 422, not_configured("this app has no Store B package name"));
+    return not_configured("this app has no Store B package name");
   if (!ctx.licence_key)
-    return answer_errors(*u, 422, not_configured("this app has no usable Store B licence key"));
-  auto record = model::store_b::make_record(*upload, ctx.app, u->in.request.peer_ip, u->started_at);
-  settle_store_b(self, u, std::move(record),
-                 model::store_b::check_locally(*upload, *ctx.licence_key, ctx.app));
+    return not_configured("this app has no usable Store B licence key");
+  auto record = model::store_b::make_record(*upload, ctx.app, u.in.request.peer_ip, u.started_at);
+  if (auto fraud = model::store_b::check_locally(*upload, *ctx.licence_key, ctx.app);
+      fraud != model::fraud_reason::none)
+    model::apply_fraud(record, fraud);
+  return record;
 }
 
-void store_a_upload(caf::event_based_actor* self, upload_ptr u) {
-  auto upload = model::parse_store_a_upload(take_body(*u));
+model::result<model::purchase_order_record> store_b_legacy_record(upload_run& u) {
+  auto upload = model::parse_store_b_legacy_upload(take_body(u));
   if (!upload)
-    return answer_errors(*u, 422, upload.errors());
-  const auto& app = u->app->app;
+    return upload.err();
+  const auto& ctx = *u.app;
+  if (ctx.app.package_name.empty())
+    return not_configured("this app has no Store B package name");
+  auto record = model::store_b::make_record(*upload, ctx.app, u.in.request.peer_ip, u.started_at);
+  if (auto fraud = model::store_b::check_locally(*upload, ctx.app);
+      fraud != model::fraud_reason::none)
+    model::apply_fraud(record, fraud);
+  return record;
+}
+
+model::result<model::receipt_record> store_a_record(upload_run& u) {
+  auto upload = model::parse_store_a_upload(take_body(u));
+  if (!upload)
+    return upload.err();
+  const auto& app = u.app->app;
   if (app.bundle_id.empty())
-    return answer_errors(*u, 422, not_configured("this app has no Store A bundle id"));
-  auto verified = model::store_a::verify_receipt(upload->receipt_bytes, *u->deps->trust,
+    return not_configured("this app has no Store A bundle id");
+  auto verified = model::store_a::verify_receipt(upload->receipt_bytes, *u.deps->trust,
                                                  app.bundle_id, upload->identifier_for_vendor,
-                                                 u->deps->settings.store_a_verify);
+                                                 u.deps->settings.store_a_verify);
   // Our failure, not the receipt's (issue 6 §10): no verdict, nothing stored.
   if (verified.internal_error) {
     log_warn("Store A verification failed internally: " + verified.detail);
-    return answer_errors(*u, 500, {{"", "internal_error",
-                                    "the receipt could not be checked; retry later"}});
+    return model::error(model::errc::internal_error,
+                        "the receipt could not be checked; retry later");
   }
-  auto record = model::store_a::make_record(*upload, app, verified, u->in.request.peer_ip,
-                                            u->started_at);
-  if (record.state != model::validation_state::pending) // settled locally
-    return save_and_answer(self, u, std::move(record));
-  ask_store_a(self, u->root.child(), *u->deps, app, std::move(record),
-              [self, u](model::receipt_record r) { save_and_answer(self, u, std::move(r)); });
+  return model::store_a::make_record(*upload, app, verified, u.in.request.peer_ip,
+                                     u.started_at);
 }
 
-void store_b_legacy_upload(caf::event_based_actor* self, upload_ptr u) {
-  auto upload = model::parse_store_b_legacy_upload(take_body(*u));
-  if (!upload)
-    return answer_errors(*u, 422, upload.errors());
-  const auto& ctx = *u->app;
-  if (ctx.app.package_name.empty())
-    return answer_errors(*u, 422, not_configured("this app has no Store B package name"));
-  auto record = model::store_b::make_record(*upload, ctx.app, u->in.request.peer_ip, u->started_at);
-  settle_store_b(self, u, std::move(record), model::store_b::check_locally(*upload, ctx.app));
+// The same for every kind: a record settled locally is stored and answered; one
+// still pending is put to its store first.
+template <class Record>
+void settle(caf::event_based_actor* self, upload_ptr u, model::result<Record> record) {
+  if (!record)
+    return answer_error(*u, record.err());
+  if (record->state != model::validation_state::pending)
+    return save_and_answer(self, u, std::move(record).value());
+  ask_store(self, u->root.child(), *u->deps, u->app, std::move(record).value(),
+            [self, u](Record r) { save_and_answer(self, u, std::move(r)); });
 }
 
 } // namespace
 
 void validate_upload(caf::event_based_actor* self, inbound in, app_context_ptr app,
                      validator_deps_ptr deps) {
-  auto u = std::make_shared<upload_run>();
-  u->root = span(deps->trace, {in.request.trace_id, 0}, "validator",
-                 http::to_string(in.request.target));
-  u->in = std::move(in);
-  u->app = std::move(app);
-  u->deps = std::move(deps);
-  u->started_at = now_ms();
+  auto u = std::make_shared<upload_run>(std::move(in), std::move(app), std::move(deps));
   switch (u->in.request.target) {
     case http::route::store_a_upload:
-      return store_a_upload(self, u);
+      return settle(self, u, store_a_record(*u));
     case http::route::store_b_upload:
-      return store_b_upload(self, u);
+      return settle(self, u, store_b_record(*u));
     case http::route::store_b_legacy_upload:
-      return store_b_legacy_upload(self, u);
-    default:
-      return answer_errors(*u, 404, {{"", "not_found", "no such resource"}});
+      return settle(self, u, store_b_legacy_record(*u));
+    case http::route::store_a_get:
+    case http::route::store_b_get:
+    case http::route::health:
+      break; // not uploads: the supervisor and the HTTP layer answer them
   }
 }
 
 void revalidate(caf::event_based_actor* self, claimed_job cj, validator_deps_ptr deps,
                 retry_scheduler_actor scheduler) {
-  auto root = std::make_shared<span>(deps->trace, trace_context{"job-" + cj.job.id, 0},
+  auto root = std::make_shared<span>(*deps->trace, trace_context{"job-" + cj.job.id, 0},
                                      "validator", "revalidate");
-  if (cj.app && cj.purchase_order) {
-    auto app = make_app_context(*cj.app);
-    auto job = cj.job;
-    ask_store_b(self, root->child(), *deps, std::move(app), std::move(*cj.purchase_order),
-                [=](model::purchase_order_record r) {
-                  finish_job(self, deps, scheduler, job, std::move(r), root);
-                });
-    return;
-  }
-  if (cj.app && cj.receipt) {
-    auto job = cj.job;
-    ask_store_a(self, root->child(), *deps, *cj.app, std::move(*cj.receipt),
-                [=](model::receipt_record r) {
-                  finish_job(self, deps, scheduler, job, std::move(r), root);
-                });
-    return;
-  }
+  auto ask_again = [&](auto record) {
+    using record_type = decltype(record);
+    ask_store(self, root->child(), *deps, make_app_context(*cj.app), std::move(record),
+              [=, job = cj.job](record_type r) {
+                finish_job(self, deps, scheduler, job, std::move(r), root);
+              });
+  };
+  if (cj.app && cj.purchase_order)
+    return ask_again(std::move(*cj.purchase_order));
+  if (cj.app && cj.receipt)
+    return ask_again(std::move(*cj.receipt));
   log_warn("revalidation job " + cj.job.id + " has no record or app; left for its lease");
   root->outcome("orphan");
   self->send(scheduler, done_atom_v, cj.job.id);

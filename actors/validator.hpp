@@ -11,6 +11,7 @@
 
 #include "actors/fwd.hpp"
 #include "actors/tracing.hpp"
+#include "model/clock.hpp"
 #include "model/retry_policy.hpp"
 #include "model/store_a/receipt.hpp"
 
@@ -19,9 +20,9 @@ namespace receiptd::actors {
 // Only the store call has a deadline here: database calls are bounded where they
 // block, by the database itself (SQLite's busy timeout, PostgreSQL's
 // connect_timeout and statement_timeout), and come back as error values.
-struct validator_settings {
-  std::chrono::milliseconds store_deadline{5000};
-  model::retry_policy retry;
+struct validation_settings {
+  std::chrono::milliseconds store_deadline{5000}; // validator.store-deadline
+  model::retry_policy retry; // from [retry]
   // How Store A receipts are checked locally: max_in_app_purchases is
   // store-a.max-in-app-purchases; `at` and the test seam stay unset.
   model::store_a::verify_options store_a_verify;
@@ -32,8 +33,11 @@ struct validator_deps {
   store_a_client_actor store_a;
   store_b_client_actor store_b;
   std::shared_ptr<const model::store_a::trust_anchors> trust; // Store A chains
-  validator_settings settings;
-  tracer* trace = nullptr;
+  validation_settings settings;
+  // Never null: the real ones unless a test hands its own.
+  tracer* trace = &tracer::off();
+  const model::time_source* clock = &model::system_time();
+  model::random_source* random = &model::system_random();
 };
 using validator_deps_ptr = std::shared_ptr<const validator_deps>;
 

@@ -8,10 +8,10 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <set>
 #include <optional>
 #include <sstream>
 
+#include "cmd/receiptctl_options.hpp"
 #include "cmd/startup.hpp"
 #include "config/options.hpp"
 #include "model/access_token.hpp"
@@ -24,42 +24,8 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr const char* usage = R"(usage: receiptctl [--db.url=URL | --config-file=PATH] [--json] COMMAND
-
-Apps and tokens:
-  app create --name=NAME [APP OPTIONS]   create an app and issue its first token
-  app update APP [APP OPTIONS]           change an app (APP: its id or name)
-  app list                               list apps
-  app show APP                           one app, with its tokens
-  token issue APP                        a new access token (printed once)
-  token revoke TOKEN-OR-ID               revoke by the token itself or its id
-  token list APP                         an app's tokens (ids, never the tokens)
-Records and operations:
-  record show ID                         a stored receipt or purchase order
-  jobs                                   pending revalidation jobs
-  trace TRACE-ID [--trace-file=PATH]     an upload's spans as Trace Event JSON
-                                         (open in Perfetto or chrome://tracing)
-APP OPTIONS:
-  --bundle-id=ID                 Store A bundle id
-  --package-name=NAME            Store B package name
-  --license-key=BASE64           Play licence key (base64 X.509 SubjectPublicKeyInfo)
-  --license-key-file=PATH        … read from a file
-  --service-account-file=PATH    Google service-account JSON for the Play Developer API
-  --shared-secret=SECRET         App Store shared secret for verifyReceipt
-  --accept-storekit-test-receipts[=true|false]
-                                 accept Xcode StoreKit test receipts (environment
-                                 xcode, verified locally only; default false)
-  --transfer-policy=POLICY       a re-upload naming another user_identifier:
-                                 transfer (default; previous owners are recorded),
-                                 keep (409 bound_to_other_user), reject_after=N
-Database: the options and config file of receiptd (default config/receiptd.ini).
-)";
-
-struct args {
-  std::vector<std::string> words;
-  std::map<std::string, std::string> opts;
-  bool json = false;
-};
+// The command line: the command words and the options given (cmd/receiptctl_options.hpp).
+using args = cmd::ctl_options;
 
 int fail(const std::string& message, int code = 1) {
   std::cerr << "receiptctl: " << message << "\n";
@@ -86,20 +52,6 @@ json::object app_json(const model::app& a) {
           {"transfer_policy", model::to_string(a.transfers)}};
 }
 
-// The options receiptctl knows besides the database ones; any other is refused
-// (a misspelled option must not be ignored silently).
-const std::set<std::string>& known_options() {
-  static const std::set<std::string> names{
-    "name",          "bundle-id",          "package-name",
-    "license-key",   "license-key-file",   "service-account-file",
-    "shared-secret", "accept-storekit-test-receipts", "transfer-policy",
-    "trace-file"};
-  return names;
-}
-
-// Options that may be given without a value (meaning true).
-bool is_flag(const std::string& name) { return name == "accept-storekit-test-receipts"; }
-
 json::object token_json(const db::token_info& t) {
   json::object o{{"id", t.id}, {"app_id", t.app_id}, {"created_at", model::timestamp_json(t.created_at)}};
   o["revoked_at"] = model::timestamp_json(t.revoked_at);
@@ -111,7 +63,7 @@ std::optional<json::array> tokens_json(db::database& db, const std::string& app_
                                        std::string& problem) {
   auto tokens = db.list_tokens(app_id);
   if (!tokens) {
-    problem = tokens.err().message;
+    problem = tokens.err().message();
     return std::nullopt;
   }
   json::array list;
@@ -127,39 +79,33 @@ void print(const args& a, const json::value& v, const std::string& human) {
     std::cout << human;
 }
 
-// Applies the APP OPTIONS to `app`, checking each credential before it is stored.
+// Applies the APP OPTIONS given to `app`, checking each credential before it is stored.
 std::string apply_app_options(const args& a, model::app& app) {
-  auto opt = [&](const char* k) -> const std::string* {
-    auto it = a.opts.find(k);
-    return it == a.opts.end() ? nullptr : &it->second;
-  };
-  if (auto v = opt("name"))
-    app.name = *v;
-  if (auto v = opt("bundle-id"))
-    app.bundle_id = *v;
-  if (auto v = opt("package-name"))
-    app.package_name = *v;
-  if (auto v = opt("shared-secret"))
-    app.store_a_shared_secret = *v;
-  if (auto v = opt("accept-storekit-test-receipts")) {
-    if (*v != "true" && *v != "false")
-      return "--accept-storekit-test-receipts takes true or false, not \"" + *v + "\"";
-    app.accept_storekit_test_receipts = *v == "true";
-  }
-  if (auto v = opt("transfer-policy")) {
-    auto policy = model::parse_transfer_policy(*v);
+  if (a.given("name"))
+    app.name = a.name;
+  if (a.given("bundle-id"))
+    app.bundle_id = a.bundle_id;
+  if (a.given("package-name"))
+    app.package_name = a.package_name;
+  if (a.given("shared-secret"))
+    app.store_a_shared_secret = a.shared_secret;
+  if (a.given("accept-storekit-test-receipts"))
+    app.accept_storekit_test_receipts = a.accept_storekit_test_receipts;
+  if (a.given("transfer-policy")) {
+    auto policy = model::parse_transfer_policy(a.transfer_policy);
     if (!policy)
-      return "--transfer-policy takes transfer, keep or reject_after=N, not \"" + *v + "\"";
+      return "--transfer-policy takes transfer, keep or reject_after=N, not \""
+             + a.transfer_policy + "\"";
     app.transfers = *policy;
   }
   std::string key;
   bool ok = true;
-  if (auto v = opt("license-key"))
-    key = *v;
-  if (auto v = opt("license-key-file"))
-    key = read_file(*v, ok);
+  if (a.given("license-key"))
+    key = a.license_key;
+  if (a.given("license-key-file"))
+    key = read_file(a.license_key_file, ok);
   if (!ok)
-    return "cannot read " + a.opts.at("license-key-file");
+    return "cannot read " + a.license_key_file;
   while (!key.empty() && (key.back() == '\n' || key.back() == '\r' || key.back() == ' '))
     key.pop_back();
   if (!key.empty()) {
@@ -167,10 +113,10 @@ std::string apply_app_options(const args& a, model::app& app) {
       return "the licence key is unusable: " + parsed.errors().front().message;
     app.store_b_public_key = key;
   }
-  if (auto v = opt("service-account-file")) {
-    auto text = read_file(*v, ok);
+  if (a.given("service-account-file")) {
+    auto text = read_file(a.service_account_file, ok);
     if (!ok)
-      return "cannot read " + *v;
+      return "cannot read " + a.service_account_file;
     if (auto parsed = model::store_b::service_account::parse(text); !parsed)
       return "the service account is unusable: " + parsed.errors().front().message;
     app.store_b_service_account = text;
@@ -181,7 +127,7 @@ std::string apply_app_options(const args& a, model::app& app) {
 std::optional<model::app> find_app(db::database& db, const std::string& key, std::string& problem) {
   auto found = db.find_app(key);
   if (!found) {
-    problem = found.err().message;
+    problem = found.err().message();
     return std::nullopt;
   }
   if (!*found)
@@ -193,7 +139,7 @@ int issue_token(const args& a, db::database& db, const model::app& app) {
   auto token = model::make_access_token();
   auto info = db.add_token(app.id, model::access_token_hash(token), cmd::now_ms());
   if (!info)
-    return fail(info.err().message);
+    return fail(info.err().message());
   auto o = token_json(*info);
   o["token"] = token;
   print(a, o,
@@ -206,18 +152,18 @@ int app_command(const args& a, db::database& db) {
   auto sub = a.words.size() > 1 ? a.words[1] : "";
   std::string problem;
   if (sub == "create") {
-    if (!a.opts.count("name"))
+    if (!a.given("name"))
       return fail("app create needs --name=NAME", 2);
     model::app app;
     if (auto err = apply_app_options(a, app); !err.empty())
       return fail(err, 2);
     auto created = db.create_app(app);
     if (!created)
-      return fail(created.err().message);
+      return fail(created.err().message());
     auto token = model::make_access_token();
     auto info = db.add_token(created->id, model::access_token_hash(token), cmd::now_ms());
     if (!info)
-      return fail(info.err().message);
+      return fail(info.err().message());
     auto o = app_json(*created);
     o["token"] = token;
     o["token_id"] = info->id;
@@ -234,14 +180,14 @@ int app_command(const args& a, db::database& db) {
       return fail(err, 2);
     auto updated = db.update_app(*app);
     if (!updated)
-      return fail(updated.err().message);
+      return fail(updated.err().message());
     print(a, app_json(*app), "Updated app " + app->name + " (id " + app->id + ").\n");
     return 0;
   }
   if (sub == "list") {
     auto apps = db.list_apps();
     if (!apps)
-      return fail(apps.err().message);
+      return fail(apps.err().message());
     json::array list;
     std::string human;
     for (const auto& app : *apps) {
@@ -264,7 +210,7 @@ int app_command(const args& a, db::database& db) {
     print(a, o, json::serialize(o) + "\n");
     return 0;
   }
-  return fail(std::string("unknown app command\n") + usage, 2);
+  return fail("unknown app command\n" + a.usage(), 2);
 }
 
 int token_command(const args& a, db::database& db) {
@@ -281,12 +227,12 @@ int token_command(const args& a, db::database& db) {
     // A token is revoked by its hash (the token itself) or by its id.
     auto by_hash = db.revoke_token(model::access_token_hash(key), cmd::now_ms());
     if (!by_hash)
-      return fail(by_hash.err().message);
+      return fail(by_hash.err().message());
     bool revoked = *by_hash;
     if (!revoked) {
       auto by_id = db.revoke_token(key, cmd::now_ms());
       if (!by_id)
-        return fail(by_id.err().message);
+        return fail(by_id.err().message());
       revoked = *by_id;
     }
     if (!revoked)
@@ -304,7 +250,7 @@ int token_command(const args& a, db::database& db) {
     print(a, *tokens, json::serialize(*tokens) + "\n");
     return 0;
   }
-  return fail(std::string("unknown token command\n") + usage, 2);
+  return fail("unknown token command\n" + a.usage(), 2);
 }
 
 int record_command(const args& a, db::database& db) {
@@ -313,7 +259,7 @@ int record_command(const args& a, db::database& db) {
   const auto& id = a.words[2];
   auto po = db.find_purchase_order(id);
   if (!po)
-    return fail(po.err().message);
+    return fail(po.err().message());
   if (*po) {
     auto o = model::purchase_order_json(**po);
     o["kind"] = "store_b_purchase_order";
@@ -323,7 +269,7 @@ int record_command(const args& a, db::database& db) {
   }
   auto r = db.find_receipt(id);
   if (!r)
-    return fail(r.err().message);
+    return fail(r.err().message());
   if (*r) {
     auto o = model::receipt_json(**r);
     o["kind"] = "store_a_receipt";
@@ -337,7 +283,7 @@ int record_command(const args& a, db::database& db) {
 int jobs_command(const args& a, db::database& db) {
   auto jobs = db.list_jobs();
   if (!jobs)
-    return fail(jobs.err().message);
+    return fail(jobs.err().message());
   json::array list;
   for (const auto& j : *jobs)
     list.push_back(json::object{{"id", j.id},
@@ -403,46 +349,25 @@ int trace_command(const args& a, const std::string& trace_file) {
 
 int main(int argc, char** argv) {
   args a;
-  std::vector<std::string> config_args{argv[0]};
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::cout << usage;
-      return 0;
-    }
-    if (arg == "--json") {
-      a.json = true;
-    } else if (arg.rfind("--db.", 0) == 0 || arg.rfind("--config-file=", 0) == 0
-               || arg.rfind("--trace.", 0) == 0) {
-      config_args.push_back(arg);
-    } else if (arg.rfind("--", 0) == 0) {
-      auto eq = arg.find('=');
-      auto name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-      if (!known_options().count(name))
-        return fail("unknown option --" + name + " (see receiptctl --help)", 2);
-      if (eq == std::string::npos && !is_flag(name))
-        return fail("option " + arg + " needs a value (" + arg + "=VALUE)", 2);
-      a.opts[name] = eq == std::string::npos ? "true" : arg.substr(eq + 1);
-    } else {
-      a.words.push_back(arg);
-    }
+  if (auto parsed = a.parse(argc, argv); !parsed)
+    return fail(parsed.err().message(), 2);
+  if (a.help) {
+    std::cout << a.usage();
+    return 0;
   }
   if (a.words.empty()) {
-    std::cerr << usage;
+    std::cerr << a.usage();
     return 2;
   }
   config::receiptd_config cfg;
   std::vector<char*> cargv;
-  for (auto& s : config_args)
+  for (auto& s : a.receiptd_args)
     cargv.push_back(s.data());
-  if (auto problem = cfg.load(static_cast<int>(cargv.size()), cargv.data(), std::cerr);
-      !problem.empty())
-    return fail(problem, 2);
+  if (auto loaded = cfg.load(static_cast<int>(cargv.size()), cargv.data(), std::cerr); !loaded)
+    return fail(loaded.err().message(), 2);
   const auto& s = cfg.values();
-  if (a.words[0] == "trace") {
-    auto it = a.opts.find("trace-file");
-    return trace_command(a, it != a.opts.end() ? it->second : s.trace.file);
-  }
+  if (a.words[0] == "trace")
+    return trace_command(a, a.given("trace-file") ? a.trace_file : s.trace.file);
   auto db = cmd::open_database(s.db.url, "receiptctl");
   if (!db)
     return 1;
@@ -454,5 +379,5 @@ int main(int argc, char** argv) {
     return record_command(a, *db);
   if (a.words[0] == "jobs")
     return jobs_command(a, *db);
-  return fail("unknown command " + a.words[0] + "\n" + usage, 2);
+  return fail("unknown command " + a.words[0] + "\n" + a.usage(), 2);
 }

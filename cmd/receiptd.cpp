@@ -28,23 +28,29 @@ using namespace receiptd;
 
 namespace {
 
-// On a new database: an app to start with, its token printed once.
-std::string bootstrap_first_app(db::database& db, const config::bootstrap_settings& b) {
+// On a new database: an app to start with, its token printed once (empty when
+// there is none to print).
+model::result<std::string> bootstrap_first_app(db::database& db,
+                                               const config::bootstrap_settings& b) {
   if (!b.create_first_app)
-    return {};
+    return std::string();
   auto apps = db.list_apps();
-  if (!apps || !apps->empty())
-    return {};
+  if (!apps)
+    return apps.err();
+  if (!apps->empty())
+    return std::string();
   model::app a;
   a.name = b.app_name;
   a.bundle_id = b.bundle_id;
   a.package_name = b.package_name;
   auto created = db.create_app(a);
   if (!created)
-    return {};
+    return created.err();
   auto token = model::make_access_token();
-  if (!db.add_token(created->id, model::access_token_hash(token), cmd::now_ms()))
-    return {};
+  auto added = db.add_token(created->id, model::access_token_hash(token),
+                            model::system_time().now_ms());
+  if (!added)
+    return added.err();
   std::cout << "Created app \"" << created->name << "\" (id " << created->id
             << ", bundle id " << created->bundle_id << ", package name "
             << created->package_name << ") on the new database.\n"
@@ -118,8 +124,8 @@ int main(int argc, char** argv) {
   cmd::raise_file_limit();
 
   config::receiptd_config cfg;
-  if (auto problem = cfg.load(argc, argv, std::cout); !problem.empty()) {
-    std::cerr << "receiptd: " << problem << "\n";
+  if (auto loaded = cfg.load(argc, argv, std::cout); !loaded) {
+    std::cerr << "receiptd: " << loaded.err().message() << "\n";
     return 2;
   }
   if (cfg.help_printed)
@@ -133,46 +139,42 @@ int main(int argc, char** argv) {
   if (!db)
     return 1;
   auto first_token = bootstrap_first_app(*db, s.bootstrap);
+  if (!first_token) {
+    std::cerr << "receiptd: cannot create the first app: " << first_token.err().message() << "\n";
+    return 1;
+  }
   db.reset();
 
-  auto trace = std::make_unique<actors::tracer>(
-    s.trace.enabled ? s.trace : config::trace_settings{.enabled = false, .file = "", .buffer = 1});
-  actors::tracer* tracer = s.trace.enabled ? trace.get() : nullptr;
-
-  http::outbound_client outbound({s.outbound.ca_file, s.outbound.connect_timeout,
-                                  s.outbound.max_connections_per_host});
+  actors::tracer trace(s.trace);
+  const auto& clock = model::system_time();
+  http::outbound_client outbound({.ca_file = s.outbound.ca_file,
+                                  .connect_timeout = s.outbound.connect_timeout,
+                                  .max_connections_per_host = s.outbound.max_connections_per_host});
   std::uint16_t port = 0;
   {
     caf::actor_system sys{cfg};
-    auto persistence = actors::spawn_persistence_pool(sys, {s.db.url, s.db.pool_size}, tracer);
-    auto store_b = actors::spawn_store_b_client(
-      sys,
-      {s.store_b.api_url, s.store_b.timeout, s.store_b.max_concurrent,
-       s.store_b.token_refresh_margin, s.outbound.allow_http, s.store_b.max_queued},
-      &outbound, tracer);
-    auto store_a = actors::spawn_store_a_client(
-      sys,
-      {s.store_a.production_url, s.store_a.sandbox_url, s.store_a.timeout,
-       s.store_a.max_concurrent, s.store_a.exclude_old_transactions, s.store_a.max_queued},
-      &outbound, tracer);
+    auto persistence = actors::spawn_persistence_pool(
+      sys, {.db_url = s.db.url, .workers = s.db.pool_size}, trace, clock);
+    auto store_b
+      = actors::spawn_store_b_client(sys, s.store_b, s.outbound, outbound, trace, clock);
+    auto store_a = actors::spawn_store_a_client(sys, s.store_a, outbound, trace, clock);
     auto deps = std::make_shared<actors::validator_deps>();
     deps->persistence = persistence;
     deps->store_a = store_a;
     deps->store_b = store_b;
     deps->trust = trust;
-    deps->trace = tracer;
+    deps->trace = &trace;
+    deps->clock = &clock;
+    deps->random = &model::system_random();
     deps->settings.store_deadline = s.validator.store_deadline;
     deps->settings.store_a_verify.max_in_app_purchases = s.store_a.max_in_app_purchases;
-    deps->settings.retry = {s.retry.initial.count(), s.retry.max.count(), s.retry.multiplier,
-                            static_cast<int>(s.retry.max_attempts)};
-    auto supervisor = actors::spawn_supervisor(
-      sys, {s.validator.max_in_flight, s.auth.token_cache_ttl, s.validator.max_in_flight_bytes},
-      deps);
+    deps->settings.retry = {.initial_ms = s.retry.initial.count(),
+                            .max_ms = s.retry.max.count(),
+                            .multiplier = s.retry.multiplier,
+                            .max_attempts = static_cast<int>(s.retry.max_attempts)};
+    auto supervisor = actors::spawn_supervisor(sys, s.validator, s.auth, deps);
     auto retry = actors::spawn_retry_scheduler(
-      sys,
-      {s.retry.poll_interval, s.retry.batch, s.retry.lease, std::chrono::seconds(30),
-       "receiptd-" + model::hex_encode(model::random_bytes(6))},
-      deps);
+      sys, s.retry, "receiptd-" + model::hex_encode(model::random_bytes(6)), deps);
 
     auto stop_actors = [&] {
       for (auto a : {caf::actor_cast<caf::actor>(retry), caf::actor_cast<caf::actor>(supervisor),
@@ -196,7 +198,7 @@ int main(int argc, char** argv) {
     actors::log_info("receiptd listening on http://" + s.http.address + ":" + std::to_string(port)
                      + " (database " + (s.db.url.rfind("sqlite3", 0) == 0 ? "SQLite" : "PostgreSQL")
                      + (s.config_file.empty() ? "" : ", config " + s.config_file) + ")");
-    print_try_it(first_token, s.http.address, port, s.bootstrap);
+    print_try_it(*first_token, s.http.address, port, s.bootstrap);
 
     int sig = 0;
     sigwait(&stop_signals, &sig);
@@ -209,7 +211,6 @@ int main(int argc, char** argv) {
     server.stop();
     stop_actors();
   }
-  trace.reset();
   actors::log_info("stopped");
   return 0;
 }

@@ -1,5 +1,7 @@
 #include "cmd/startup.hpp"
 
+#include "model/clock.hpp"
+
 #include "db/redact.hpp"
 
 #include <sys/resource.h>
@@ -33,13 +35,13 @@ std::unique_ptr<db::database> open_database(const std::string& url, const char* 
   auto opened = db::database::open(url);
   if (!opened) {
     std::cerr << program << ": cannot open the database (db.url = " << db::redacted_url(url)
-              << "): " << opened.err().message << "\n";
+              << "): " << opened.err().message() << "\n";
     return nullptr;
   }
   auto db = std::move(opened).value();
   auto migrated = db->migrate();
   if (!migrated) {
-    std::cerr << program << ": cannot migrate the database: " << migrated.err().message << "\n";
+    std::cerr << program << ": cannot migrate the database: " << migrated.err().message() << "\n";
     return nullptr;
   }
   return db;
@@ -54,8 +56,7 @@ void raise_file_limit() {
 }
 
 model::unix_ms now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+  return model::system_time().now_ms();
 }
 
 } // namespace receiptd::cmd

@@ -1,14 +1,20 @@
 #pragma once
-// receiptd's command line and config file (CAF INI, DESIGN.md §6): every option
-// with its default and a one-line description, type-checked and range-checked so
-// that a bad value stops the start with a message naming the option.
+// receiptd's command line and config file (CAF INI, DESIGN.md §6). Every option
+// is declared once (config/options.cpp): its settings field (which holds the
+// default, config/settings.hpp), name, one-line description and bounds; it is
+// type-checked and bound-checked so that a bad value stops the start with a
+// message naming the option.
 
 #include <caf/actor_system_config.hpp>
 
+#include <functional>
 #include <iosfwd>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "config/settings.hpp"
+#include "model/result.hpp"
 
 namespace receiptd::config {
 
@@ -17,9 +23,9 @@ public:
   receiptd_config();
 
   // Reads --config-file=PATH (default: config/receiptd.ini when it exists) and
-  // the command line, which wins. Returns an error message, or "" on success.
+  // the command line, which wins; an error names the option and what it needs.
   // --help prints every option to `help_out` and sets help_printed.
-  std::string load(int argc, char** argv, std::ostream& help_out);
+  model::status load(int argc, char** argv, std::ostream& help_out);
 
   bool help_printed = false;
   const settings& values() const { return s_; }
@@ -27,15 +33,28 @@ public:
   const caf::config_option_set& options() const { return custom_options_; }
 
 private:
-  std::string check_file(const std::string& path);
-  std::string check_ranges();
+  class section;
+
+  model::status check_file(const std::string& path);
+  model::status check_bounds() const;
+  model::status check_relations() const;
   void print_help(std::ostream& out) const;
 
   settings s_;
-  // CAF reads durations as caf::timespan; copied into s_ after parsing.
-  caf::timespan drain_timeout_, header_timeout_, body_timeout_, keepalive_timeout_, token_cache_ttl_, store_deadline_, connect_timeout_,
-    store_a_timeout_, store_b_timeout_, refresh_margin_, retry_initial_, retry_max_,
-    poll_interval_, lease_;
+  // Durations are declared on the settings' own milliseconds fields; CAF reads
+  // them as caf::timespan into these slots, copied back after parsing.
+  struct duration_slot {
+    std::unique_ptr<caf::timespan> parsed;
+    milliseconds* field;
+  };
+  std::vector<duration_slot> durations_;
+  // The bounds declared with each option, checked after parsing.
+  struct bound {
+    std::string option;
+    std::function<bool()> holds;
+    std::string rule;
+  };
+  std::vector<bound> bounds_;
 };
 
 } // namespace receiptd::config

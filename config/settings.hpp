@@ -80,6 +80,7 @@ struct retry_settings {
   milliseconds poll_interval = 1s;
   std::size_t batch = 100;
   milliseconds lease = 60s;
+  milliseconds claim_timeout = 30s;
 };
 
 struct trace_settings {

@@ -27,24 +27,24 @@ bool plain_identifier(const std::string& name) {
 // Runs `work` on a session to the server, with the checks and error values shared
 // by the operations below.
 template <class T>
-outcome<T> on_server(const std::string& server_url, const std::string& name,
+model::result<T> on_server(const std::string& server_url, const std::string& name,
                      const std::function<T(soci::session&)>& work) {
   if (dialect_of(server_url) != dialect::postgresql)
-    return error{"not a postgresql:// URL"};
+    return failure("not a postgresql:// URL");
   if (!plain_identifier(name))
-    return error{"'" + name + "' is not a plain lower-case identifier"};
+    return failure("'" + name + "' is not a plain lower-case identifier");
   register_backends();
   try {
     soci::session s(with_connection_defaults(server_url));
     return work(s);
   } catch (const std::exception& e) {
-    return error{"database " + name + ": " + safe_message(e)};
+    return failure("database " + name + ": " + safe_message(e));
   }
 }
 
 } // namespace
 
-outcome<std::string> create_postgresql_database(const std::string& server_url,
+model::result<std::string> create_postgresql_database(const std::string& server_url,
                                                 const std::string& name) {
   return on_server<std::string>(server_url, name, [&](soci::session& s) {
     s << std::string(q::create_database) + name;
@@ -52,14 +52,14 @@ outcome<std::string> create_postgresql_database(const std::string& server_url,
   });
 }
 
-outcome<bool> drop_postgresql_database(const std::string& server_url, const std::string& name) {
+model::result<bool> drop_postgresql_database(const std::string& server_url, const std::string& name) {
   return on_server<bool>(server_url, name, [&](soci::session& s) {
     s << std::string(q::drop_database_prefix) + name + std::string(q::drop_database_suffix);
     return true;
   });
 }
 
-outcome<int> terminate_postgresql_sessions(const std::string& server_url,
+model::result<int> terminate_postgresql_sessions(const std::string& server_url,
                                            const std::string& name) {
   return on_server<int>(server_url, name, [&](soci::session& s) {
     long long ended = 0;

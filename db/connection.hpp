@@ -1,6 +1,6 @@
 #pragma once
 // One SOCI session, its per-connection settings and the transaction discipline every
-// write follows. Throws soci::soci_error; db::database turns that into db::error.
+// write follows. Throws soci::soci_error; db::database turns that into model::error.
 
 #include <optional>
 #include <string>

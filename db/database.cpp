@@ -27,11 +27,11 @@ bool transient(const std::exception& e) {
 
 } // namespace
 
-outcome<std::unique_ptr<database>> database::open(const std::string& url) {
+model::result<std::unique_ptr<database>> database::open(const std::string& url) {
   auto kind = dialect_of(url);
   if (!kind)
-    return error{"unsupported database URL '" + redacted_url(url)
-                 + "': expected sqlite3://db=… or postgresql://…"};
+    return failure("unsupported database URL '" + redacted_url(url)
+                 + "': expected sqlite3://db=… or postgresql://…");
   register_backends();
   std::string full_url = url;
   try {
@@ -39,7 +39,7 @@ outcome<std::unique_ptr<database>> database::open(const std::string& url) {
     auto c = std::make_unique<connection>(*kind, full_url);
     return std::unique_ptr<database>(std::make_unique<sql_database>(*kind, full_url, std::move(c)));
   } catch (const std::exception& e) {
-    return error{"cannot open database '" + redacted_url(full_url) + "': " + safe_message(e)};
+    return failure("cannot open database '" + redacted_url(full_url) + "': " + safe_message(e));
   }
 }
 
@@ -104,7 +104,7 @@ void sql_database::drop_session() noexcept {
   conn_.reset();
 }
 
-outcome<int> sql_database::migrate() {
+model::result<int> sql_database::migrate() {
   return guarded<int>("migrate", [&] {
     int applied = apply_migrations(conn());
     // PostgreSQL refuses to run a prepared statement whose tables changed shape
@@ -117,7 +117,7 @@ outcome<int> sql_database::migrate() {
 
 // ---- apps and access tokens -------------------------------------------------
 
-outcome<model::app> sql_database::create_app(model::app a) {
+model::result<model::app> sql_database::create_app(model::app a) {
   return guarded<model::app>("create_app", [&] {
     if (a.id.empty())
       a.id = model::make_uuid();
@@ -126,15 +126,15 @@ outcome<model::app> sql_database::create_app(model::app a) {
   });
 }
 
-outcome<bool> sql_database::update_app(const model::app& a) {
+model::result<bool> sql_database::update_app(const model::app& a) {
   return guarded<bool>("update_app", [&] { return apps().update(a); });
 }
 
-outcome<std::vector<model::app>> sql_database::list_apps() {
+model::result<std::vector<model::app>> sql_database::list_apps() {
   return guarded<std::vector<model::app>>("list_apps", [&] { return apps().list(); });
 }
 
-outcome<std::optional<model::app>> sql_database::find_app(const std::string& id_or_name) {
+model::result<std::optional<model::app>> sql_database::find_app(const std::string& id_or_name) {
   return guarded<std::optional<model::app>>("find_app", [&] {
     auto& repo = apps();
     if (auto by_id = repo.find_by_id(id_or_name))
@@ -143,7 +143,7 @@ outcome<std::optional<model::app>> sql_database::find_app(const std::string& id_
   });
 }
 
-outcome<token_info> sql_database::add_token(const std::string& app_id,
+model::result<token_info> sql_database::add_token(const std::string& app_id,
                                             const std::string& token_hash, model::unix_ms now) {
   return guarded<token_info>("add_token", [&] {
     auto& repo = apps();
@@ -155,21 +155,21 @@ outcome<token_info> sql_database::add_token(const std::string& app_id,
   });
 }
 
-outcome<bool> sql_database::revoke_token(const std::string& id_or_hash, model::unix_ms now) {
+model::result<bool> sql_database::revoke_token(const std::string& id_or_hash, model::unix_ms now) {
   return guarded<bool>("revoke_token", [&] { return apps().revoke_token(id_or_hash, now); });
 }
 
-outcome<std::vector<token_info>> sql_database::list_tokens(const std::string& app_id) {
+model::result<std::vector<token_info>> sql_database::list_tokens(const std::string& app_id) {
   return guarded<std::vector<token_info>>("list_tokens",
                                           [&] { return apps().list_tokens(app_id); });
 }
 
-outcome<std::optional<model::app>> sql_database::app_by_token_hash(const std::string& token_hash) {
+model::result<std::optional<model::app>> sql_database::app_by_token_hash(const std::string& token_hash) {
   return guarded<std::optional<model::app>>(
     "app_by_token_hash", [&] { return apps().find_by_token_hash(token_hash); });
 }
 
-outcome<std::vector<std::optional<model::app>>>
+model::result<std::vector<std::optional<model::app>>>
 sql_database::apps_by_token_hashes(const std::vector<std::string>& token_hashes) {
   return guarded<std::vector<std::optional<model::app>>>("apps_by_token_hashes", [&] {
     auto& repo = apps();

@@ -5,7 +5,8 @@
 //
 // - One object per thread: it owns one session and its prepared statements, and is
 //   not thread-safe. Open one per persistence worker.
-// - No method throws: driver failures come back as db::error("<method>: <reason>"),
+// - No method throws: driver failures come back as model::error values
+//   (storage_unavailable, "<method>: <reason>"),
 //   with the transaction rolled back.
 // - A lost PostgreSQL session (server restarted, backend terminated, network cut) is
 //   detected by the call that fails on it; that call reconnects and runs once more
@@ -21,7 +22,7 @@
 #include <variant>
 #include <vector>
 
-#include "db/outcome.hpp"
+#include "db/failure.hpp"
 #include "model/app.hpp"
 #include "model/records.hpp"
 
@@ -29,16 +30,16 @@ namespace receiptd::db {
 
 enum class dialect { sqlite, postgresql };
 
+using any_record = std::variant<model::purchase_order_record, model::receipt_record>;
+
 // One upload's save inside a batch (persistence group commit).
 struct batch_save {
-  std::variant<model::purchase_order_record, model::receipt_record> record;
+  any_record record;
   model::unix_ms first_attempt_at = 0;
 };
 
-struct batch_saved {
-  std::variant<model::purchase_order_record, model::receipt_record> record; // as stored
-  std::string error; // non-empty: this save failed (and was rolled back alone)
-};
+// The record as stored, or why this save failed (it was rolled back alone).
+using batch_saved = model::result<any_record>;
 
 template <class Record>
 struct saved {
@@ -58,33 +59,33 @@ class database {
 public:
   // url: SOCI connection string, "sqlite3://db=/path.db timeout=10" or
   // "postgresql://host=… port=… dbname=… user=…". SQLite is put in WAL mode.
-  static outcome<std::unique_ptr<database>> open(const std::string& url);
+  static model::result<std::unique_ptr<database>> open(const std::string& url);
   virtual ~database() = default;
 
   virtual dialect kind() const = 0;
 
   // Applies the numbered migrations of db/migrations not yet applied (idempotent,
   // safe when several processes start at once). Returns how many it applied.
-  virtual outcome<int> migrate() = 0;
+  virtual model::result<int> migrate() = 0;
 
   // ---- apps and access tokens (receiptctl, supervisor) --------------------
-  virtual outcome<model::app> create_app(model::app a) = 0; // id made when empty
-  virtual outcome<bool> update_app(const model::app& a) = 0; // false: no such app
-  virtual outcome<std::vector<model::app>> list_apps() = 0;
+  virtual model::result<model::app> create_app(model::app a) = 0; // id made when empty
+  virtual model::result<bool> update_app(const model::app& a) = 0; // false: no such app
+  virtual model::result<std::vector<model::app>> list_apps() = 0;
   // By id, or else by name.
-  virtual outcome<std::optional<model::app>> find_app(const std::string& id_or_name) = 0;
-  virtual outcome<token_info> add_token(const std::string& app_id,
+  virtual model::result<std::optional<model::app>> find_app(const std::string& id_or_name) = 0;
+  virtual model::result<token_info> add_token(const std::string& app_id,
                                         const std::string& token_hash,
                                         model::unix_ms now) = 0;
   // By token id or token hash; false when nothing was revoked.
-  virtual outcome<bool> revoke_token(const std::string& id_or_hash,
+  virtual model::result<bool> revoke_token(const std::string& id_or_hash,
                                      model::unix_ms now) = 0;
-  virtual outcome<std::vector<token_info>> list_tokens(const std::string& app_id) = 0;
+  virtual model::result<std::vector<token_info>> list_tokens(const std::string& app_id) = 0;
   // The app owning a non-revoked token with this hash.
-  virtual outcome<std::optional<model::app>>
+  virtual model::result<std::optional<model::app>>
   app_by_token_hash(const std::string& token_hash) = 0;
   // The same for several hashes at once, in order.
-  virtual outcome<std::vector<std::optional<model::app>>>
+  virtual model::result<std::vector<std::optional<model::app>>>
   apps_by_token_hashes(const std::vector<std::string>& token_hashes) = 0;
 
   // ---- records --------------------------------------------------------------
@@ -92,10 +93,10 @@ public:
   // receipt hash) merge with model::merge_reupload; then, when the stored state
   // is pending, make sure a job exists (first attempt at first_attempt_at), and
   // otherwise delete the record's job. An empty incoming id is generated.
-  virtual outcome<saved<model::purchase_order_record>>
+  virtual model::result<saved<model::purchase_order_record>>
   save_purchase_order(const model::purchase_order_record& incoming,
                       model::unix_ms first_attempt_at) = 0;
-  virtual outcome<saved<model::receipt_record>>
+  virtual model::result<saved<model::receipt_record>>
   save_receipt(const model::receipt_record& incoming,
                model::unix_ms first_attempt_at) = 0;
 
@@ -103,35 +104,35 @@ public:
   // would do it, in one transaction with one commit; each inside its own
   // savepoint, so a save the database refuses fails alone. The results are in
   // the order of the batch; the outcome fails only when the whole batch did.
-  virtual outcome<std::vector<batch_saved>> save_batch(const std::vector<batch_save>& batch) = 0;
+  virtual model::result<std::vector<batch_saved>> save_batch(const std::vector<batch_save>& batch) = 0;
 
-  virtual outcome<std::optional<model::purchase_order_record>>
+  virtual model::result<std::optional<model::purchase_order_record>>
   find_purchase_order(const std::string& id) = 0;
-  virtual outcome<std::optional<model::receipt_record>>
+  virtual model::result<std::optional<model::receipt_record>>
   find_receipt(const std::string& id) = 0;
 
   // ---- revalidation jobs ----------------------------------------------------
   // Claims up to `limit` jobs due at `now` whose lease is free or expired: sets
   // lease_owner/lease_until and bumps version (FOR UPDATE SKIP LOCKED on
   // PostgreSQL). The returned jobs carry the new version.
-  virtual outcome<std::vector<model::validation_job>>
+  virtual model::result<std::vector<model::validation_job>>
   claim_due_jobs(const std::string& owner, model::unix_ms now,
                  model::unix_ms lease_until, int limit) = 0;
 
   // Fenced by job.version (false when another claim overtook it): writes the
   // record's verdict fields (state, fraud, env, purchase / in-app purchases,
   // store_detail, updated_at) and deletes the job.
-  virtual outcome<bool> complete_job(const model::validation_job& job,
+  virtual model::result<bool> complete_job(const model::validation_job& job,
                                      const model::purchase_order_record& updated) = 0;
-  virtual outcome<bool> complete_job(const model::validation_job& job,
+  virtual model::result<bool> complete_job(const model::validation_job& job,
                                      const model::receipt_record& updated) = 0;
 
   // Fenced by job.version: stores attempts, next_attempt_at and last_error from
   // `job` and releases the lease.
-  virtual outcome<bool> reschedule_job(const model::validation_job& job) = 0;
+  virtual model::result<bool> reschedule_job(const model::validation_job& job) = 0;
 
   // Every job, for operators and tests.
-  virtual outcome<std::vector<model::validation_job>> list_jobs() = 0;
+  virtual model::result<std::vector<model::validation_job>> list_jobs() = 0;
 };
 
 } // namespace receiptd::db

@@ -1,22 +1,17 @@
 #include "db/migrator.hpp"
 
-#include <chrono>
 #include <map>
 
 #include "db/migrations.hpp"
 #include "db/redact.hpp"
 #include "db/sql_migrations.hpp"
+#include "model/clock.hpp"
 
 namespace receiptd::db {
 
 namespace q = sql::migrations;
 
 namespace {
-
-long long now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 std::map<int, std::string> applied_versions(soci::session& s) {
   std::map<int, std::string> out;
@@ -100,7 +95,7 @@ int apply_migrations(connection& c) {
     }
     int version = m.version;
     std::string name(m.name);
-    long long applied_at = now_ms();
+    long long applied_at = model::system_time().now_ms();
     s << std::string(q::record), soci::use(version, "version"), soci::use(name, "name"),
       soci::use(applied_at, "applied_at");
     ++count;

@@ -1,12 +1,11 @@
 #pragma once
-// store_a_receipts and their store_a_in_app_purchases through statements prepared
-// once per session. A receipt's in-app purchases are written and read with it.
+// store_a_receipts (the generic record table, db/record_table.hpp) and their
+// store_a_in_app_purchases, which are written and read with each receipt.
 
 #include <optional>
 #include <string>
 
-#include "db/connection.hpp"
-#include "db/record_rows.hpp"
+#include "db/record_table.hpp"
 
 namespace receiptd::db {
 
@@ -35,20 +34,11 @@ private:
   void insert_in_app_purchases(const model::receipt_record& r);
   void replace_in_app_purchases(const model::receipt_record& r);
 
+  record_table<receipt_table> receipts_;
   // Bound by reference into the statements below: declared first, never moved.
-  receipt_row row_;
   in_app_purchase_row in_app_row_;
-  std::string key_id_;
-  std::string key_app_id_;
-  std::string key_receipt_hash_;
   std::string key_receipt_id_;
 
-  soci::statement find_by_id_;
-  soci::statement find_by_key_;
-  soci::statement insert_;
-  soci::statement update_;
-  soci::statement update_verdict_;
-  soci::statement lock_;
   soci::statement find_in_app_;
   soci::statement insert_in_app_;
   soci::statement delete_in_app_;

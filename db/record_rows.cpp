@@ -62,9 +62,9 @@ void purchase_order_row::assign(const model::purchase_order_record& r) {
   fraud_reason = text(to_string(r.fraud));
   environment = text(to_string(r.env));
   product_id = r.purchase.product_id;
-  product_kind = r.purchase.kind;
+  product_kind = std::string(to_string(r.purchase.kind));
   purchase_time.set(r.purchase.purchase_time);
-  purchase_state = r.purchase.purchase_state;
+  purchase_state = std::string(to_string(r.purchase.purchase_state));
   quantity.set(r.purchase.quantity);
   set_flag(acknowledged, r.purchase.acknowledged);
   set_flag(auto_renewing, r.purchase.auto_renewing);
@@ -96,9 +96,9 @@ model::purchase_order_record purchase_order_row::record() const {
   r.fraud = parse_column(model::parse_fraud_reason(fraud_reason), "fraud_reason", fraud_reason);
   r.env = parse_column(model::parse_environment(environment), "environment", environment);
   r.purchase.product_id = product_id;
-  r.purchase.kind = product_kind;
+  r.purchase.kind = model::parse_product_kind(product_kind);
   r.purchase.purchase_time = purchase_time.get<model::unix_ms>();
-  r.purchase.purchase_state = purchase_state;
+  r.purchase.purchase_state = model::parse_purchase_state(purchase_state);
   r.purchase.quantity = quantity.get();
   r.purchase.acknowledged = get_flag(acknowledged);
   r.purchase.auto_renewing = get_flag(auto_renewing);

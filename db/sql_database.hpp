@@ -1,7 +1,7 @@
 #pragma once
 // db::database over one SOCI session (SQLite or PostgreSQL).
 //
-// Errors: every SOCI/driver exception is caught here and returned as db::error naming
+// Errors: every SOCI/driver exception is caught here and returned as a model::error naming
 // the operation; nothing thrown below crosses the public interface.
 //
 // Lost connections (PostgreSQL restarted, backend terminated, network cut): a failed
@@ -31,45 +31,45 @@ public:
   ~sql_database() override;
 
   dialect kind() const override { return kind_; }
-  outcome<int> migrate() override;
+  model::result<int> migrate() override;
 
-  outcome<model::app> create_app(model::app a) override;
-  outcome<bool> update_app(const model::app& a) override;
-  outcome<std::vector<model::app>> list_apps() override;
-  outcome<std::optional<model::app>> find_app(const std::string& id_or_name) override;
-  outcome<token_info> add_token(const std::string& app_id, const std::string& token_hash,
+  model::result<model::app> create_app(model::app a) override;
+  model::result<bool> update_app(const model::app& a) override;
+  model::result<std::vector<model::app>> list_apps() override;
+  model::result<std::optional<model::app>> find_app(const std::string& id_or_name) override;
+  model::result<token_info> add_token(const std::string& app_id, const std::string& token_hash,
                                 model::unix_ms now) override;
-  outcome<bool> revoke_token(const std::string& id_or_hash, model::unix_ms now) override;
-  outcome<std::vector<token_info>> list_tokens(const std::string& app_id) override;
-  outcome<std::optional<model::app>> app_by_token_hash(const std::string& token_hash) override;
-  outcome<std::vector<std::optional<model::app>>>
+  model::result<bool> revoke_token(const std::string& id_or_hash, model::unix_ms now) override;
+  model::result<std::vector<token_info>> list_tokens(const std::string& app_id) override;
+  model::result<std::optional<model::app>> app_by_token_hash(const std::string& token_hash) override;
+  model::result<std::vector<std::optional<model::app>>>
   apps_by_token_hashes(const std::vector<std::string>& token_hashes) override;
 
-  outcome<saved<model::purchase_order_record>>
+  model::result<saved<model::purchase_order_record>>
   save_purchase_order(const model::purchase_order_record& incoming,
                       model::unix_ms first_attempt_at) override;
-  outcome<saved<model::receipt_record>> save_receipt(const model::receipt_record& incoming,
+  model::result<saved<model::receipt_record>> save_receipt(const model::receipt_record& incoming,
                                                      model::unix_ms first_attempt_at) override;
-  outcome<std::vector<batch_saved>> save_batch(const std::vector<batch_save>& batch) override;
-  outcome<std::optional<model::purchase_order_record>>
+  model::result<std::vector<batch_saved>> save_batch(const std::vector<batch_save>& batch) override;
+  model::result<std::optional<model::purchase_order_record>>
   find_purchase_order(const std::string& id) override;
-  outcome<std::optional<model::receipt_record>> find_receipt(const std::string& id) override;
+  model::result<std::optional<model::receipt_record>> find_receipt(const std::string& id) override;
 
-  outcome<std::vector<model::validation_job>> claim_due_jobs(const std::string& owner,
+  model::result<std::vector<model::validation_job>> claim_due_jobs(const std::string& owner,
                                                              model::unix_ms now,
                                                              model::unix_ms lease_until,
                                                              int limit) override;
-  outcome<bool> complete_job(const model::validation_job& job,
+  model::result<bool> complete_job(const model::validation_job& job,
                              const model::purchase_order_record& updated) override;
-  outcome<bool> complete_job(const model::validation_job& job,
+  model::result<bool> complete_job(const model::validation_job& job,
                              const model::receipt_record& updated) override;
-  outcome<bool> reschedule_job(const model::validation_job& job) override;
-  outcome<std::vector<model::validation_job>> list_jobs() override;
+  model::result<bool> reschedule_job(const model::validation_job& job) override;
+  model::result<std::vector<model::validation_job>> list_jobs() override;
 
 private:
-  // Runs one public call: converts exceptions to db::error and recovers the session.
+  // Runs one public call: converts exceptions to model::error and recovers the session.
   template <class T, class Body>
-  outcome<T> guarded(std::string_view operation, Body&& body);
+  model::result<T> guarded(std::string_view operation, Body&& body);
   // After a failed attempt: true when the call should run again.
   bool recover_after_failure(const std::exception& e, int attempt);
 
@@ -109,21 +109,21 @@ private:
 };
 
 template <class T, class Body>
-outcome<T> sql_database::guarded(std::string_view operation, Body&& body) {
+model::result<T> sql_database::guarded(std::string_view operation, Body&& body) {
   for (int attempt = 1;; ++attempt) {
-    std::string failure;
+    std::string why;
     try {
       if (conn_)
         conn_->forget_commit();
-      return outcome<T>(body());
+      return model::result<T>(body());
     } catch (const std::exception& e) {
-      failure = safe_message(e);
+      why = safe_message(e);
       if (recover_after_failure(e, attempt))
         continue;
     } catch (...) {
-      failure = "unknown exception";
+      why = "unknown exception";
     }
-    return error{std::string(operation) + ": " + failure};
+    return failure(std::string(operation) + ": " + why);
   }
 }
 

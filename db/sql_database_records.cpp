@@ -56,7 +56,7 @@ saved<Record> sql_database::save_in_transaction(Repo& repo, const Record& incomi
   throw std::runtime_error("the proof is stored but could not be read back");
 }
 
-outcome<saved<model::purchase_order_record>>
+model::result<saved<model::purchase_order_record>>
 sql_database::save_purchase_order(const model::purchase_order_record& incoming,
                                   model::unix_ms first_attempt_at) {
   return guarded<saved<model::purchase_order_record>>("save_purchase_order", [&] {
@@ -64,13 +64,13 @@ sql_database::save_purchase_order(const model::purchase_order_record& incoming,
   });
 }
 
-outcome<saved<model::receipt_record>>
+model::result<saved<model::receipt_record>>
 sql_database::save_receipt(const model::receipt_record& incoming, model::unix_ms first_attempt_at) {
   return guarded<saved<model::receipt_record>>(
     "save_receipt", [&] { return save_record(receipts(), incoming, first_attempt_at); });
 }
 
-outcome<std::vector<batch_saved>> sql_database::save_batch(const std::vector<batch_save>& batch) {
+model::result<std::vector<batch_saved>> sql_database::save_batch(const std::vector<batch_save>& batch) {
   return guarded<std::vector<batch_saved>>("save_batch", [&] {
     std::vector<batch_saved> out;
     out.reserve(batch.size());
@@ -83,11 +83,11 @@ outcome<std::vector<batch_saved>> sql_database::save_batch(const std::vector<bat
           [&](const auto& record) {
             if constexpr (std::is_same_v<std::decay_t<decltype(record)>,
                                          model::purchase_order_record>)
-              out.push_back({save_in_transaction(purchase_orders(), record,
-                                                 item.first_attempt_at).record, {}});
+              out.emplace_back(
+                save_in_transaction(purchase_orders(), record, item.first_attempt_at).record);
             else
-              out.push_back({save_in_transaction(receipts(), record,
-                                                 item.first_attempt_at).record, {}});
+              out.emplace_back(
+                save_in_transaction(receipts(), record, item.first_attempt_at).record);
           },
           item.record);
         c.session() << sql::session::release_savepoint;
@@ -97,7 +97,7 @@ outcome<std::vector<batch_saved>> sql_database::save_batch(const std::vector<bat
         c.session() << sql::session::rollback_to_savepoint;
         c.session() << sql::session::release_savepoint;
         drop_statements(); // they would leak the failed save's values (sql_database.hpp)
-        out.push_back({item.record, safe_message(e)});
+        out.emplace_back(failure(safe_message(e)));
       }
     }
     tx.commit();
@@ -105,13 +105,13 @@ outcome<std::vector<batch_saved>> sql_database::save_batch(const std::vector<bat
   });
 }
 
-outcome<std::optional<model::purchase_order_record>>
+model::result<std::optional<model::purchase_order_record>>
 sql_database::find_purchase_order(const std::string& id) {
   return guarded<std::optional<model::purchase_order_record>>(
     "find_purchase_order", [&] { return purchase_orders().find(id); });
 }
 
-outcome<std::optional<model::receipt_record>> sql_database::find_receipt(const std::string& id) {
+model::result<std::optional<model::receipt_record>> sql_database::find_receipt(const std::string& id) {
   return guarded<std::optional<model::receipt_record>>("find_receipt", [&] {
     auto& repo = receipts();
     transaction tx(conn(), access::read); // the receipt and its purchases from one snapshot
@@ -123,7 +123,7 @@ outcome<std::optional<model::receipt_record>> sql_database::find_receipt(const s
 
 // ---- revalidation jobs --------------------------------------------------------
 
-outcome<std::vector<model::validation_job>>
+model::result<std::vector<model::validation_job>>
 sql_database::claim_due_jobs(const std::string& owner, model::unix_ms now,
                              model::unix_ms lease_until, int limit) {
   return guarded<std::vector<model::validation_job>>("claim_due_jobs", [&] {
@@ -157,19 +157,19 @@ bool sql_database::complete_record_job(Repo& repo, const model::validation_job& 
   return true;
 }
 
-outcome<bool> sql_database::complete_job(const model::validation_job& job,
+model::result<bool> sql_database::complete_job(const model::validation_job& job,
                                          const model::purchase_order_record& updated) {
   return guarded<bool>("complete_job",
                        [&] { return complete_record_job(purchase_orders(), job, updated); });
 }
 
-outcome<bool> sql_database::complete_job(const model::validation_job& job,
+model::result<bool> sql_database::complete_job(const model::validation_job& job,
                                          const model::receipt_record& updated) {
   return guarded<bool>("complete_job",
                        [&] { return complete_record_job(receipts(), job, updated); });
 }
 
-outcome<bool> sql_database::reschedule_job(const model::validation_job& job) {
+model::result<bool> sql_database::reschedule_job(const model::validation_job& job) {
   return guarded<bool>("reschedule_job", [&] {
     auto& queue = jobs();
     transaction tx(conn(), access::write);
@@ -179,7 +179,7 @@ outcome<bool> sql_database::reschedule_job(const model::validation_job& job) {
   });
 }
 
-outcome<std::vector<model::validation_job>> sql_database::list_jobs() {
+model::result<std::vector<model::validation_job>> sql_database::list_jobs() {
   return guarded<std::vector<model::validation_job>>("list_jobs", [&] { return jobs().list(); });
 }
 

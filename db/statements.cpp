@@ -40,6 +40,13 @@ std::string render(std::string_view sql_template, const std::vector<std::string_
   return sql;
 }
 
+std::string for_table(std::string_view tmpl, std::string_view table, std::string_view proof) {
+  std::string sql(tmpl);
+  replace_all(sql, "{table}", std::string(table));
+  replace_all(sql, "{proof}", std::string(proof));
+  return sql;
+}
+
 long long execute_change(soci::statement& st) {
   st.execute(true);
   return st.get_affected_rows();

@@ -37,7 +37,17 @@ struct outbound_response {
   std::string content_type;
 };
 
-class outbound_client {
+// Where the store clients send their HTTP requests: the curl client below, or a
+// test's fake that answers them when the test says so.
+class outbound_transport {
+public:
+  using callback = std::function<void(outbound_response)>;
+  virtual ~outbound_transport() = default;
+  // Thread-safe and non-blocking: `done` runs once, on any thread.
+  virtual void submit(outbound_request req, callback done) = 0;
+};
+
+class outbound_client final : public outbound_transport {
 public:
   struct options {
     std::string ca_file; // empty: the system's CA bundle
@@ -46,16 +56,13 @@ public:
     std::size_t max_response_bytes = 4 * 1024 * 1024;
   };
 
-  using callback = std::function<void(outbound_response)>;
-
   explicit outbound_client(options opts);
   ~outbound_client(); // stops the thread; pending transfers complete with an error
 
   outbound_client(const outbound_client&) = delete;
   outbound_client& operator=(const outbound_client&) = delete;
 
-  // Thread-safe and non-blocking.
-  void submit(outbound_request req, callback done);
+  void submit(outbound_request req, callback done) override;
 
 private:
   struct impl;

@@ -6,20 +6,15 @@
 #include <optional>
 #include <string>
 
+#include "http/routes.hpp"
+#include "model/result.hpp"
+
 namespace receiptd::http {
 
-enum class route {
-  store_a_upload,        // POST /client/store_a/receipts
-  store_b_upload,        // POST /client/store_b/purchase_orders
-  store_b_legacy_upload, // POST /client/store_b/purchase_orders/legacy
-  store_a_get,           // GET  /client/store_a/receipts/{id}
-  store_b_get,           // GET  /client/store_b/purchase_orders/{id}
-};
-
-const char* to_string(route r);
-
 struct inbound_request {
-  route target = route::store_b_upload;
+  explicit inbound_request(route r) : target(r) {}
+
+  route target;             // matched by the HTTP layer (http/routes.hpp)
   std::string record_id;    // GET routes
   std::string token;        // the bearer token (syntax already checked)
   std::string body;
@@ -30,8 +25,12 @@ struct inbound_request {
 struct reply {
   int status = 200;
   std::string body; // JSON
-  std::optional<int> retry_after_seconds;
+  std::optional<int> retry_after_seconds = std::nullopt;
 };
+
+// The answer for an error: status and Retry-After from the one table
+// (model/error_codes.hpp), body in the error shape of README "The API".
+reply error_reply(const model::error& e);
 
 // Sends the response exactly once: later calls are ignored. Thread-safe.
 class reply_sink {

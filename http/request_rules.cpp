@@ -12,11 +12,6 @@ namespace receiptd::http {
 
 namespace ph = Pistache::Http;
 
-std::string error_json(const char* code, const std::string& message, const char* field) {
-  model::field_error e{field ? field : "", code, message};
-  return model::error_body({e});
-}
-
 // X-Request-Id from the client when it is sane (1–128 visible ASCII), else new.
 std::string trace_id_of(const ph::Request& req) {
   if (auto raw = req.headers().tryGetRaw("X-Request-Id")) {
@@ -37,28 +32,24 @@ std::string peer_ip_of(const ph::Request& req) {
   return host;
 }
 
-// "Bearer <token>" (scheme case-insensitive, RFC 6750 §2.1). Empty when absent
-// or malformed.
-std::string bearer_token(const ph::Request& req, std::string& problem) {
+// "Bearer <token>" (scheme case-insensitive, RFC 6750 §2.1).
+model::result<std::string> bearer_token(const ph::Request& req) {
+  auto refused = [](const char* why) { return model::error(model::errc::unauthorized, why); };
   // Pistache parses Authorization into its own header class; others stay raw.
   std::string value;
   if (auto typed = req.headers().tryGet<ph::Header::Authorization>())
     value = typed->value();
   else if (auto raw = req.headers().tryGetRaw("Authorization"))
     value = raw->value();
-  else {
-    problem = "the Authorization header is missing";
-    return {};
-  }
+  else
+    return refused("the Authorization header is missing");
   std::string_view v = value;
   constexpr std::string_view scheme = "bearer ";
   bool scheme_ok = v.size() > scheme.size();
   for (size_t i = 0; scheme_ok && i < scheme.size(); ++i)
     scheme_ok = (v[i] | 0x20) == scheme[i];
-  if (!scheme_ok) {
-    problem = "the Authorization header must be \"Bearer <token>\"";
-    return {};
-  }
+  if (!scheme_ok)
+    return refused("the Authorization header must be \"Bearer <token>\"");
   v.remove_prefix(scheme.size());
   while (!v.empty() && v.front() == ' ')
     v.remove_prefix(1);
@@ -67,10 +58,8 @@ std::string bearer_token(const ph::Request& req, std::string& problem) {
   bool token_ok = !v.empty() && v.size() <= 512;
   for (char c : v)
     token_ok = token_ok && c > 0x20 && c < 0x7F;
-  if (!token_ok) {
-    problem = "the bearer token is malformed";
-    return {};
-  }
+  if (!token_ok)
+    return refused("the bearer token is malformed");
   return std::string(v);
 }
 
@@ -78,59 +67,54 @@ matched match(ph::Method method, std::string_view path) {
   if (path.size() > 1 && path.back() == '/')
     path.remove_suffix(1);
   matched m;
-  auto post = [&](route r) {
-    m.found = true;
-    m.method_ok = method == ph::Method::Post;
-    m.target = r;
-  };
-  auto get = [&](route r, std::string_view id) {
-    m.found = !id.empty() && id.find('/') == std::string_view::npos;
-    m.method_ok = method == ph::Method::Get;
-    m.target = r;
-    m.id = std::string(id);
-  };
-  constexpr std::string_view a = "/client/store_a/receipts";
-  constexpr std::string_view b = "/client/store_b/purchase_orders";
-  if (path == a)
-    post(route::store_a_upload);
-  else if (path == b)
-    post(route::store_b_upload);
-  else if (path == std::string(b) + "/legacy")
-    post(route::store_b_legacy_upload);
-  else if (path.rfind(std::string(a) + "/", 0) == 0)
-    get(route::store_a_get, path.substr(a.size() + 1));
-  else if (path.rfind(std::string(b) + "/", 0) == 0)
-    get(route::store_b_get, path.substr(b.size() + 1));
-  else if (path == "/healthz") {
-    m.found = true;
-    m.method_ok = method == ph::Method::Get;
-    m.health = true;
+  // Exact paths first: ".../purchase_orders/legacy" is an upload, not a lookup
+  // of the record "legacy".
+  for (bool with_id : {false, true}) {
+    for (const auto& r : routes()) {
+      if (r.takes_id != with_id)
+        continue;
+      std::string_view id;
+      if (with_id) {
+        if (path.size() <= r.path.size() + 1 || !path.starts_with(r.path)
+            || path[r.path.size()] != '/')
+          continue;
+        id = path.substr(r.path.size() + 1);
+        if (id.find('/') != std::string_view::npos)
+          continue;
+      } else if (path != r.path) {
+        continue;
+      }
+      m.target = r.id;
+      m.method_ok = method == (r.post ? ph::Method::Post : ph::Method::Get);
+      m.id = std::string(id);
+      return m;
+    }
   }
   return m;
 }
 
 // The answers the HTTP layer gives by itself, from the request line and headers;
 // `body_bytes` is the body's size (or, before it has arrived, its Content-Length).
-// On none of them is the request handed on; `token` is set when it is.
-std::optional<reply> own_answer(const ph::Request& req, const matched& m,
-                                std::size_t body_bytes, std::size_t max_body_bytes,
-                                bool draining, std::string& token) {
-  if (!m.found)
-    return reply{404, error_json("not_found", "no such resource")};
+// The request is handed on only when the answer is its bearer token.
+std::variant<reply, std::string> own_answer(const ph::Request& req, const matched& m,
+                                            std::size_t body_bytes, std::size_t max_body_bytes,
+                                            bool draining) {
+  using model::errc;
+  if (!m.target)
+    return error_reply({errc::not_found, "no such resource"});
   if (!m.method_ok)
-    return reply{405, error_json("method_not_allowed", "method not allowed here")};
-  if (m.health)
+    return error_reply({errc::method_not_allowed, "method not allowed here"});
+  if (*m.target == route::health)
     return reply{200, R"({"status":"ok"})"};
   if (draining)
-    return reply{503, error_json("shutting_down", "the service is shutting down"), 1};
-  std::string problem;
-  token = bearer_token(req, problem);
-  if (token.empty())
-    return reply{401, error_json("unauthorized", problem)};
+    return error_reply({errc::shutting_down, "the service is shutting down"});
+  auto token = bearer_token(req);
+  if (!token)
+    return error_reply(token.err());
   if (body_bytes > max_body_bytes)
-    return reply{413, error_json("body_too_large", "the request body is larger than "
-                                                     + std::to_string(max_body_bytes) + " bytes")};
-  return std::nullopt;
+    return error_reply({errc::body_too_large, "the request body is larger than "
+                                                + std::to_string(max_body_bytes) + " bytes"});
+  return std::move(token).value();
 }
 
 // A response written straight to the socket, for requests and connections refused

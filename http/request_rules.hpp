@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include "http/reply.hpp"
 
@@ -18,35 +19,31 @@ class Peer;
 
 namespace receiptd::http {
 
-// The error shape of README "The API", for one error.
-std::string error_json(const char* code, const std::string& message, const char* field = nullptr);
-
 // X-Request-Id from the client when it is sane (1–128 visible ASCII), else new.
 std::string trace_id_of(const Pistache::Http::Request& req);
 
 std::string peer_ip_of(const Pistache::Http::Request& req);
 
-// "Bearer <token>" (scheme case-insensitive, RFC 6750 §2.1). Empty when absent
-// or malformed, and then `problem` says which.
-std::string bearer_token(const Pistache::Http::Request& req, std::string& problem);
+// "Bearer <token>" (scheme case-insensitive, RFC 6750 §2.1), or an unauthorized
+// error saying whether it is absent or malformed.
+model::result<std::string> bearer_token(const Pistache::Http::Request& req);
 
 struct matched {
-  bool found = false;      // path known
-  bool method_ok = false;  // … with this method
-  route target = route::store_b_upload;
-  std::string id;
-  bool health = false;
+  std::optional<route> target; // the route whose path this is (none: 404)
+  bool method_ok = false;      // … with this method (else 405)
+  std::string id;              // routes that take one
 };
 
+// Looks the path up in the routing table (http/routes.hpp).
 matched match(Pistache::Http::Method method, std::string_view path);
 
 // The answer the HTTP layer gives by itself, if any: 404, 405, the health check,
 // 503 while draining, 401 for a missing or malformed token, 413 for a body over the
 // limit. `body_bytes` is the body's size (or, before it has arrived, its
-// Content-Length). When there is none, `token` holds the bearer token.
-std::optional<reply> own_answer(const Pistache::Http::Request& req, const matched& m,
-                                std::size_t body_bytes, std::size_t max_body_bytes,
-                                bool draining, std::string& token);
+// Content-Length). When there is none, the request's bearer token.
+std::variant<reply, std::string> own_answer(const Pistache::Http::Request& req,
+                                            const matched& m, std::size_t body_bytes,
+                                            std::size_t max_body_bytes, bool draining);
 
 // Writes a whole response straight to the peer's socket (non-blocking, best
 // effort), announcing that the connection closes: for requests and connections

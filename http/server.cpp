@@ -18,22 +18,6 @@ namespace receiptd::http {
 
 namespace ph = Pistache::Http;
 
-const char* to_string(route r) {
-  switch (r) {
-    case route::store_a_upload:
-      return "store_a_upload";
-    case route::store_b_upload:
-      return "store_b_upload";
-    case route::store_b_legacy_upload:
-      return "store_b_legacy_upload";
-    case route::store_a_get:
-      return "store_a_get";
-    case route::store_b_get:
-      return "store_b_get";
-  }
-  return "?";
-}
-
 struct server::shared_state {
   config::http_settings settings;
   dispatch_fn dispatch;
@@ -55,7 +39,7 @@ public:
 
   ~pistache_reply() override {
     if (!sent_)
-      send({500, error_json("internal_error", "the upload could not be processed")});
+      send(error_reply({model::errc::internal_error, "the upload could not be processed"}));
   }
 
   bool send(reply r) override {
@@ -147,14 +131,13 @@ public:
   void onRequest(const ph::Request& req, ph::ResponseWriter writer) override {
     auto trace_id = trace_id_of(req);
     auto m = match(req.method(), req.resource());
-    std::string token;
-    if (auto r = own_answer(req, m, req.body().size(), state_->settings.max_body_bytes,
-                            state_->draining, token))
+    auto own = own_answer(req, m, req.body().size(), state_->settings.max_body_bytes,
+                          state_->draining);
+    if (auto* r = std::get_if<reply>(&own))
       return pistache_reply::write(writer, *r, trace_id);
-    inbound_request in;
-    in.target = m.target;
+    inbound_request in(*m.target); // own_answer refuses what matches no route
     in.record_id = std::move(m.id);
-    in.token = std::move(token);
+    in.token = std::move(std::get<std::string>(own));
     // The body is moved, not copied: the request is the parser's own (not const)
     // and is reset as soon as onRequest returns (Pistache 0.0.5 Handler::onInput).
     in.body = std::move(const_cast<std::string&>(req.body()));
@@ -183,8 +166,8 @@ public:
       // is removed by the transport as soon as it is registered (end of stream).
       peer->putData(refused_key, std::make_shared<bool>(true));
       write_raw(*peer,
-                {503, error_json("too_many_connections", "too many open connections; retry shortly"),
-                 1},
+                error_reply({model::errc::too_many_connections,
+                             "too many open connections; retry shortly"}),
                 "");
       ::shutdown(peer->fd(), SHUT_RDWR);
     }
@@ -200,9 +183,9 @@ public:
     std::size_t announced = 0;
     if (auto cl = req.headers().tryGet<ph::Header::ContentLength>())
       announced = static_cast<std::size_t>(cl->value());
-    std::string token;
-    auto r = own_answer(req, match(req.method(), req.resource()), announced,
-                        state_->settings.max_body_bytes, state_->draining, token);
+    auto own = own_answer(req, match(req.method(), req.resource()), announced,
+                          state_->settings.max_body_bytes, state_->draining);
+    auto* r = std::get_if<reply>(&own);
     if (!r || r->status < 400)
       return;
     peer->putData(refused_key, std::make_shared<bool>(true));

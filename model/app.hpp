@@ -19,6 +19,8 @@ struct app {
   // accepted, as environment xcode, only for an app that opts in (issue 6 §4).
   bool accept_storekit_test_receipts = false;
   transfer_policy transfers;           // a re-upload naming another user_identifier
+
+  bool operator==(const app&) const = default;
 };
 
 } // namespace receiptd::model

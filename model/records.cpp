@@ -19,6 +19,38 @@ std::string_view to_string(record_kind x) {
                                            : "store_b_purchase_order";
 }
 
+namespace {
+
+constexpr std::string_view product_kind_names[] = {"unknown", "product", "subscription"};
+constexpr std::string_view purchase_state_names[] = {"unknown", "purchased", "cancelled",
+                                                     "refunded", "pending"};
+
+template <class Enum, std::size_t N>
+Enum parse_name(const std::string_view (&names)[N], std::string_view text) {
+  for (std::size_t i = 0; i < N; ++i)
+    if (names[i] == text)
+      return static_cast<Enum>(i);
+  return Enum{};
+}
+
+} // namespace
+
+std::string_view to_string(product_kind x) {
+  return product_kind_names[static_cast<std::size_t>(x)];
+}
+
+product_kind parse_product_kind(std::string_view text) {
+  return parse_name<product_kind>(product_kind_names, text);
+}
+
+std::string_view to_string(purchase_state x) {
+  return purchase_state_names[static_cast<std::size_t>(x)];
+}
+
+purchase_state parse_purchase_state(std::string_view text) {
+  return parse_name<purchase_state>(purchase_state_names, text);
+}
+
 std::optional<record_kind> parse_record_kind(std::string_view text) {
   if (text == "store_a_receipt")
     return record_kind::store_a_receipt;

@@ -28,19 +28,30 @@ using previous_owners = std::vector<std::string>;
 // itself. Not stored.
 struct upload_terms {
   transfer_policy transfers; // the app's policy, for merge_reupload
-  // Set by merge_reupload when this upload may not change the stored record (409).
+  // Set by merge_reupload when this upload may not change the stored record
+  // (errc::conflict).
   std::optional<field_error> refused;
 };
 
 // ---- Store B (Google Play) ------------------------------------------------
 
+// What a Play purchase is, and its state, as the resource spells them ("type",
+// "purchase_state") and the database stores them.
+enum class product_kind { unknown, product, subscription };
+std::string_view to_string(product_kind x);
+product_kind parse_product_kind(std::string_view text); // unknown for any other text
+
+enum class purchase_state { unknown, purchased, cancelled, refunded, pending };
+std::string_view to_string(purchase_state x);
+purchase_state parse_purchase_state(std::string_view text); // unknown for any other text
+
 // The in_app_purchase resource of a purchase order: purchase data, then the
 // Play Developer API's answer where it says more.
 struct play_purchase {
   std::string product_id;
-  std::string kind = "unknown";          // "product" | "subscription" | "unknown"
+  product_kind kind = product_kind::unknown;
   std::optional<unix_ms> purchase_time;
-  std::string purchase_state = "unknown"; // "purchased" | "cancelled" | "pending" | "unknown"
+  model::purchase_state purchase_state = model::purchase_state::unknown;
   std::optional<int> quantity;
   std::optional<bool> acknowledged;
   std::optional<bool> auto_renewing;
@@ -156,5 +167,35 @@ receipt_record merge_reupload(const receipt_record& existing,
                               const receipt_record& incoming);
 // Whether `incoming` failed on its own proof, before any store was asked.
 bool rejected_locally(validation_state state, fraud_reason reason);
+
+// A local verdict (fraud): the record is rejected for `reason`, whichever store.
+template <class Record>
+void apply_fraud(Record& r, fraud_reason reason) {
+  r.fraud = reason;
+  r.state = validation_state::rejected;
+}
+
+// How a store's verdict lands on a record, whichever store: confirmed validates it
+// (the store's environment wins), rejected is fraud, unreachable leaves it pending.
+// What a store adds beyond that (Store A's enriched in-app purchases, Store B's
+// purchase) the caller sets.
+template <class Record>
+void apply_store_verdict(Record& r, const store_verdict& v) {
+  r.store_detail = v.detail;
+  switch (v.outcome) {
+    case store_outcome::confirmed:
+      r.fraud = fraud_reason::none;
+      r.state = validation_state::validated;
+      if (v.env)
+        r.env = *v.env;
+      break;
+    case store_outcome::rejected:
+      apply_fraud(r, fraud_reason::store_rejected);
+      break;
+    case store_outcome::unreachable:
+      r.state = validation_state::pending;
+      break;
+  }
+}
 
 } // namespace receiptd::model

@@ -113,8 +113,8 @@ std::string rejection(const char* key, json::object resource, fraud_reason reaso
 json::object in_app_purchase_json(const play_purchase& p) {
   return json::object{
     {"product_id", p.product_id},
-    {"type", p.kind},
-    {"purchase_state", p.purchase_state},
+    {"type", to_string(p.kind)},
+    {"purchase_state", to_string(p.purchase_state)},
     {"quantity", opt_value(p.quantity)},
     {"purchased_at", timestamp_json(p.purchase_time)},
     {"expires_at", timestamp_json(p.expiry_time)},
@@ -211,7 +211,7 @@ namespace {
 template <class Record>
 upload_answer answer_for_record(const Record& stored, fraud_reason own_verdict) {
   if (stored.terms.refused)
-    return {409, error_body({*stored.terms.refused})};
+    return {kind_of(errc::conflict).status, error_body({*stored.terms.refused})};
   if (own_verdict != fraud_reason::none && stored.state != validation_state::rejected)
     return {402, rejection_body(stored, own_verdict)};
   return {http_status_for(stored.state), upload_response_body(stored)};

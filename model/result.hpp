@@ -1,11 +1,16 @@
 #pragma once
-// Errors are values at module edges: a parser or check returns either its value
-// or the list of field errors that the HTTP layer renders as the DESIGN.md §2 shape.
+// Errors are values at module edges, through every layer (model/, db/, config/,
+// http/): a function returns either its value or an `error`. An error has a code
+// from the one table of error codes (model/error_codes.hpp: code → HTTP status,
+// retry hint), and the list of field errors the HTTP layer renders as the
+// DESIGN.md §2 shape. It is mapped to a status once, at the HTTP edge.
 
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "model/error_codes.hpp"
 
 namespace receiptd::model {
 
@@ -17,12 +22,35 @@ struct field_error {
 
 using field_errors = std::vector<field_error>;
 
+class error {
+public:
+  // Field errors of a request: invalid_request (422).
+  error(field_errors fields) : code_(errc::invalid_request), fields_(std::move(fields)) {}
+  error(field_error field) : error(field_errors{std::move(field)}) {}
+  // Field errors under another code (a conflict names the field it is about).
+  error(errc code, field_errors fields) : code_(code), fields_(std::move(fields)) {}
+  // An error not about one field: the body lists it under its code's name.
+  error(errc code, std::string message)
+    : code_(code), fields_{{"", std::string(name_of(code)), std::move(message)}} {}
+
+  errc code() const { return code_; }
+  // What the answer's "errors" lists; never empty.
+  const field_errors& fields() const { return fields_; }
+  // The first error's text: what a log line or a command's message says.
+  const std::string& message() const { return fields_.front().message; }
+
+private:
+  errc code_;
+  field_errors fields_;
+};
+
 template <class T>
 class result {
 public:
   result(T value) : v_(std::move(value)) {}
-  result(field_errors errors) : v_(std::move(errors)) {}
-  result(field_error error) : v_(field_errors{std::move(error)}) {}
+  result(error e) : v_(std::move(e)) {}
+  result(field_errors errors) : v_(error(std::move(errors))) {}
+  result(field_error e) : v_(error(std::move(e))) {}
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -35,10 +63,15 @@ public:
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
-  const field_errors& errors() const { return std::get<1>(v_); }
+  const error& err() const { return std::get<1>(v_); }
+  const field_errors& errors() const { return err().fields(); }
 
 private:
-  std::variant<T, field_errors> v_;
+  std::variant<T, error> v_;
 };
+
+// Success without a value.
+struct done {};
+using status = result<done>;
 
 } // namespace receiptd::model

@@ -23,18 +23,22 @@ inline field_error malformed(std::string message) {
   return field_error{"receipt", "malformed_receipt", std::move(message)};
 }
 
+// Why a local check (signature, chain, device) refused a receipt: code is the
+// fraud reason verify_receipt records, message the verdict's detail.
+inline field_error refusal(fraud_reason reason, std::string message) {
+  return field_error{"receipt", std::string(to_string(reason)), std::move(message)};
+}
+
 // Style detection: an old-style plist is a transaction receipt.
 bool is_transaction_style(std::string_view bytes);
 
 // Style detection, then the unified or transaction decoder (everything decoded).
 result<parsed_receipt> parse_receipt(std::string_view bytes, std::size_t max_in_app_purchases);
 
-// unified_receipt.cpp: PKCS#7 wrapper + payload.
+// unified_receipt.cpp: PKCS#7 wrapper (pkcs7.hpp parse_signed_data) + payload.
+// Verification parses the wrapper alone first: the payload is decoded only once
+// the signature and chain hold.
 result<parsed_receipt> parse_unified(std::string_view der, std::size_t max_in_app_purchases);
-
-// The PKCS#7 wrapper alone (the payload stays undecoded: verification decodes it
-// only once the signature and chain hold).
-result<content_info_ptr> parse_unified_wrapper(std::string_view der);
 
 // A decoded_receipt from a decoded payload.
 decoded_receipt unified_from_payload(unified_receipt payload);

@@ -9,6 +9,7 @@
 #include "model/key_limits.hpp"
 #include "model/store_a/ber.hpp"
 #include "model/store_a/openssl_ptr.hpp"
+#include "model/store_a/parsed.hpp"
 #include "model/store_a/trust.hpp"
 
 namespace receiptd::model::store_a {
@@ -160,42 +161,28 @@ void content_info_deleter::operator()(content_info* p) const noexcept {
   ASN1_item_free(reinterpret_cast<ASN1_VALUE*>(p), ASN1_ITEM_rptr(content_info));
 }
 
-content_info_ptr parse_signed_data(std::string_view der, std::string& error) {
-  if (der.empty() || der.size() > static_cast<std::size_t>(LONG_MAX)) {
-    error = "receipt is empty";
-    return nullptr;
-  }
-  if (auto problem = shape::check(der); !problem.empty()) {
-    error = std::move(problem);
-    return nullptr;
-  }
+result<content_info_ptr> parse_signed_data(std::string_view der) {
+  if (der.empty() || der.size() > static_cast<std::size_t>(LONG_MAX))
+    return malformed("receipt is empty");
+  if (auto problem = shape::check(der); !problem.empty())
+    return malformed(std::move(problem));
   auto p = reinterpret_cast<const unsigned char*>(der.data());
   const auto* end = p + der.size();
   content_info_ptr ci{reinterpret_cast<content_info*>(
     ASN1_item_d2i(nullptr, &p, static_cast<long>(der.size()), ASN1_ITEM_rptr(content_info)))};
-  if (!ci) {
-    error = "receipt is neither a transaction receipt nor PKCS#7 SignedData";
-    return nullptr;
-  }
-  if (p != end) {
-    error = "bytes after the PKCS#7 structure";
-    return nullptr;
-  }
-  if (OBJ_obj2nid(ci->type) != NID_pkcs7_signed || ci->sign == nullptr) {
-    error = "PKCS#7 data is not SignedData";
-    return nullptr;
-  }
+  if (!ci)
+    return malformed("receipt is neither a transaction receipt nor PKCS#7 SignedData");
+  if (p != end)
+    return malformed("bytes after the PKCS#7 structure");
+  if (OBJ_obj2nid(ci->type) != NID_pkcs7_signed || ci->sign == nullptr)
+    return malformed("PKCS#7 data is not SignedData");
   // Counted before decoding by shape::check; kept as the invariant the
   // verifier relies on.
-  if (sk_ASN1_TYPE_num(ci->sign->cert) > max_embedded_certificates) {
-    error = "more embedded certificates than any receipt carries";
-    return nullptr;
-  }
+  if (sk_ASN1_TYPE_num(ci->sign->cert) > max_embedded_certificates)
+    return malformed("more embedded certificates than any receipt carries");
   PKCS7* inner = ci->sign->contents;
-  if (inner == nullptr || OBJ_obj2nid(inner->type) != NID_pkcs7_data || inner->d.data == nullptr) {
-    error = "SignedData does not embed its content";
-    return nullptr;
-  }
+  if (inner == nullptr || OBJ_obj2nid(inner->type) != NID_pkcs7_data || inner->d.data == nullptr)
+    return malformed("SignedData does not embed its content");
   return ci;
 }
 
@@ -221,28 +208,23 @@ PKCS7_SIGNER_INFO* single_signer(const content_info& ci) {
   return sk_PKCS7_SIGNER_INFO_value(ci.sign->signer_info, 0);
 }
 
-bool verify_signer(const content_info& ci, const PKCS7_SIGNER_INFO& si, X509* signer,
-                   const trust_anchors& anchors, std::string& detail) {
+status verify_signer(const content_info& ci, const PKCS7_SIGNER_INFO& si, X509* signer,
+                     const trust_anchors& anchors) {
+  auto invalid = [](std::string why) {
+    return refusal(fraud_reason::invalid_signature, std::move(why));
+  };
   const EVP_MD* md = anchors.digest(OBJ_obj2nid(si.digest_alg->algorithm));
-  if (md == nullptr) {
-    detail = "unsupported digest algorithm";
-    return false;
-  }
+  if (md == nullptr)
+    return invalid("unsupported digest algorithm");
   EVP_PKEY* key = X509_get0_pubkey(signer);
-  if (key == nullptr) {
-    detail = "signer certificate has no usable key";
-    return false;
-  }
+  if (key == nullptr)
+    return invalid("signer certificate has no usable key");
   // Before the key is used (key_limits.hpp): RSA within sane sizes, or EC (whose
   // curves OpenSSL bounds). Every Apple and Xcode receipt signer is RSA-2048.
-  if (!EVP_PKEY_is_a(key, "RSA") && !EVP_PKEY_is_a(key, "EC")) {
-    detail = "signer key is neither RSA nor EC";
-    return false;
-  }
-  if (auto problem = rsa_key_problem(key); !problem.empty()) {
-    detail = "signer " + problem;
-    return false;
-  }
+  if (!EVP_PKEY_is_a(key, "RSA") && !EVP_PKEY_is_a(key, "EC"))
+    return invalid("signer key is neither RSA nor EC");
+  if (auto problem = rsa_key_problem(key); !problem.empty())
+    return invalid("signer " + problem);
   auto content = signed_content(ci);
   std::string_view signed_bytes = content;
   unsigned char* attrs_der = nullptr;
@@ -257,16 +239,12 @@ bool verify_signer(const content_info& ci, const PKCS7_SIGNER_INFO& si, X509* si
     unsigned int md_len = 0;
     const ASN1_OCTET_STRING* claimed = PKCS7_digest_from_attributes(si.auth_attr);
     if (claimed == nullptr || !digest(md, content, md_value, md_len)
-        || view(claimed) != std::string_view(reinterpret_cast<char*>(md_value), md_len)) {
-      detail = "messageDigest attribute does not match the content";
-      return false;
-    }
+        || view(claimed) != std::string_view(reinterpret_cast<char*>(md_value), md_len))
+      return invalid("messageDigest attribute does not match the content");
     int n = ASN1_item_i2d(reinterpret_cast<ASN1_VALUE*>(si.auth_attr), &attrs_der,
                           ASN1_ITEM_rptr(PKCS7_ATTR_VERIFY));
-    if (n <= 0) {
-      detail = "cannot encode the signed attributes";
-      return false;
-    }
+    if (n <= 0)
+      return invalid("cannot encode the signed attributes");
     signed_bytes = {reinterpret_cast<char*>(attrs_der), static_cast<std::size_t>(n)};
   }
   ossl::evp_md_ctx_ptr ctx{EVP_MD_CTX_new()};
@@ -276,8 +254,8 @@ bool verify_signer(const content_info& ci, const PKCS7_SIGNER_INFO& si, X509* si
                                      static_cast<std::size_t>(ASN1_STRING_length(si.enc_digest)))
                  == 1;
   if (!ok)
-    detail = "PKCS#7 signature does not match the content";
-  return ok;
+    return invalid("PKCS#7 signature does not match the content");
+  return done{};
 }
 
 } // namespace receiptd::model::store_a

@@ -16,6 +16,8 @@
 
 #include <openssl/pkcs7.h>
 
+#include "model/result.hpp"
+
 namespace receiptd::model::store_a {
 
 class trust_anchors;
@@ -42,8 +44,9 @@ inline constexpr std::size_t max_certificate_bytes = 16 * 1024;
 // with at most max_embedded_certificates certificates of at most
 // max_certificate_bytes each. Its shape (element counts and sizes, the content
 // type) is checked by a BER walk before OpenSSL decodes anything, so hostile
-// bytes cost a linear pass. On failure returns null and says why in `error`.
-content_info_ptr parse_signed_data(std::string_view der, std::string& error);
+// bytes cost a linear pass. Errors carry field "receipt" and code
+// "malformed_receipt".
+result<content_info_ptr> parse_signed_data(std::string_view der);
 
 // The embedded content (the receipt payload), in place.
 std::string_view signed_content(const content_info& ci);
@@ -56,8 +59,9 @@ PKCS7_SIGNER_INFO* single_signer(const content_info& ci);
 
 // Checks the signer's signature with `signer`'s key: over the content digest, or,
 // with signed attributes, over their DER after matching messageDigest (RFC 2315
-// §9.3). Digests: SHA-1, SHA-256, SHA-384, SHA-512.
-bool verify_signer(const content_info& ci, const PKCS7_SIGNER_INFO& si, X509* signer,
-                   const trust_anchors& anchors, std::string& detail);
+// §9.3). Digests: SHA-1, SHA-256, SHA-384, SHA-512. Errors carry field "receipt"
+// and code "invalid_signature".
+status verify_signer(const content_info& ci, const PKCS7_SIGNER_INFO& si, X509* signer,
+                     const trust_anchors& anchors);
 
 } // namespace receiptd::model::store_a

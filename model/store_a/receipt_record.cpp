@@ -54,23 +54,9 @@ verify_endpoint first_endpoint(const receipt_record& r) {
 
 void apply_store_verdict(receipt_record& r, const store_verdict& v,
                          const std::vector<apple_in_app_purchase>& enriched) {
-  r.store_detail = v.detail;
-  switch (v.outcome) {
-    case store_outcome::confirmed:
-      r.fraud = fraud_reason::none;
-      r.state = validation_state::validated;
-      if (v.env)
-        r.env = *v.env; // the store's answer wins
-      r.in_app_purchases = enriched;
-      break;
-    case store_outcome::rejected:
-      r.fraud = fraud_reason::store_rejected;
-      r.state = validation_state::rejected;
-      break;
-    case store_outcome::unreachable:
-      r.state = validation_state::pending;
-      break;
-  }
+  model::apply_store_verdict(r, v);
+  if (v.outcome == store_outcome::confirmed)
+    r.in_app_purchases = enriched;
 }
 
 } // namespace receiptd::model::store_a

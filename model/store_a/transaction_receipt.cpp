@@ -25,11 +25,9 @@ struct signature_blob {
   std::string_view leaf_der;
 };
 
-std::optional<signature_blob> split_blob(std::string_view blob, std::string& error) {
-  if (blob.empty()) {
-    error = "empty signature";
-    return std::nullopt;
-  }
+result<signature_blob> split_blob(std::string_view blob) {
+  if (blob.empty())
+    return malformed("empty signature");
   signature_blob out;
   out.version = static_cast<std::uint8_t>(blob[0]);
   std::size_t sig_len = 0;
@@ -37,32 +35,27 @@ std::optional<signature_blob> split_blob(std::string_view blob, std::string& err
     sig_len = 128;
   else if (out.version == 3)
     sig_len = 256;
-  else {
-    error = "unknown signature blob version " + std::to_string(out.version);
-    return std::nullopt;
-  }
-  if (blob.size() < 1 + sig_len + 4) {
-    error = "signature blob too short";
-    return std::nullopt;
-  }
+  else
+    return malformed("unknown signature blob version " + std::to_string(out.version));
+  if (blob.size() < 1 + sig_len + 4)
+    return malformed("signature blob too short");
   out.signature = blob.substr(1, sig_len);
   std::size_t cert_len = 0;
   for (std::size_t i = 0; i < 4; ++i)
     cert_len = (cert_len << 8) | static_cast<std::uint8_t>(blob[1 + sig_len + i]);
   auto rest = blob.substr(1 + sig_len + 4);
-  if (cert_len == 0 || cert_len != rest.size()) {
-    error = "certificate length does not match the signature blob";
-    return std::nullopt;
-  }
+  if (cert_len == 0 || cert_len != rest.size())
+    return malformed("certificate length does not match the signature blob");
   out.leaf_der = rest;
   return out;
 }
 
 // purchase-info dates: "…-ms" fields are decimal milliseconds; the others are
 // Apple's "2015-11-18 04:34:41 Etc/GMT"; expires-date is milliseconds in iOS 6
-// receipts even though its name lacks the suffix.
-bool read_date(const plist_dict& info, std::initializer_list<const char*> keys,
-               std::optional<unix_ms>& out, std::string& error) {
+// receipts even though its name lacks the suffix. The first of `keys` present
+// and non-empty sets `out`; none leaves it unchanged.
+status read_date(const plist_dict& info, std::initializer_list<const char*> keys,
+                 std::optional<unix_ms>& out) {
   for (const char* key : keys) {
     auto it = info.find(key);
     if (it == info.end() || it->second.empty())
@@ -73,29 +66,25 @@ bool read_date(const plist_dict& info, std::initializer_list<const char*> keys,
       out = gmt;
     else if (auto rfc = parse_rfc3339(it->second))
       out = rfc;
-    else {
-      error = std::string("purchase-info ") + key + " is not a date";
-      return false;
-    }
-    return true;
+    else
+      return malformed(std::string("purchase-info ") + key + " is not a date");
+    return done{};
   }
-  return true;
+  return done{};
 }
 
-bool read_flag(const plist_dict& info, const char* key, std::optional<bool>& out,
-               std::string& error) {
+// Absent: `out` unchanged.
+status read_flag(const plist_dict& info, const char* key, std::optional<bool>& out) {
   auto it = info.find(key);
   if (it == info.end())
-    return true;
+    return done{};
   if (it->second == "true" || it->second == "1")
     out = true;
   else if (it->second == "false" || it->second == "0")
     out = false;
-  else {
-    error = std::string("purchase-info ") + key + " is not a boolean";
-    return false;
-  }
-  return true;
+  else
+    return malformed(std::string("purchase-info ") + key + " is not a boolean");
+  return done{};
 }
 
 std::string value_of(const plist_dict& info, const char* key) {
@@ -103,34 +92,42 @@ std::string value_of(const plist_dict& info, const char* key) {
   return it == info.end() ? std::string() : it->second;
 }
 
-bool build_purchase(const plist_dict& info, apple_in_app_purchase& p, std::string& error) {
+result<apple_in_app_purchase> build_purchase(const plist_dict& info) {
+  apple_in_app_purchase p;
   p.product_id = value_of(info, "product-id");
   p.transaction_id = value_of(info, "transaction-id");
   p.original_transaction_id = value_of(info, "original-transaction-id");
   if (auto it = info.find("quantity"); it != info.end()) {
     auto q = text::parse_decimal(it->second);
-    if (!q || *q > INT_MAX) {
-      error = "purchase-info quantity is not a number";
-      return false;
-    }
+    if (!q || *q > INT_MAX)
+      return malformed("purchase-info quantity is not a number");
     p.quantity = static_cast<int>(*q);
   }
   if (auto it = info.find("web-order-line-item-id"); it != info.end() && it->second != "0") {
-    if (!text::parse_decimal(it->second)) {
-      error = "purchase-info web-order-line-item-id is not a number";
-      return false;
-    }
+    if (!text::parse_decimal(it->second))
+      return malformed("purchase-info web-order-line-item-id is not a number");
     p.web_order_line_item_id = it->second;
   }
-  return read_date(info, {"purchase-date-ms", "purchase-date"}, p.purchase_date, error)
-         && read_date(info, {"original-purchase-date-ms", "original-purchase-date"},
-                      p.original_purchase_date, error)
-         && read_date(info, {"expires-date", "expires-date-ms", "expires-date-formatted"},
-                      p.expires_date, error)
-         && read_date(info, {"cancellation-date-ms", "cancellation-date"}, p.cancellation_date,
-                      error)
-         && read_flag(info, "is-trial-period", p.is_trial_period, error)
-         && read_flag(info, "is-in-intro-offer-period", p.is_in_intro_offer_period, error);
+  // In this order: the first field that does not parse is the one reported.
+  if (auto read = read_date(info, {"purchase-date-ms", "purchase-date"}, p.purchase_date); !read)
+    return read.err();
+  if (auto read = read_date(info, {"original-purchase-date-ms", "original-purchase-date"},
+                            p.original_purchase_date);
+      !read)
+    return read.err();
+  if (auto read = read_date(info, {"expires-date", "expires-date-ms", "expires-date-formatted"},
+                            p.expires_date);
+      !read)
+    return read.err();
+  if (auto read = read_date(info, {"cancellation-date-ms", "cancellation-date"},
+                            p.cancellation_date);
+      !read)
+    return read.err();
+  if (auto read = read_flag(info, "is-trial-period", p.is_trial_period); !read)
+    return read.err();
+  if (auto read = read_flag(info, "is-in-intro-offer-period", p.is_in_intro_offer_period); !read)
+    return read.err();
+  return p;
 }
 
 } // namespace
@@ -149,10 +146,9 @@ result<parsed_receipt> parse_transaction_envelope(std::string_view plist_text) {
   auto blob = base64_decode(sig_it->second);
   if (!blob)
     return malformed("transaction receipt signature is not base64");
-  std::string error;
-  auto parts = split_blob(*blob, error);
+  auto parts = split_blob(*blob);
   if (!parts)
-    return malformed("transaction receipt signature: " + error);
+    return malformed("transaction receipt signature: " + parts.err().message());
   // Framing only: one DER SEQUENCE filling the rest of the blob, of a
   // certificate's size. Decoding it is verification's job (through the
   // certificate cache).
@@ -190,13 +186,12 @@ std::optional<field_error> decode_purchase_info(parsed_receipt& envelope) {
   auto info = parse_plist_dict(t.purchase_info_bytes, "purchase-info");
   if (!info)
     return info.errors().front();
-  apple_in_app_purchase purchase;
-  std::string error;
-  if (!build_purchase(*info, purchase, error))
-    return malformed(error);
+  auto purchase = build_purchase(*info);
+  if (!purchase)
+    return purchase.errors().front();
   d.bundle_id = value_of(*info, "bid");
-  d.signed_at = purchase.purchase_date;
-  d.in_app.assign(1, std::move(purchase));
+  d.signed_at = purchase->purchase_date;
+  d.in_app.assign(1, std::move(purchase).value());
   t.purchase_info = std::move(info).value();
   return std::nullopt;
 }

@@ -11,6 +11,8 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
+#include "model/store_a/parsed.hpp"
+
 namespace receiptd::model::store_a {
 
 namespace {
@@ -90,10 +92,10 @@ const transaction_pins* pins_for(int blob_version) {
   return blob_version == 2 ? &v2_pins : blob_version == 3 ? &v3_pins : nullptr;
 }
 
-// Verifies `leaf` up to a root of `store` at instant `at`. On success `chain`
-// gets the built chain (leaf first), owned by the caller.
-bool verify_at(X509_STORE* store, X509* leaf, STACK_OF(X509)* untrusted, unix_ms at,
-               ossl::x509_stack_ptr& chain, std::string& detail) {
+// Verifies `leaf` up to a root of `store` at instant `at`: the built chain
+// (leaf first), or why not (code untrusted_certificate).
+result<ossl::x509_stack_ptr> verify_at(X509_STORE* store, X509* leaf,
+                                       STACK_OF(X509)* untrusted, unix_ms at) {
   // Failing to allocate is ours, not the receipt's: thrown, so that
   // verify_receipt reports an internal error rather than a verdict.
   ossl::x509_store_ctx_ptr ctx{X509_STORE_CTX_new()};
@@ -113,16 +115,14 @@ bool verify_at(X509_STORE* store, X509* leaf, STACK_OF(X509)* untrusted, unix_ms
     int err = X509_STORE_CTX_get_error(ctx.get());
     if (rc < 0 && err == X509_V_ERR_OUT_OF_MEM)
       throw std::bad_alloc();
-    detail = std::string(X509_verify_cert_error_string(err)) + " (depth "
-             + std::to_string(X509_STORE_CTX_get_error_depth(ctx.get())) + ")";
-    return false;
+    return refusal(fraud_reason::untrusted_certificate,
+                   std::string(X509_verify_cert_error_string(err)) + " (depth "
+                     + std::to_string(X509_STORE_CTX_get_error_depth(ctx.get())) + ")");
   }
-  chain.reset(X509_STORE_CTX_get1_chain(ctx.get()));
-  if (!chain) {
-    detail = "no chain";
-    return false;
-  }
-  return true;
+  ossl::x509_stack_ptr chain{X509_STORE_CTX_get1_chain(ctx.get())};
+  if (!chain)
+    return refusal(fraud_reason::untrusted_certificate, "no chain");
+  return chain;
 }
 
 } // namespace
@@ -140,20 +140,22 @@ const EVP_MD* trust_anchors::digest(int nid) const {
 chain_check check_unified_chain(const trust_anchors& anchors, X509* leaf,
                                 STACK_OF(X509)* embedded, unix_ms at) {
   chain_check out;
-  ossl::x509_stack_ptr chain;
   std::string apple_detail;
-  if (verify_at(anchors.roots(), leaf, embedded, at, chain, apple_detail)) {
+  if (auto apple = verify_at(anchors.roots(), leaf, embedded, at); !apple) {
+    apple_detail = apple.err().message();
+  } else {
     // leaf ← WWDR intermediate ← root; a leaf signed by the root directly, or an
     // intermediate posing as leaf, lacks one of the markers.
-    if (sk_X509_num(chain.get()) < 3)
+    STACK_OF(X509)* chain = apple->get();
+    if (sk_X509_num(chain) < 3)
       apple_detail = "chain has no intermediate";
-    else if (!has_extension(sk_X509_value(chain.get(), 0), receipt_signing_oid))
+    else if (!has_extension(sk_X509_value(chain, 0), receipt_signing_oid))
       apple_detail = "leaf lacks the receipt-signing OID 1.2.840.113635.100.6.11.1";
-    else if (!has_extension(sk_X509_value(chain.get(), 1), wwdr_intermediate_oid))
+    else if (!has_extension(sk_X509_value(chain, 1), wwdr_intermediate_oid))
       apple_detail = "intermediate lacks the WWDR OID 1.2.840.113635.100.6.2.1";
     else {
       out.ok = true;
-      out.chain = std::move(chain);
+      out.chain = std::move(*apple);
       return out;
     }
   }
@@ -161,15 +163,15 @@ chain_check check_unified_chain(const trust_anchors& anchors, X509* leaf,
   if (anchors.sandbox_roots() != nullptr) {
     // Xcode's StoreKit test certificate signs receipts itself (a single
     // self-signed certificate without Apple's markers): opt-in, sandbox only.
-    std::string sandbox_detail;
-    if (verify_at(anchors.sandbox_roots(), leaf, embedded, at, chain, sandbox_detail)) {
+    auto sandbox = verify_at(anchors.sandbox_roots(), leaf, embedded, at);
+    if (sandbox) {
       out.ok = true;
       out.sandbox = true;
       out.detail.clear();
-      out.chain = std::move(chain);
+      out.chain = std::move(*sandbox);
       return out;
     }
-    out.detail += "; sandbox root: " + sandbox_detail;
+    out.detail += "; sandbox root: " + sandbox.err().message();
   }
   return out;
 }
@@ -212,8 +214,12 @@ chain_check check_transaction_chain(const trust_anchors& anchors, X509* leaf, in
   }
   // Only the leaf is embedded: the configured intermediates (iTunes Store CA for
   // v2 blobs, WWDR CA for v3) complete the chain.
-  if (!verify_at(anchors.roots(), leaf, anchors.intermediates(), at, out.chain, out.detail))
+  auto chain = verify_at(anchors.roots(), leaf, anchors.intermediates(), at);
+  if (!chain) {
+    out.detail = chain.err().message();
     return out;
+  }
+  out.chain = std::move(*chain);
   auto fail = [&](std::string why) {
     out.detail = std::move(why);
     out.chain.reset();

@@ -21,14 +21,6 @@ environment environment_of(const unified_receipt& r) {
 
 } // namespace
 
-result<content_info_ptr> parse_unified_wrapper(std::string_view der) {
-  std::string error;
-  auto ci = parse_signed_data(der, error);
-  if (!ci)
-    return malformed(std::move(error));
-  return ci;
-}
-
 decoded_receipt unified_from_payload(unified_receipt payload) {
   decoded_receipt d;
   d.style = receipt_style::unified;
@@ -41,7 +33,7 @@ decoded_receipt unified_from_payload(unified_receipt payload) {
 }
 
 result<parsed_receipt> parse_unified(std::string_view der, std::size_t max_in_app_purchases) {
-  auto ci = parse_unified_wrapper(der);
+  auto ci = parse_signed_data(der);
   if (!ci)
     return ci.errors();
   // The payload is decoded in place, without a copy.

@@ -93,17 +93,16 @@ void remember_chain(const trust_anchors& anchors, chain_kind kind, const chain_c
 
 // SHA1withRSA over the version byte followed by the decoded purchase-info, for
 // both blob versions (DESIGN.md §3; the Mbaasy gem verified v2 and v3 this way).
-bool check_transaction_signature(const trust_anchors& anchors, X509* leaf,
-                                 const transaction_receipt& t, std::string& detail) {
+status check_transaction_signature(const trust_anchors& anchors, X509* leaf,
+                                   const transaction_receipt& t) {
+  auto invalid = [](std::string why) {
+    return refusal(fraud_reason::invalid_signature, std::move(why));
+  };
   EVP_PKEY* key = X509_get0_pubkey(leaf);
-  if (key == nullptr || !EVP_PKEY_is_a(key, "RSA")) {
-    detail = "leaf certificate has no RSA key";
-    return false;
-  }
-  if (auto problem = rsa_key_problem(key); !problem.empty()) {
-    detail = "leaf " + problem;
-    return false;
-  }
+  if (key == nullptr || !EVP_PKEY_is_a(key, "RSA"))
+    return invalid("leaf certificate has no RSA key");
+  if (auto problem = rsa_key_problem(key); !problem.empty())
+    return invalid("leaf " + problem);
   ossl::evp_md_ctx_ptr ctx{EVP_MD_CTX_new()};
   if (!ctx)
     throw std::bad_alloc(); // not the receipt's fault: never a verdict
@@ -118,8 +117,8 @@ bool check_transaction_signature(const trust_anchors& anchors, X509* leaf,
                                      t.signature.size())
                  == 1;
   if (!ok)
-    detail = "signature does not match purchase-info";
-  return ok;
+    return invalid("signature does not match purchase-info");
+  return done{};
 }
 
 unix_ms now_ms() {
@@ -153,10 +152,11 @@ verification check_claims(decoded_receipt r, std::string_view expected_bundle_id
   if (r.bundle_id != expected_bundle_id) {
     out.reason = fraud_reason::bundle_id_mismatch;
     out.detail = "receipt is for bundle \"" + r.bundle_id.substr(0, 100) + "\"";
-  } else if (std::string detail;
-             identifier_for_vendor && !device_matches(r, *identifier_for_vendor, detail)) {
-    out.reason = fraud_reason::device_hash_mismatch;
-    out.detail = std::move(detail);
+  } else if (identifier_for_vendor) {
+    if (auto device = device_matches(r, *identifier_for_vendor); !device) {
+      out.reason = fraud_reason::device_hash_mismatch;
+      out.detail = device.err().message();
+    }
   }
   out.receipt = std::move(r);
   return out;
@@ -167,7 +167,7 @@ verification verify_unified(std::string_view der, const trust_anchors& anchors,
                             const std::optional<std::string>& identifier_for_vendor,
                             const verify_options& options) {
   constexpr auto style = receipt_style::unified;
-  auto wrapper = parse_unified_wrapper(der);
+  auto wrapper = parse_signed_data(der);
   if (!wrapper)
     return malformed_verdict(wrapper.errors());
   const content_info& ci = **wrapper;
@@ -183,8 +183,8 @@ verification verify_unified(std::string_view der, const trust_anchors& anchors,
                                     [&](const der_and_cert& c) { return c.second == signer; });
   if (signer == nullptr || signer_source == certs.sources.end())
     return refused(fraud_reason::invalid_signature, "signer certificate is not embedded", style);
-  if (std::string detail; !verify_signer(ci, *si, signer, anchors, detail))
-    return refused(fraud_reason::invalid_signature, std::move(detail), style);
+  if (auto signature = verify_signer(ci, *si, signer, anchors); !signature)
+    return refused(fraud_reason::invalid_signature, signature.err().message(), style);
 
   // 2. The payload without its in-app purchases: the creation date the chain
   //    is judged at.
@@ -234,8 +234,8 @@ verification verify_transaction(std::string_view text, const trust_anchors& anch
   if (!leaf)
     return refused(fraud_reason::invalid_signature, "signature blob certificate is not X.509",
                    style);
-  if (std::string detail; !check_transaction_signature(anchors, leaf.get(), t, detail))
-    return refused(fraud_reason::invalid_signature, std::move(detail), style);
+  if (auto signature = check_transaction_signature(anchors, leaf.get(), t); !signature)
+    return refused(fraud_reason::invalid_signature, signature.err().message(), style);
   // 2. The leaf must be Apple's receipt-signing certificate for this blob
   //    version. Checked on every receipt: the remembered chains below stand
   //    for the issuer and validity, not for this.

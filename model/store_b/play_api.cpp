@@ -13,7 +13,7 @@ namespace {
 // 2 pending; purchaseType 0 = test (licence tester) purchase.
 void enrich_product(const boost::json::object& o, play_purchase& p,
                     store_verdict& v) {
-  p.kind = "product";
+  p.kind = product_kind::product;
   // The product is in the request path; an answer that names another one is no
   // proof of the claimed product.
   if (auto product = json_text(o, "productId"); !product.empty() && product != p.product_id) {
@@ -25,8 +25,10 @@ void enrich_product(const boost::json::object& o, play_purchase& p,
   if (auto t = json_int(o.if_contains("purchaseTimeMillis")))
     p.purchase_time = *t;
   if (auto s = json_int(o.if_contains("purchaseState")))
-    p.purchase_state = *s == 0 ? "purchased" : *s == 1 ? "cancelled" : *s == 2 ? "pending"
-                                                                               : "unknown";
+    p.purchase_state = *s == 0   ? purchase_state::purchased
+                       : *s == 1 ? purchase_state::cancelled
+                       : *s == 2 ? purchase_state::pending
+                                 : purchase_state::unknown;
   if (auto a = json_int(o.if_contains("acknowledgementState")))
     p.acknowledged = *a == 1;
   if (auto q = json_int(o.if_contains("quantity")))
@@ -40,15 +42,15 @@ void enrich_product(const boost::json::object& o, play_purchase& p,
 // testers; lineItems carry expiry and auto-renewal per product.
 void enrich_subscription(const boost::json::object& o, play_purchase& p,
                          store_verdict& v) {
-  p.kind = "subscription";
+  p.kind = product_kind::subscription;
   if (auto s = json_text(o, "subscriptionState"); !s.empty()) {
     p.subscription_state = s;
     if (s == "SUBSCRIPTION_STATE_PENDING")
-      p.purchase_state = "pending";
+      p.purchase_state = purchase_state::pending;
     else if (s == "SUBSCRIPTION_STATE_CANCELED" || s == "SUBSCRIPTION_STATE_EXPIRED")
-      p.purchase_state = "cancelled";
+      p.purchase_state = purchase_state::cancelled;
     else
-      p.purchase_state = "purchased";
+      p.purchase_state = purchase_state::purchased;
   }
   if (auto a = json_text(o, "acknowledgementState"); !a.empty())
     p.acknowledged = a == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED";
@@ -144,7 +146,7 @@ store_verdict classify_purchase_response(purchase_api api, int status,
   if (status == 410) { // purchase gone: an expired subscription, still genuine
     v.outcome = store_outcome::confirmed;
     v.detail = "HTTP 410 (gone: expired)";
-    purchase.kind = api == purchase_api::products ? "product" : "subscription";
+    purchase.kind = api == purchase_api::products ? product_kind::product : product_kind::subscription;
     return v;
   }
   if (status == 400 || status == 404) {

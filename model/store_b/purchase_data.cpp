@@ -48,20 +48,20 @@ result<purchase_data> parse_purchase_data(std::string_view json) {
   return out;
 }
 
-std::string purchase_state_name(std::optional<int> s) {
+model::purchase_state purchase_state_of(std::optional<int> s) {
   if (!s)
-    return "unknown";
+    return purchase_state::unknown;
   switch (*s) {
     case 0:
-      return "purchased";
+      return purchase_state::purchased;
     case 1:
-      return "cancelled";
+      return purchase_state::cancelled;
     case 2:
-      return "refunded";
+      return purchase_state::refunded;
     case 4:
-      return "pending";
+      return purchase_state::pending;
     default:
-      return "unknown";
+      return purchase_state::unknown;
   }
 }
 

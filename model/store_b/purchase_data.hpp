@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "model/records.hpp"
 #include "model/result.hpp"
 #include "model/timestamp.hpp"
 
@@ -28,7 +29,7 @@ struct purchase_data {
 // Errors carry field "purchase_data".
 result<purchase_data> parse_purchase_data(std::string_view json);
 
-// "purchased", "cancelled", "refunded", "pending" or "unknown".
-std::string purchase_state_name(std::optional<int> data_state);
+// Purchase data's purchaseState: 0 purchased, 1 cancelled, 2 refunded, 4 pending.
+model::purchase_state purchase_state_of(std::optional<int> data_state);
 
 } // namespace receiptd::model::store_b

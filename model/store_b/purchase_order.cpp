@@ -11,9 +11,9 @@ purchase_order_record make_record(const store_b_upload& u, const app& a,
   r.purchase_token = u.data.purchase_token;
   r.order_id = u.data.order_id;
   r.purchase.product_id = u.data.product_id;
-  r.purchase.kind = u.data.is_subscription() ? "subscription" : "product";
+  r.purchase.kind = u.data.is_subscription() ? product_kind::subscription : product_kind::product;
   r.purchase.purchase_time = u.data.purchase_time;
-  r.purchase.purchase_state = purchase_state_name(u.data.purchase_state);
+  r.purchase.purchase_state = purchase_state_of(u.data.purchase_state);
   r.purchase.quantity = u.data.quantity;
   r.purchase.acknowledged = u.data.acknowledged;
   r.purchase.auto_renewing = u.data.auto_renewing;
@@ -55,31 +55,8 @@ fraud_reason check_locally(const store_b_legacy_upload& u, const app& a) {
 }
 
 purchase_api first_api(const purchase_order_record& r) {
-  return r.purchase.kind == "subscription" ? purchase_api::subscriptions_v2
+  return r.purchase.kind == product_kind::subscription ? purchase_api::subscriptions_v2
                                            : purchase_api::products;
-}
-
-void apply_fraud(purchase_order_record& r, fraud_reason reason) {
-  r.fraud = reason;
-  r.state = validation_state::rejected;
-}
-
-void apply_store_verdict(purchase_order_record& r, const store_verdict& v) {
-  r.store_detail = v.detail;
-  switch (v.outcome) {
-    case store_outcome::confirmed:
-      r.fraud = fraud_reason::none;
-      r.state = validation_state::validated;
-      if (v.env)
-        r.env = *v.env;
-      break;
-    case store_outcome::rejected:
-      apply_fraud(r, fraud_reason::store_rejected);
-      break;
-    case store_outcome::unreachable:
-      r.state = validation_state::pending;
-      break;
-  }
 }
 
 } // namespace receiptd::model::store_b

@@ -1,6 +1,7 @@
 #pragma once
 // From an upload to a purchase order record: the local checks that need no
-// store (signature, package name) and how a store verdict lands on the record.
+// store (signature, package name). How a verdict lands on the record is the
+// same for both stores (model/records.hpp apply_store_verdict).
 
 #include <string_view>
 
@@ -27,8 +28,5 @@ fraud_reason check_locally(const store_b_legacy_upload& u, const app& a);
 // Which API answers for this purchase: the signed purchase data says whether it
 // is a subscription; a legacy upload does not (products first, then subscriptionsv2).
 purchase_api first_api(const purchase_order_record& r);
-
-void apply_fraud(purchase_order_record& r, fraud_reason reason);
-void apply_store_verdict(purchase_order_record& r, const store_verdict& v);
 
 } // namespace receiptd::model::store_b

@@ -20,7 +20,8 @@ std::string load(std::vector<std::string> args) {
     argv.push_back(a.data());
   receiptd_config cfg;
   std::ostringstream help;
-  return cfg.load(static_cast<int>(argv.size()), argv.data(), help);
+  auto loaded = cfg.load(static_cast<int>(argv.size()), argv.data(), help);
+  return loaded ? std::string() : loaded.err().message();
 }
 
 std::string shipped_ini() {

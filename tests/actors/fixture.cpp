@@ -1,5 +1,8 @@
 #include "fixture.hpp"
 
+#include <stdexcept>
+#include <utility>
+
 namespace receiptd::test {
 
 using namespace actors;
@@ -8,7 +11,15 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
                                                   std::shared_ptr<persistence_log> log) {
   return {
     [=](authenticate_atom, const trace_context&,
-        const std::string&) -> std::optional<model::app> { return std::nullopt; },
+        const std::string& hash) -> caf::result<std::optional<model::app>> {
+      ++log->authentications;
+      if (log->authentication_fails)
+        return caf::make_error(caf::sec::runtime_error, "database: connection refused");
+      auto it = log->apps_by_token_hash.find(hash);
+      if (it == log->apps_by_token_hash.end())
+        return std::optional<model::app>{};
+      return std::optional<model::app>{it->second};
+    },
     [=](save_atom, const trace_context&, model::purchase_order_record r,
         model::unix_ms first_attempt) {
       if (r.id.empty())
@@ -18,8 +29,9 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       return r;
     },
     [=](save_atom, const trace_context&, model::receipt_record r, model::unix_ms) { return r; },
-    [=](get_atom, const trace_context&, model::record_kind, const std::string&) {
-      return found_record{};
+    [=](get_atom, const trace_context&, model::record_kind, const std::string& id) {
+      auto it = log->records.find(id);
+      return it == log->records.end() ? found_record{} : it->second;
     },
     [=](claim_atom, const std::string&, std::int64_t, std::int32_t) {
       ++log->claims;
@@ -56,6 +68,47 @@ fake_store_b(store_b_client_actor::stateful_pointer<store_b_fake_state> self,
     },
     [=](http_done_atom, http_done&) {},
   };
+}
+
+store_b_client_actor::behavior_type
+holding_store(store_b_client_actor::stateful_pointer<holding_store_state> self,
+              callers_ptr callers) {
+  return {
+    [=](check_atom, store_b_check&) -> caf::typed_response_promise<store_b_answer> {
+      callers->push_back(self->current_sender());
+      auto rp = self->make_response_promise<store_b_answer>();
+      self->state.unanswered.push_back(rp);
+      return rp;
+    },
+    [=](http_done_atom, http_done&) {},
+  };
+}
+
+void fake_transport::submit(http::outbound_request req, callback done) {
+  if (req.shared_body) { // what the curl client would send, and let go of
+    req.body += *req.shared_body + req.body_tail;
+    req.shared_body.reset();
+    req.body_tail.clear();
+  }
+  calls.push_back({std::move(req), std::move(done)});
+}
+
+void fake_transport::answer(std::size_t i, int status, std::string body) {
+  auto done = std::exchange(calls.at(i).done, nullptr);
+  if (!done)
+    throw std::logic_error("request " + std::to_string(i) + " was answered already");
+  http::outbound_response r;
+  r.status = status;
+  r.body = std::move(body);
+  r.content_type = "application/json";
+  done(std::move(r));
+}
+
+bool has_header(const http::outbound_request& request, const std::string& header) {
+  for (const auto& h : request.headers)
+    if (h == header)
+      return true;
+  return false;
 }
 
 actor_fixture::actor_fixture() {

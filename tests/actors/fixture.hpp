@@ -1,15 +1,19 @@
 #pragma once
 // A CAF actor system on the deterministic test coordinator, with fakes for the
-// persistence pool, the store client and the HTTP reply channel.
+// persistence pool, the store clients, the outbound HTTP transport and the HTTP
+// reply channel.
 
 #include <caf/all.hpp>
 
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "actors/fwd.hpp"
 #include "actors/validator.hpp"
+#include "tests/support/time/manual_time.hpp"
 
 namespace receiptd::test {
 
@@ -34,6 +38,12 @@ struct persistence_log {
   std::vector<model::validation_job> rescheduled;
   actors::claimed_jobs to_claim;
   int claims = 0;
+  // authenticate: token hash → app (model::access_token_hash); every call counted.
+  std::map<std::string, model::app> apps_by_token_hash;
+  int authentications = 0;
+  bool authentication_fails = false; // answer with an error, as a database down would
+  // get: record id → what the pool finds (absent: no such record).
+  std::map<std::string, actors::found_record> records;
 };
 
 actors::persistence_actor::behavior_type
@@ -49,15 +59,60 @@ actors::store_b_client_actor::behavior_type
 fake_store_b(actors::store_b_client_actor::stateful_pointer<store_b_fake_state> self,
              std::optional<model::store_verdict> verdict);
 
+// A Store B client that never answers and remembers who asked (so that a test can
+// kill the validator waiting on it).
+struct holding_store_state {
+  std::vector<caf::typed_response_promise<actors::store_b_answer>> unanswered;
+};
+using callers_ptr = std::shared_ptr<std::vector<caf::strong_actor_ptr>>;
+
+actors::store_b_client_actor::behavior_type
+holding_store(actors::store_b_client_actor::stateful_pointer<holding_store_state> self,
+              callers_ptr callers);
+
+// Where a store client sends its HTTP requests: each is recorded, and answered
+// only when the test calls answer(), as the curl thread would complete it (the
+// client's http_done message then waits for run()).
+struct fake_transport final : http::outbound_transport {
+  struct call {
+    http::outbound_request request; // shared_body already folded into body
+    callback done;                  // empty once answered
+  };
+  std::vector<call> calls;
+
+  void submit(http::outbound_request req, callback done) override;
+  void answer(std::size_t i, int status, std::string body = "");
+  std::size_t size() const { return calls.size(); }
+  const http::outbound_request& operator[](std::size_t i) const { return calls.at(i).request; }
+};
+
+// true when `request` carries the header line `header` ("Name: value").
+bool has_header(const http::outbound_request& request, const std::string& header);
+
 struct actor_fixture {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   caf::scheduler::test_coordinator* sched = nullptr;
+  // What the actors under test read as time and randomness (hand them to deps).
+  manual_time clock;
+  fixed_random random{0.5};
 
   actor_fixture();
   ~actor_fixture(); // stops what keep() holds, so the system can shut down
 
   void run() { sched->run(); }
+
+  // Sends `check` to a store client from a short-lived actor; the answer lands in
+  // the returned slot once run() has delivered it.
+  template <class Answer, class Handle, class Check>
+  std::shared_ptr<std::optional<Answer>> ask(const Handle& client, Check check) {
+    auto out = std::make_shared<std::optional<Answer>>();
+    sys->spawn([=](caf::event_based_actor* self) {
+      self->request(client, caf::infinite, actors::check_atom_v, check)
+        .then([=](Answer& a) { *out = std::move(a); });
+    });
+    return out;
+  }
 
   // Long-lived actors of a test: stopped when the fixture ends.
   template <class Handle>

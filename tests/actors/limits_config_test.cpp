@@ -22,8 +22,8 @@ loaded load(std::vector<std::string> args) {
     argv.push_back(a.data());
   receiptd_config cfg;
   std::ostringstream help;
-  auto problem = cfg.load(static_cast<int>(argv.size()), argv.data(), help);
-  return {problem, cfg.values()};
+  auto loaded = cfg.load(static_cast<int>(argv.size()), argv.data(), help);
+  return {loaded ? std::string() : loaded.err().message(), cfg.values()};
 }
 
 } // namespace

@@ -15,18 +15,19 @@ namespace {
 struct scheduler_bench : actor_fixture {
   std::shared_ptr<persistence_log> log = std::make_shared<persistence_log>();
   validator_deps_ptr deps;
-  retry_scheduler_settings settings;
+  config::retry_settings settings;
 
   explicit scheduler_bench(std::optional<model::store_verdict> answer) {
     auto d = std::make_shared<validator_deps>();
     d->persistence = keep(sys->spawn(fake_persistence, log));
     d->store_b = keep(sys->spawn(fake_store_b, answer));
     d->settings.store_deadline = std::chrono::seconds(5);
-    d->settings.retry = {1000, 8000, 2.0, 4};
+    d->settings.retry = {.initial_ms = 1000, .max_ms = 8000, .multiplier = 2.0, .max_attempts = 4};
+    d->clock = &clock;
+    d->random = &random;
     deps = d;
     settings.poll_interval = std::chrono::seconds(1);
     settings.batch = 10;
-    settings.owner = "test";
   }
 
   void add_job(int attempts) {
@@ -56,7 +57,7 @@ struct scheduler_bench : actor_fixture {
 
 TEST_CASE("claims at start, then once per poll interval", "[actors][retry]") {
   scheduler_bench b(verdict(model::store_outcome::confirmed));
-  b.keep(spawn_retry_scheduler(*b.sys, b.settings, b.deps));
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, "test", b.deps));
   b.run();
   CHECK(b.log->claims == 1);
   b.run();
@@ -72,7 +73,7 @@ TEST_CASE("claims at start, then once per poll interval", "[actors][retry]") {
 TEST_CASE("a job the store confirms is completed as validated", "[actors][retry]") {
   scheduler_bench b(verdict(model::store_outcome::confirmed, "HTTP 200"));
   b.add_job(2);
-  b.keep(spawn_retry_scheduler(*b.sys, b.settings, b.deps));
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, "test", b.deps));
   b.run();
   REQUIRE(b.log->completed.size() == 1);
   CHECK(b.log->completed[0].first.version == 7); // fenced by the claimed version
@@ -84,23 +85,23 @@ TEST_CASE("a store still down: rescheduled with exponential backoff and full jit
           "[actors][retry]") {
   scheduler_bench b(verdict(model::store_outcome::unreachable, "HTTP 503"));
   b.add_job(2);
-  auto before = steps::now_ms();
-  b.keep(spawn_retry_scheduler(*b.sys, b.settings, b.deps));
+  b.random.set(0.25);
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, "test", b.deps));
   b.run();
   REQUIRE(b.log->rescheduled.size() == 1);
   auto& job = b.log->rescheduled[0];
   CHECK(job.attempts == 3);
   CHECK(job.last_error == "HTTP 503");
-  // Attempt 3 draws its delay from [0, 1000·2³ capped at 8000] ms.
-  CHECK(job.next_attempt_at >= before);
-  CHECK(job.next_attempt_at <= steps::now_ms() + 8000);
+  // Attempt 3 draws its delay from [0, 1000·2³ capped at 8000] ms: a draw of
+  // 0.25 is 2000 ms after now.
+  CHECK(job.next_attempt_at == manual_time::start_ms + 2000);
   CHECK(b.log->completed.empty());
 }
 
 TEST_CASE("a job out of attempts marks its record failed", "[actors][retry]") {
   scheduler_bench b(verdict(model::store_outcome::unreachable, "timeout"));
   b.add_job(3); // the fourth attempt is the last
-  b.keep(spawn_retry_scheduler(*b.sys, b.settings, b.deps));
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, "test", b.deps));
   b.run();
   CHECK(b.log->rescheduled.empty());
   REQUIRE(b.log->completed.size() == 1);
@@ -110,7 +111,7 @@ TEST_CASE("a job out of attempts marks its record failed", "[actors][retry]") {
 TEST_CASE("a silent store: the revalidation deadline reschedules the job", "[actors][retry]") {
   scheduler_bench b(std::nullopt);
   b.add_job(0);
-  b.keep(spawn_retry_scheduler(*b.sys, b.settings, b.deps));
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, "test", b.deps));
   b.run();
   CHECK(b.log->rescheduled.empty());
   b.sched->advance_time(std::chrono::seconds(5));
@@ -118,29 +119,6 @@ TEST_CASE("a silent store: the revalidation deadline reschedules the job", "[act
   REQUIRE(b.log->rescheduled.size() == 1);
   CHECK(b.log->rescheduled[0].last_error == "store deadline passed");
 }
-
-namespace {
-
-// A Store B client that never answers and remembers who asked.
-struct holding_store_state {
-  std::vector<caf::typed_response_promise<store_b_answer>> unanswered;
-};
-
-store_b_client_actor::behavior_type
-holding_store(store_b_client_actor::stateful_pointer<holding_store_state> self,
-              std::shared_ptr<std::vector<caf::strong_actor_ptr>> callers) {
-  return {
-    [=](check_atom, store_b_check&) -> caf::typed_response_promise<store_b_answer> {
-      callers->push_back(self->current_sender());
-      auto rp = self->make_response_promise<store_b_answer>();
-      self->state.unanswered.push_back(rp);
-      return rp;
-    },
-    [=](http_done_atom, http_done&) {},
-  };
-}
-
-} // namespace
 
 TEST_CASE("a revalidation that dies without reporting does not stop the polling",
           "[actors][retry]") {
@@ -151,7 +129,7 @@ TEST_CASE("a revalidation that dies without reporting does not stop the polling"
   b.deps = d;
   b.settings.batch = 1;
   b.add_job(0);
-  b.keep(spawn_retry_scheduler(*b.sys, b.settings, b.deps));
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, "test", b.deps));
   b.run();
   REQUIRE(b.log->claims == 1);
   REQUIRE(callers->size() == 1);

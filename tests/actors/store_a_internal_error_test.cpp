@@ -46,8 +46,7 @@ struct store_a_bench : actor_fixture {
     model::app a;
     a.id = "app-1";
     a.bundle_id = "com.example";
-    inbound in;
-    in.request.target = http::route::store_a_upload;
+    inbound in{http::inbound_request(http::route::store_a_upload), nullptr};
     in.request.body = R"({"receipt":")" + model::base64_encode("not a receipt") + R"("})";
     in.request.peer_ip = "10.0.0.1";
     in.request.trace_id = "t1";

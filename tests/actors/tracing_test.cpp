@@ -31,8 +31,8 @@ TEST_CASE("a span is one JSON line with actor, message, duration and outcome", "
     s.file = file;
     actors::tracer t(s);
     {
-      actors::span outer(&t, {"trace-1", 0}, "validator", "store_b_upload");
-      actors::span inner(&t, outer.child(), "persistence", "save \"quoted\"");
+      actors::span outer(t, {"trace-1", 0}, "validator", "store_b_upload");
+      actors::span inner(t, outer.child(), "persistence", "save \"quoted\"");
       inner.outcome("ok");
       outer.outcome("200");
     }
@@ -63,7 +63,7 @@ TEST_CASE("past max-file-bytes the trace file rotates to FILE.1", "[tracing]") {
   {
     actors::tracer t(s);
     for (int i = 0; i < 200; ++i) {
-      actors::span sp(&t, {"trace-" + std::to_string(i), 0}, "validator", "upload");
+      actors::span sp(t, {"trace-" + std::to_string(i), 0}, "validator", "upload");
       sp.outcome("200");
       if (i % 20 == 19)
         t.flush();
@@ -73,5 +73,27 @@ TEST_CASE("past max-file-bytes the trace file rotates to FILE.1", "[tracing]") {
   CHECK(std::filesystem::exists(file + ".1"));
   CHECK(std::filesystem::file_size(file + ".1") <= 2 * 4096);
   CHECK(std::filesystem::file_size(file) <= 2 * 4096);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("tracing off records nothing and keeps the trace context", "[tracing]") {
+  auto dir = std::filesystem::temp_directory_path() / ("receiptd-off-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto file = (dir / "trace.jsonl").string();
+  config::trace_settings s;
+  s.enabled = false;
+  s.file = file;
+  {
+    actors::tracer t(s);
+    CHECK_FALSE(t.enabled());
+    actors::span sp(t, {"trace-9", 4}, "validator", "upload");
+    sp.outcome("200");
+    CHECK(sp.child().trace_id == "trace-9"); // messages still carry the trace id
+    sp.end();
+    t.flush(); // returns at once: nothing to write
+  }
+  CHECK_FALSE(std::filesystem::exists(file)); // no file opened, no thread started
+  actors::span none(actors::tracer::off(), {"trace-10", 0}, "persistence", "claim");
+  CHECK(none.child().trace_id == "trace-10");
   std::filesystem::remove_all(dir);
 }

@@ -24,7 +24,9 @@ struct validator_bench : actor_fixture {
     d->persistence = keep(sys->spawn(fake_persistence, log));
     d->store_b = store;
     d->settings.store_deadline = std::chrono::seconds(5);
-    d->settings.retry = {1000, 60000, 2.0, 5};
+    d->settings.retry = {.initial_ms = 1000, .max_ms = 60000, .multiplier = 2.0, .max_attempts = 5};
+    d->clock = &clock;
+    d->random = &random;
     deps = d;
   }
 
@@ -32,8 +34,7 @@ struct validator_bench : actor_fixture {
     model::app a;
     a.id = "app-1";
     a.package_name = "com.example";
-    inbound in;
-    in.request.target = http::route::store_b_legacy_upload;
+    inbound in{http::inbound_request(http::route::store_b_legacy_upload), nullptr};
     in.request.body = R"({"package_name":")" + package
                       + R"(","purchase_token":"tok","product_id":"gold"})";
     in.request.peer_ip = "10.0.0.1";
@@ -67,14 +68,15 @@ TEST_CASE("a silent store: at the deadline the upload is stored pending, 206", "
 
 TEST_CASE("the first retry is due within the initial backoff", "[actors][validator]") {
   validator_bench b(verdict(model::store_outcome::unreachable, "HTTP 503"));
-  auto before = receiptd::actors::steps::now_ms();
+  b.random.set(0.75);
   b.upload_legacy();
   b.run();
   REQUIRE(b.sink->replies.size() == 1);
   CHECK(b.sink->replies[0].status == 206);
   REQUIRE(b.log->first_attempts.size() == 1);
-  CHECK(b.log->first_attempts[0] >= before);
-  CHECK(b.log->first_attempts[0] <= receiptd::actors::steps::now_ms() + 1000);
+  // Full jitter under the initial 1000 ms: a draw of 0.75 is 750 ms after now.
+  CHECK(b.log->first_attempts[0] == manual_time::start_ms + 750);
+  CHECK(b.log->saved[0].created_at == manual_time::start_ms);
 }
 
 TEST_CASE("store answers map onto 200 and 402", "[actors][validator]") {
@@ -109,8 +111,7 @@ TEST_CASE("bad input is a 422 and nothing is stored", "[actors][validator]") {
   model::app a;
   a.id = "app-1";
   a.package_name = "com.example";
-  inbound in;
-  in.request.target = http::route::store_b_legacy_upload;
+  inbound in{http::inbound_request(http::route::store_b_legacy_upload), nullptr};
   in.request.body = "[]";
   in.reply = b.sink;
   b.sys->spawn(validate_upload, std::move(in), make_app_context(a), b.deps);

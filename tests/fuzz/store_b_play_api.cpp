@@ -26,9 +26,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto api = data[0] & 8 ? sb::purchase_api::subscriptions_v2 : sb::purchase_api::products;
   model::play_purchase purchase; // what a signed upload of go-iap's purchase says
   purchase.product_id = data[0] & 32 ? "myproduct" : "premium_yearly";
-  purchase.kind = api == sb::purchase_api::products ? "product" : "subscription";
+  purchase.kind = api == sb::purchase_api::products ? model::product_kind::product
+                                                    : model::product_kind::subscription;
   purchase.purchase_time = 1437564796303;
-  purchase.purchase_state = "purchased";
+  purchase.purchase_state = model::purchase_state::purchased;
   auto verdict = sb::classify_purchase_response(api, status, body, status == 0 ? "timeout" : "",
                                                 purchase);
   if (status != 200 && status != 410)

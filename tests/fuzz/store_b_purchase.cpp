@@ -52,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     fuzz::parses_as_json(model::error_body(parsed.errors()));
     return 0;
   }
-  (void)sb::purchase_state_name(parsed->purchase_state);
+  (void)sb::purchase_state_of(parsed->purchase_state);
   model::store_b_upload upload;
   upload.purchase_data = std::string(fields[0]);
   upload.purchase_signature = std::string(fields[1]);
@@ -67,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto record = sb::make_record(upload, app, "2001:db8::1", fuzz::fixed_now);
   record.id = "00000000-0000-4000-8000-000000000002";
   if (reason != model::fraud_reason::none)
-    sb::apply_fraud(record, reason);
+    model::apply_fraud(record, reason);
   (void)sb::first_api(record);
   auto answer = model::answer_for(record, reason);
   FUZZ_CHECK(answer.status >= 200 && answer.status < 500);

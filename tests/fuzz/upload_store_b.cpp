@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto record = sb::make_record(*u, app, fuzz::peer_ip, fuzz::fixed_now);
   record.id = "00000000-0000-4000-8000-000000000002";
   if (reason != model::fraud_reason::none)
-    sb::apply_fraud(record, reason);
+    model::apply_fraud(record, reason);
   FUZZ_CHECK(record.purchase_data == u->purchase_data); // kept byte for byte
   auto resource = fuzz::check_answer(record, reason);
   fuzz::check_echo(u->common, resource);

@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto record = sb::make_record(*u, app, fuzz::peer_ip, fuzz::fixed_now);
   record.id = "00000000-0000-4000-8000-000000000002";
   if (reason != model::fraud_reason::none)
-    sb::apply_fraud(record, reason);
+    model::apply_fraud(record, reason);
   (void)sb::purchase_url("https://androidpublisher.googleapis.com", sb::first_api(record),
                          record.package_name, record.purchase.product_id, record.purchase_token);
   auto resource = fuzz::check_answer(record, reason);

@@ -58,7 +58,7 @@ TEST_CASE("a duplicate app name is an error value", "[apps]") {
   twin.name = f.app.name;
   auto result = f.db->create_app(twin);
   REQUIRE_FALSE(result.ok());
-  CHECK(result.err().message.find("create_app") == 0);
+  CHECK(result.err().message().find("create_app") == 0);
 }
 
 TEST_CASE("tokens resolve to their app until revoked", "[apps][tokens]") {
@@ -106,7 +106,7 @@ TEST_CASE("token errors are values", "[apps][tokens]") {
   CHECK_FALSE(duplicate.ok());
   auto orphan = f.db->add_token("00000000-0000-4000-8000-00000000ffff", hash_b, t0);
   REQUIRE_FALSE(orphan.ok());
-  CHECK(orphan.err().message.find("no app") != std::string::npos);
+  CHECK(orphan.err().message().find("no app") != std::string::npos);
 }
 
 } // namespace receiptd::test

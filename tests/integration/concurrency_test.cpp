@@ -32,7 +32,7 @@ TEST_CASE("concurrent claimers never get the same job", "[jobs][concurrency]") {
         auto batch = sessions[w]->claim_due_jobs("w" + std::to_string(w), t0 + job_count,
                                                  t0 + 3'600'000, 7);
         if (!batch) {
-          errors[w] = batch.err().message;
+          errors[w] = batch.err().message();
           return;
         }
         if (batch->empty())
@@ -62,8 +62,8 @@ TEST_CASE("concurrent first uploads of one proof make one record", "[records][co
   for (int round = 0; round < rounds; ++round) {
     auto token = "race-" + std::to_string(round);
     auto incoming = minimal_purchase_order(f.app.id, token);
-    db::outcome<db::saved<model::purchase_order_record>> ra = db::error{"not run"};
-    db::outcome<db::saved<model::purchase_order_record>> rb = db::error{"not run"};
+    model::result<db::saved<model::purchase_order_record>> ra = db::failure("not run");
+    model::result<db::saved<model::purchase_order_record>> rb = db::failure("not run");
     std::barrier start(2);
     std::thread ta([&] {
       start.arrive_and_wait();
@@ -108,11 +108,11 @@ TEST_CASE("concurrent re-uploads and receipts from several sessions all commit",
         auto r1 = sessions[w]->save_receipt(receipt, t0);
         auto r2 = sessions[w]->save_purchase_order(
           minimal_purchase_order(f.app.id, "w" + std::to_string(w) + "-" + std::to_string(i)), t0);
-        for (const db::error* e : {r1 ? nullptr : &r1.err(), r2 ? nullptr : &r2.err()})
+        for (const model::error* e : {r1 ? nullptr : &r1.err(), r2 ? nullptr : &r2.err()})
           if (e) {
             std::lock_guard lock(error_mutex);
             if (failures++ == 0)
-              first_error = e->message;
+              first_error = e->message();
           }
       }
     });

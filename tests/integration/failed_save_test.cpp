@@ -71,8 +71,8 @@ TEST_CASE("a save refused inside a batch keeps no copy of its values", "[records
                                       {minimal_purchase_order(f.app.id, "fine"), t0}};
     auto results = REQUIRE_OK(d.save_batch(batch));
     REQUIRE(results.size() == 2);
-    CHECK_FALSE(results[0].error.empty());
-    CHECK(results[1].error.empty());
+    CHECK_FALSE(results[0].ok());
+    CHECK(results[1].ok());
   }
   check_nothing_kept(before);
 }

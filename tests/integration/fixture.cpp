@@ -36,9 +36,9 @@ model::purchase_order_record full_purchase_order(const std::string& app_id,
   r.purchase_token = token;
   r.order_id = "GPA.1234-5678-9012-34567";
   r.purchase.product_id = "gems_100";
-  r.purchase.kind = "subscription";
+  r.purchase.kind = model::product_kind::subscription;
   r.purchase.purchase_time = 1'345'678'900'000;
-  r.purchase.purchase_state = "purchased";
+  r.purchase.purchase_state = model::purchase_state::purchased;
   r.purchase.quantity = 3;
   r.purchase.acknowledged = false;
   r.purchase.auto_renewing = true;

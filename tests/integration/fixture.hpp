@@ -11,11 +11,11 @@
 #include "db/database.hpp"
 #include "tests/support/db/test_db.hpp"
 
-// The value of a db::outcome, or a test failure showing its db::error.
+// The value of a model::result, or a test failure showing its model::error.
 #define REQUIRE_OK(expr)                                                                   \
   ([&]() {                                                                                 \
     auto out_ = (expr);                                                                    \
-    INFO("db::error: " << (out_.ok() ? std::string("none") : out_.err().message));         \
+    INFO("error: " << (out_.ok() ? std::string("none") : out_.err().message()));         \
     REQUIRE(out_.ok());                                                                    \
     return std::move(out_).value();                                                        \
   }())

@@ -78,7 +78,7 @@ TEST_CASE("completion is fenced by the claim's version", "[jobs]") {
   auto verdict = before;
   verdict.state = model::validation_state::validated;
   verdict.env = model::environment::sandbox;
-  verdict.purchase.purchase_state = "purchased";
+  verdict.purchase.purchase_state = model::purchase_state::purchased;
   verdict.purchase.expiry_time = t0 + 86'400'000;
   verdict.purchase.acknowledged = true;
   verdict.store_detail = "Play 200";

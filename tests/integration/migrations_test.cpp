@@ -25,8 +25,8 @@ TEST_CASE("processes starting at once apply the migrations once", "[migrations]"
   auto url = fresh_database_url(kind);
   auto a = open_database(url);
   auto b = open_database(url);
-  db::outcome<int> applied_a = db::error{"not run"};
-  db::outcome<int> applied_b = db::error{"not run"};
+  model::result<int> applied_a = db::failure("not run");
+  model::result<int> applied_b = db::failure("not run");
   std::thread ta([&] { applied_a = a->migrate(); });
   std::thread tb([&] { applied_b = b->migrate(); });
   ta.join();

@@ -169,7 +169,7 @@ TEST_CASE("saving a record for an unknown app is an error value", "[records]") {
   auto orphan = minimal_purchase_order("00000000-0000-4000-8000-00000000ffff", "t");
   auto result = f.db->save_purchase_order(orphan, t0);
   REQUIRE_FALSE(result.ok());
-  CHECK(result.err().message.find("save_purchase_order") == 0);
+  CHECK(result.err().message().find("save_purchase_order") == 0);
   CHECK(REQUIRE_OK(f.db->list_jobs()).empty()); // rolled back entirely
   // The database object stays usable.
   CHECK(REQUIRE_OK(f.db->save_purchase_order(minimal_purchase_order(f.app.id, "t"), t0)).created);
@@ -189,23 +189,23 @@ TEST_CASE("a batch of saves commits once; a refused save fails alone", "[records
                                     {pending, t0 + 5}};
   auto results = REQUIRE_OK(d.save_batch(batch));
   REQUIRE(results.size() == 5);
-  CHECK(results[0].error.empty());
-  CHECK(results[1].error.empty());
-  CHECK_FALSE(results[2].error.empty()); // no such app: this save alone failed
-  CHECK(results[3].error.empty());
-  CHECK(results[4].error.empty());
-  auto& a = std::get<model::purchase_order_record>(results[0].record);
-  auto& b = std::get<model::purchase_order_record>(results[1].record);
+  CHECK(results[0].ok());
+  CHECK(results[1].ok());
+  CHECK_FALSE(results[2].ok()); // no such app: this save alone failed
+  CHECK(results[3].ok());
+  CHECK(results[4].ok());
+  auto& a = std::get<model::purchase_order_record>(results[0].value());
+  auto& b = std::get<model::purchase_order_record>(results[1].value());
   CHECK(a.id == b.id); // merged, same record
   CHECK(b.echo.user_identifier == std::string("bob"));
   auto stored = REQUIRE_OK(d.find_purchase_order(a.id));
   REQUIRE(stored);
   CHECK(stored->echo.user_identifier == std::string("bob"));
-  auto& r = std::get<model::receipt_record>(results[3].record);
+  auto& r = std::get<model::receipt_record>(results[3].value());
   auto found = REQUIRE_OK(d.find_receipt(r.id));
   REQUIRE(found);
   CHECK(found->in_app_purchases.size() == 3);
-  auto& p = std::get<model::purchase_order_record>(results[4].record);
+  auto& p = std::get<model::purchase_order_record>(results[4].value());
   auto jobs = jobs_for(d, p.id);
   REQUIRE(jobs.size() == 1);
   CHECK(jobs[0].next_attempt_at == t0 + 5);

@@ -19,8 +19,8 @@ purchase_order_record sample_order() {
   r.purchase_token = "tok";
   r.order_id = "GPA.1";
   r.purchase.product_id = "p1";
-  r.purchase.kind = "product";
-  r.purchase.purchase_state = "purchased";
+  r.purchase.kind = product_kind::product;
+  r.purchase.purchase_state = purchase_state::purchased;
   r.purchase.purchase_time = 1437564796303;
   r.echo.user_identifier = "user-7";
   r.echo.metadata = R"({"campaign":"spring"})";

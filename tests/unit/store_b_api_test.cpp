@@ -54,8 +54,8 @@ TEST_CASE("products.get enrichment and test purchases", "[store_b][api]") {
   auto body = data_file("responses/google-play-developer-api/candy_check-products.get-200-valid_but_not_consumed.json");
   auto v = classify_purchase_response(purchase_api::products, 200, body, "", p);
   CHECK(v.outcome == store_outcome::confirmed);
-  CHECK(p.kind == "product");
-  CHECK(p.purchase_state == "purchased");
+  CHECK(p.kind == product_kind::product);
+  CHECK(p.purchase_state == purchase_state::purchased);
   CHECK(p.purchase_time.has_value());
 
   play_purchase t;
@@ -76,7 +76,7 @@ TEST_CASE("subscriptionsv2 enrichment", "[store_b][api]") {
   auto v = classify_purchase_response(purchase_api::subscriptions_v2, 200, body, "", p);
   CHECK(v.outcome == store_outcome::confirmed);
   CHECK(v.env == environment::production);
-  CHECK(p.kind == "subscription");
+  CHECK(p.kind == product_kind::subscription);
   CHECK(p.subscription_state == std::string("SUBSCRIPTION_STATE_ACTIVE"));
   CHECK(p.expiry_time.has_value());
   CHECK_FALSE(p.product_id.empty());
@@ -176,7 +176,7 @@ TEST_CASE("local checks of an upload", "[store_b][status]") {
   CHECK(check_locally(upload, **key, a) == fraud_reason::none);
 
   auto record = make_record(upload, a, "10.0.0.9", 42);
-  CHECK(record.purchase.kind == "subscription");
+  CHECK(record.purchase.kind == product_kind::subscription);
   CHECK(first_api(record) == purchase_api::subscriptions_v2);
   CHECK(record.purchase_data == data);
   CHECK(record.echo.ip_address == std::string("10.0.0.9"));

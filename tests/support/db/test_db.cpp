@@ -75,7 +75,7 @@ std::string fresh_postgresql_url() {
   auto url = db::create_postgresql_database(server, name);
   if (!url)
     throw std::runtime_error("cannot create a test database on RECEIPTD_TEST_PG_URL: "
-                             + url.err().message);
+                             + url.err().message());
   cleanup::instance().add_database(server, name);
   return url.value();
 }

@@ -1,0 +1,60 @@
+#pragma once
+// receiptctl's own options, each declared once (name, type, default, one-line
+// description) in a caf::config_option_set, the way config/options.cpp declares
+// receiptd's (STYLE.md §4, §9). The usage text lists them from these declarations.
+// Parsing refuses any other option, and any option of another command, before
+// anything else runs. The database options (--db.*, --config-file, --trace.*) are
+// receiptd's: they are handed on untouched to config::receiptd_config.
+
+#include <caf/config_option_set.hpp>
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/result.hpp"
+
+namespace receiptd::cmd {
+
+class ctl_options {
+public:
+  ctl_options();
+  ctl_options(const ctl_options&) = delete; // the declarations point into this object
+  ctl_options& operator=(const ctl_options&) = delete;
+
+  // Reads argv; an error names the offending option (exit status 2). Then see
+  // `help` and `words`.
+  model::status parse(int argc, char** argv);
+
+  // Whether the option with this long name was on the command line.
+  bool given(std::string_view name) const { return given_.count(std::string(name)) > 0; }
+
+  // The whole usage text, its option lines generated from the declarations.
+  std::string usage() const;
+
+  // The command and its arguments, e.g. {"app", "update", "my-game"}.
+  std::vector<std::string> words;
+  // argv[0] and receiptd's options, for config::receiptd_config::load.
+  std::vector<std::string> receiptd_args;
+
+  // --help or -h: print the usage, nothing else.
+  bool help = false;
+  // Every command.
+  bool json = false;
+  // app create, app update (only those given change the app).
+  std::string name, bundle_id, package_name, license_key, license_key_file,
+    service_account_file, shared_secret;
+  bool accept_storekit_test_receipts = false;
+  std::string transfer_policy = "transfer";
+  // trace (not given: receiptd's trace.file).
+  std::string trace_file;
+
+private:
+  model::status store(const caf::config_option& opt, const std::string& arg);
+
+  caf::config_option_set declared_;
+  std::set<std::string> given_;
+};
+
+} // namespace receiptd::cmd

@@ -1,0 +1,140 @@
+#pragma once
+// One record table through statements prepared once per session, the same for both
+// stores (as userver's storages::postgres: one generic query path, a variant
+// supplies what differs). A table description names the table, the row type
+// (db/record_rows.hpp) and the proof's unique key; the statements are
+// db/sql_records.hpp's, filled in for it.
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "db/connection.hpp"
+#include "db/record_rows.hpp"
+#include "db/sql_records.hpp"
+#include "db/statements.hpp"
+
+namespace receiptd::db {
+
+struct purchase_order_table {
+  using row = purchase_order_row;
+  using record = model::purchase_order_record;
+  static constexpr std::string_view name = "store_b_purchase_orders";
+  static constexpr std::string_view proof_column = "purchase_token";
+  static const std::string& proof(const record& r) { return r.purchase_token; }
+};
+
+struct receipt_table {
+  using row = receipt_row;
+  using record = model::receipt_record;
+  static constexpr std::string_view name = "store_a_receipts";
+  static constexpr std::string_view proof_column = "receipt_hash";
+  static const std::string& proof(const record& r) { return r.receipt_hash; }
+};
+
+// A statement template of db/sql_records.hpp for one table.
+std::string for_table(std::string_view tmpl, std::string_view table, std::string_view proof);
+
+template <class Table>
+class record_table {
+public:
+  using record = typename Table::record;
+
+  explicit record_table(connection& c)
+    : find_by_id_(prepare_select(c.session(), sql(sql::records::find_by_id), row_, &key_id_,
+                                 "key_id")),
+      find_by_key_(prepare_find_by_key(c)),
+      insert_(prepare_insert(c.session(), sql(sql::records::insert), row_)),
+      update_(prepare_update(
+        c.session(), sql(sql::records::update),
+        [this](auto f) {
+          row_.upload_columns(f);
+          row_.verdict_columns(f);
+        },
+        key_id_)),
+      update_verdict_(prepare_update(c.session(), sql(sql::records::update),
+                                     [this](auto f) { row_.verdict_columns(f); }, key_id_)),
+      lock_(prepare_lock(c.session(),
+                         sql(c.kind() == dialect::postgresql ? sql::records::lock_postgresql
+                                                             : sql::records::lock_sqlite),
+                         key_id_, row_.id)) {}
+  record_table(const record_table&) = delete;
+  record_table& operator=(const record_table&) = delete;
+
+  std::optional<record> find(const std::string& id) {
+    key_id_ = id;
+    if (!fetch_single(find_by_id_))
+      return std::nullopt;
+    return row_.record();
+  }
+
+  // The stored record for the same proof (app and proof key) as `incoming`;
+  // PostgreSQL keeps its row locked until the transaction ends.
+  std::optional<record> find_for_update(const record& incoming) {
+    key_app_id_ = incoming.app_id;
+    key_proof_ = Table::proof(incoming);
+    if (!fetch_single(find_by_key_))
+      return std::nullopt;
+    return row_.record();
+  }
+
+  // False when the proof is already stored (a concurrent first upload won).
+  bool insert(const record& r) {
+    row_.assign(r);
+    return execute_change(insert_) == 1;
+  }
+
+  // Rewrites the upload and verdict columns of the record with r.id.
+  void update(const record& r) {
+    row_.assign(r);
+    key_id_ = r.id;
+    if (execute_change(update_) != 1)
+      throw std::runtime_error(std::string(Table::name) + " row " + r.id
+                               + " vanished during its update");
+  }
+
+  // Rewrites the verdict columns only; false when there is no such record.
+  bool update_verdict(const record& r) {
+    row_.assign(r);
+    key_id_ = r.id;
+    return execute_change(update_verdict_) == 1;
+  }
+
+  // Locks the record's row for the transaction (PostgreSQL); false when it is absent.
+  bool lock(const std::string& id) {
+    key_id_ = id;
+    return fetch_single(lock_);
+  }
+
+private:
+  static std::string sql(std::string_view tmpl) {
+    return for_table(tmpl, Table::name, Table::proof_column);
+  }
+
+  soci::statement prepare_find_by_key(connection& c) {
+    auto tmpl = sql(c.kind() == dialect::postgresql ? sql::records::find_by_key_postgresql
+                                                     : sql::records::find_by_key_sqlite);
+    auto names = column_names([&](auto f) { row_.all_columns(f); });
+    return prepare(c.session(), render(tmpl, names), [&](soci::statement& st) {
+      row_.all_columns(bind_into{st});
+      st.exchange(soci::use(key_app_id_, "key_app_id"));
+      st.exchange(soci::use(key_proof_, "key_proof"));
+    });
+  }
+
+  // Bound by reference into the statements below: declared first, never moved.
+  typename Table::row row_;
+  std::string key_id_;
+  std::string key_app_id_;
+  std::string key_proof_;
+
+  soci::statement find_by_id_;
+  soci::statement find_by_key_;
+  soci::statement insert_;
+  soci::statement update_;
+  soci::statement update_verdict_;
+  soci::statement lock_;
+};
+
+} // namespace receiptd::db

@@ -1,0 +1,37 @@
+#pragma once
+// The one routing table: every path receiptd answers, its method, and what the
+// actors do with it. The HTTP layer matches requests against it
+// (http/request_rules.cpp); the supervisor and validator act on the matched
+// route's entry, never on paths.
+
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "model/records.hpp"
+
+namespace receiptd::http {
+
+enum class route {
+  store_a_upload,        // POST /client/store_a/receipts
+  store_b_upload,        // POST /client/store_b/purchase_orders
+  store_b_legacy_upload, // POST /client/store_b/purchase_orders/legacy
+  store_a_get,           // GET  /client/store_a/receipts/{id}
+  store_b_get,           // GET  /client/store_b/purchase_orders/{id}
+  health,                // GET  /healthz (answered by the HTTP layer)
+};
+
+struct route_info {
+  route id;
+  const char* name;      // in spans and logs
+  bool post;             // POST, else GET
+  std::string_view path; // the path, or the prefix before "/{id}"
+  bool takes_id;
+  // GET of a record: its kind. Uploads and the health check: none.
+  std::optional<model::record_kind> lookup;
+};
+
+std::span<const route_info> routes();
+const route_info& info(route r);
+
+} // namespace receiptd::http

@@ -1,0 +1,41 @@
+#pragma once
+// The one table of error codes: what each means for the client (HTTP status,
+// whether to retry and after how long). Nothing else writes an error status:
+// code and message are chosen where the error happens, the status here, and the
+// HTTP layer renders both (http/reply.hpp `error_reply`). Answers that carry a
+// record (200, 206, 402) are decided from the record (model/resource_json.hpp).
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace receiptd::model {
+
+enum class errc {
+  invalid_request,      // 422: the body's fields (each with its own code)
+  app_not_configured,   // 422: the app lacks what this upload needs
+  unauthorized,         // 401: token missing, malformed, unknown or revoked
+  not_found,            // 404
+  method_not_allowed,   // 405
+  body_too_large,       // 413
+  conflict,             // 409: a re-upload refused (product_id_mismatch, bound_to_other_user)
+  overloaded,           // 503: too many uploads or bytes in flight
+  too_many_connections, // 503: beyond http.max-connections
+  shutting_down,        // 503: draining
+  storage_unavailable,  // 503: the database did not answer or failed
+  internal_error,       // 500: our failure, never the client's
+};
+
+struct error_kind {
+  std::string_view name;         // the code's name in the error body
+  int status;                    // HTTP status
+  std::optional<int> retry_after; // seconds, sent as Retry-After
+};
+
+const error_kind& kind_of(errc code);
+
+inline std::string_view name_of(errc code) {
+  return kind_of(code).name;
+}
+
+} // namespace receiptd::model
