@@ -36,20 +36,20 @@ using persistence_actor = persistence_calls::extend<
                   model::unix_ms>::with<model::receipt_record>>;
 
 // Store B (Google Play) client: OAuth token per app, Play Developer API calls.
-using store_b_client_actor = caf::typed_actor<
-  caf::replies_to<check_atom, store_b_check>::with<store_b_answer>,
-  caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
+using store_b_client_actor
+  = caf::typed_actor<caf::replies_to<check_atom, store_b_check>::with<store_b_answer>,
+                     caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
 
 // Store A (App Store) client: verifyReceipt, production or sandbox, one flip.
-using store_a_client_actor = caf::typed_actor<
-  caf::replies_to<check_atom, store_a_check>::with<store_a_answer>,
-  caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
+using store_a_client_actor
+  = caf::typed_actor<caf::replies_to<check_atom, store_a_check>::with<store_a_answer>,
+                     caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
 
 // The supervisor: the HTTP layer's only contact.
 using supervisor_actor = caf::typed_actor<caf::reacts_to<upload_atom, inbound>>;
 
 // The retry scheduler: ticks to claim due jobs; validators report back.
-using retry_scheduler_actor = caf::typed_actor<caf::reacts_to<tick_atom>,
-                                               caf::reacts_to<done_atom, std::string>>;
+using retry_scheduler_actor
+  = caf::typed_actor<caf::reacts_to<tick_atom>, caf::reacts_to<done_atom, std::string>>;
 
 } // namespace receiptd::actors

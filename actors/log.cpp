@@ -17,8 +17,7 @@ void log(log_level level, std::string_view message) {
   gmtime_r(&secs, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
-  const char* tag = level == log_level::info ? "INFO" : level == log_level::warn ? "WARN"
-                                                                                 : "ERROR";
+  const char* tag = level == log_level::info ? "INFO" : level == log_level::warn ? "WARN" : "ERROR";
   char head[64];
   std::snprintf(head, sizeof(head), "%s.%03dZ %s ", stamp, static_cast<int>(ms), tag);
   std::string line = head;

@@ -16,9 +16,15 @@ enum class log_level { info, warn, error };
 
 void log(log_level level, std::string_view message);
 
-inline void log_info(std::string_view m) { log(log_level::info, m); }
-inline void log_warn(std::string_view m) { log(log_level::warn, m); }
-inline void log_error(std::string_view m) { log(log_level::error, m); }
+inline void log_info(std::string_view m) {
+  log(log_level::info, m);
+}
+inline void log_warn(std::string_view m) {
+  log(log_level::warn, m);
+}
+inline void log_error(std::string_view m) {
+  log(log_level::error, m);
+}
 
 // Warnings about one subject (an app's refused credentials) at most once per
 // interval: loud enough to be seen, never one line per request. Not thread-safe:

@@ -35,7 +35,7 @@ struct inbound {
 // An app with its credentials parsed once (parsing a key costs more than using it).
 struct app_context {
   model::app app;
-  std::shared_ptr<const model::store_b::licence_key> licence_key;          // null: none usable
+  std::shared_ptr<const model::store_b::licence_key> licence_key;         // null: none usable
   std::shared_ptr<const model::store_b::service_account> service_account; // null: none usable
   std::string credential_problem; // why a configured credential is unusable
 };
@@ -51,8 +51,8 @@ struct store_b_check {
   app_context_ptr app;
   std::string package_name;
   std::string purchase_token;
-  model::play_purchase purchase;        // what the upload says; enriched in the answer
-  model::store_b::purchase_api api;     // the API to ask first
+  model::play_purchase purchase;           // what the upload says; enriched in the answer
+  model::store_b::purchase_api api;        // the API to ask first
   bool fall_back_to_subscriptions = false; // legacy: products, then subscriptionsv2
   store_deadline deadline;
 };
@@ -69,7 +69,7 @@ struct store_a_check {
   // The upload's canonical base64, lent by the validator rather than copied (one
   // copy of a receipt per upload); the client lets go of it before it answers.
   std::shared_ptr<const std::string> receipt_data;
-  std::string password;     // the app's shared secret
+  std::string password; // the app's shared secret
   bool sandbox_first = false;
   std::vector<model::apple_in_app_purchase> in_app; // the receipt's, enriched in the answer
   store_deadline deadline;

@@ -36,8 +36,11 @@ public:
   outbound_calls(http::outbound_transport& client, std::size_t max_concurrent, tracer& trace,
                  const model::time_source& clock,
                  std::size_t max_waiting = std::numeric_limits<std::size_t>::max())
-    : client_(&client), max_concurrent_(max_concurrent), max_waiting_(max_waiting),
-      trace_(&trace), clock_(&clock) {}
+    : client_(&client),
+      max_concurrent_(max_concurrent),
+      max_waiting_(max_waiting),
+      trace_(&trace),
+      clock_(&clock) {}
 
   // `self`: a strong handle of the owning actor, to which completions are sent.
   // `until`: when the caller stops waiting for the answer (none: it always waits).

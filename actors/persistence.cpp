@@ -26,17 +26,15 @@ constexpr std::size_t max_auth_batch = 512;
 template <class Reply>
 using promise = caf::typed_response_promise<Reply>;
 
-struct pending_save {
-  batched_save item;
-  std::function<void(db::batch_saved&)> deliver;
+// A save or token lookup waiting for a worker, with where its result goes.
+template <class Item, class Result>
+struct pending {
+  Item item;
+  std::function<void(Result&)> deliver;
   std::function<void(const caf::error&)> fail;
 };
-
-struct pending_auth {
-  trace_context trace;
-  std::string token_hash;
-  promise<std::optional<model::app>> rp;
-};
+using pending_save = pending<batched_save, db::batch_saved>;
+using pending_auth = pending<auth_batch::value_type, std::optional<model::app>>;
 
 struct pool_state {
   std::vector<persistence_worker_actor> workers;
@@ -91,56 +89,33 @@ caf::error overloaded() {
 
 void pump(pool_pointer self);
 
-void send_saves(pool_pointer self, std::size_t w) {
+// Sends up to `max` waiting requests of one kind to worker `w` as one batch: each
+// gets its own result, or the error of the whole batch.
+template <class Atom, class Item, class Result>
+void send_batch(pool_pointer self, std::size_t w, Atom atom,
+                std::vector<pending<Item, Result>>& queue, std::size_t max) {
   auto& st = self->state;
-  auto n = std::min(st.saves.size(), max_save_batch);
-  auto pending = std::make_shared<std::vector<pending_save>>(
-    std::make_move_iterator(st.saves.begin()), std::make_move_iterator(st.saves.begin() + n));
-  st.saves.erase(st.saves.begin(), st.saves.begin() + n);
-  save_batch batch;
+  auto n = std::min(queue.size(), max);
+  auto waiting = std::make_shared<std::vector<pending<Item, Result>>>(
+    std::make_move_iterator(queue.begin()), std::make_move_iterator(queue.begin() + n));
+  queue.erase(queue.begin(), queue.begin() + n);
+  std::vector<Item> batch;
   batch.reserve(n);
-  for (auto& p : *pending) // the records travel once; only the callbacks stay here
+  for (auto& p : *waiting) // the items travel once; only the callbacks stay here
     batch.push_back(std::move(p.item));
   ++st.load[w];
-  self->request(st.workers[w], caf::infinite, save_atom_v, std::move(batch))
+  self->request(st.workers[w], caf::infinite, atom, std::move(batch))
     .then(
-      [=](save_batch_result& results) {
+      [=](std::vector<Result>& results) {
         --self->state.load[w];
-        for (std::size_t i = 0; i < pending->size(); ++i)
-          (*pending)[i].deliver(results.at(i));
+        for (std::size_t i = 0; i < waiting->size(); ++i)
+          (*waiting)[i].deliver(results.at(i));
         pump(self);
       },
       [=](caf::error& e) {
         --self->state.load[w];
-        for (auto& p : *pending)
+        for (auto& p : *waiting)
           p.fail(e);
-        pump(self);
-      });
-}
-
-void send_auths(pool_pointer self, std::size_t w) {
-  auto& st = self->state;
-  auto n = std::min(st.auths.size(), max_auth_batch);
-  auto pending = std::make_shared<std::vector<pending_auth>>(
-    std::make_move_iterator(st.auths.begin()), std::make_move_iterator(st.auths.begin() + n));
-  st.auths.erase(st.auths.begin(), st.auths.begin() + n);
-  auth_batch batch;
-  batch.reserve(n);
-  for (auto& p : *pending)
-    batch.emplace_back(p.trace, p.token_hash);
-  ++st.load[w];
-  self->request(st.workers[w], caf::infinite, authenticate_atom_v, std::move(batch))
-    .then(
-      [=](auth_batch_result& results) {
-        --self->state.load[w];
-        for (std::size_t i = 0; i < pending->size(); ++i)
-          (*pending)[i].rp.deliver(std::move(results.at(i)));
-        pump(self);
-      },
-      [=](caf::error& e) {
-        --self->state.load[w];
-        for (auto& p : *pending)
-          p.rp.deliver(e);
         pump(self);
       });
 }
@@ -150,12 +125,12 @@ void pump(pool_pointer self) {
   auto& st = self->state;
   while (!st.saves.empty())
     if (auto w = st.idle(true))
-      send_saves(self, *w);
+      send_batch(self, *w, save_atom_v, st.saves, max_save_batch);
     else
       break;
   while (!st.auths.empty())
     if (auto w = st.idle(false))
-      send_auths(self, *w);
+      send_batch(self, *w, authenticate_atom_v, st.auths, max_auth_batch);
     else
       break;
 }
@@ -167,15 +142,15 @@ caf::result<Record> enqueue_save(pool_pointer self, trace_context ctx, Record r,
   if (st.outstanding() >= st.max_queued)
     return overloaded();
   auto rp = self->make_response_promise<Record>();
-  st.saves.push_back(pending_save{
-    batched_save{std::move(ctx), db::batch_save{std::move(r), first_attempt_at}},
-    [rp](db::batch_saved& saved) mutable {
-      if (!saved)
-        rp.deliver(db_failure(saved.err().message()));
-      else
-        rp.deliver(std::get<Record>(std::move(saved).value()));
-    },
-    [rp](const caf::error& e) mutable { rp.deliver(e); }});
+  st.saves.push_back(
+    pending_save{batched_save{std::move(ctx), db::batch_save{std::move(r), first_attempt_at}},
+                 [rp](db::batch_saved& saved) mutable {
+                   if (!saved)
+                     rp.deliver(db_failure(saved.err().message()));
+                   else
+                     rp.deliver(std::get<Record>(std::move(saved).value()));
+                 },
+                 [rp](const caf::error& e) mutable { rp.deliver(e); }});
   pump(self);
   return rp;
 }
@@ -223,7 +198,10 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
       if (st.outstanding() >= st.max_queued)
         return overloaded();
       auto rp = self->make_response_promise<std::optional<model::app>>();
-      st.auths.push_back(pending_auth{std::move(ctx), std::move(hash), rp});
+      st.auths.push_back(
+        pending_auth{{std::move(ctx), std::move(hash)},
+                     [rp](std::optional<model::app>& app) mutable { rp.deliver(std::move(app)); },
+                     [rp](const caf::error& e) mutable { rp.deliver(e); }});
       pump(self);
       return rp;
     },

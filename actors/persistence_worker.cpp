@@ -24,7 +24,7 @@ namespace {
 struct worker_state {
   std::string url;
   std::unique_ptr<db::database> db;
-  tracer* trace = &tracer::off(); // never null
+  tracer* trace = &tracer::off();                          // never null
   const model::time_source* clock = &model::system_time(); // never null
   static inline const char* name = "persistence-worker";
 
@@ -105,8 +105,8 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
         hashes.push_back(hash);
       }
       auto db = self->state.session();
-      auto out = db ? (*db)->apps_by_token_hashes(hashes)
-                    : model::result<auth_batch_result>(db.err());
+      auto out
+        = db ? (*db)->apps_by_token_hashes(hashes) : model::result<auth_batch_result>(db.err());
       for (auto& s : spans)
         s.outcome(out ? "ok" : "error");
       if (!out) {
@@ -117,59 +117,60 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
     },
     [=](get_atom, const trace_context& ctx, model::record_kind kind,
         const std::string& id) -> caf::result<found_record> {
-      return run<found_record>(self, ctx, "get", [&](db::database& db) -> model::result<found_record> {
-        found_record out;
-        if (kind == model::record_kind::store_b_purchase_order) {
-          auto r = db.find_purchase_order(id);
-          if (!r)
-            return r.err();
-          if (*r) {
-            out.app_id = (*r)->app_id;
-            out.json = boost::json::serialize(model::purchase_order_json(**r));
-          }
-        } else {
-          auto r = db.find_receipt(id);
-          if (!r)
-            return r.err();
-          if (*r) {
-            out.app_id = (*r)->app_id;
-            out.json = boost::json::serialize(model::receipt_json(**r));
-          }
-        }
-        return out;
-      });
-    },
-    [=](claim_atom, const std::string& owner, std::int64_t lease_ms,
-        std::int32_t limit) -> caf::result<claimed_jobs> {
-      return run<claimed_jobs>(
-        self, trace_context{}, "claim", [&](db::database& db) -> model::result<claimed_jobs> {
-          auto now = self->state.clock->now_ms();
-          auto jobs = db.claim_due_jobs(owner, now, now + lease_ms, limit);
-          if (!jobs)
-            return jobs.err();
-          claimed_jobs out;
-          for (auto& job : *jobs) {
-            claimed_job c;
-            c.job = std::move(job);
-            if (c.job.kind == model::record_kind::store_b_purchase_order) {
-              auto r = db.find_purchase_order(c.job.record_id);
-              if (!r)
-                return r.err();
-              c.purchase_order = std::move(*r);
-            } else {
-              auto r = db.find_receipt(c.job.record_id);
-              if (!r)
-                return r.err();
-              c.receipt = std::move(*r);
+      return run<found_record>(
+        self, ctx, "get", [&](db::database& db) -> model::result<found_record> {
+          found_record out;
+          if (kind == model::record_kind::store_b_purchase_order) {
+            auto r = db.find_purchase_order(id);
+            if (!r)
+              return r.err();
+            if (*r) {
+              out.app_id = (*r)->app_id;
+              out.json = boost::json::serialize(model::purchase_order_json(**r));
             }
-            auto a = db.find_app(c.job.app_id);
-            if (!a)
-              return a.err();
-            c.app = std::move(*a);
-            out.push_back(std::move(c));
+          } else {
+            auto r = db.find_receipt(id);
+            if (!r)
+              return r.err();
+            if (*r) {
+              out.app_id = (*r)->app_id;
+              out.json = boost::json::serialize(model::receipt_json(**r));
+            }
           }
           return out;
         });
+    },
+    [=](claim_atom, const std::string& owner, std::int64_t lease_ms,
+        std::int32_t limit) -> caf::result<claimed_jobs> {
+      return run<claimed_jobs>(self, trace_context{}, "claim",
+                               [&](db::database& db) -> model::result<claimed_jobs> {
+                                 auto now = self->state.clock->now_ms();
+                                 auto jobs = db.claim_due_jobs(owner, now, now + lease_ms, limit);
+                                 if (!jobs)
+                                   return jobs.err();
+                                 claimed_jobs out;
+                                 for (auto& job : *jobs) {
+                                   claimed_job c;
+                                   c.job = std::move(job);
+                                   if (c.job.kind == model::record_kind::store_b_purchase_order) {
+                                     auto r = db.find_purchase_order(c.job.record_id);
+                                     if (!r)
+                                       return r.err();
+                                     c.purchase_order = std::move(*r);
+                                   } else {
+                                     auto r = db.find_receipt(c.job.record_id);
+                                     if (!r)
+                                       return r.err();
+                                     c.receipt = std::move(*r);
+                                   }
+                                   auto a = db.find_app(c.job.app_id);
+                                   if (!a)
+                                     return a.err();
+                                   c.app = std::move(*a);
+                                   out.push_back(std::move(c));
+                                 }
+                                 return out;
+                               });
     },
     [=](complete_atom, const trace_context& ctx, const model::validation_job& job,
         const model::purchase_order_record& r) -> caf::result<bool> {
@@ -192,8 +193,7 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
 } // namespace
 
 persistence_worker_actor spawn_persistence_worker(caf::actor_system& sys, const std::string& url,
-                                                  tracer& trace,
-                                                  const model::time_source& clock) {
+                                                  tracer& trace, const model::time_source& clock) {
   return sys.spawn<caf::detached>(persistence_worker, url, &trace, &clock);
 }
 

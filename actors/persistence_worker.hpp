@@ -20,7 +20,7 @@ struct batched_save {
   db::batch_save save;
 };
 using save_batch = std::vector<batched_save>;
-using save_batch_result = std::vector<db::batch_saved>; // in batch order
+using save_batch_result = std::vector<db::batch_saved>;                // in batch order
 using auth_batch = std::vector<std::pair<trace_context, std::string>>; // token hashes
 using auth_batch_result = std::vector<std::optional<model::app>>;
 
@@ -42,8 +42,7 @@ using persistence_worker_actor = persistence_calls::extend<
 // One worker: its own thread and database session (opened on first use and
 // reopened after a failure).
 persistence_worker_actor spawn_persistence_worker(caf::actor_system& sys, const std::string& url,
-                                                  tracer& trace,
-                                                  const model::time_source& clock);
+                                                  tracer& trace, const model::time_source& clock);
 
 inline caf::error db_failure(const std::string& what) {
   return caf::make_error(caf::sec::runtime_error, "database: " + what);

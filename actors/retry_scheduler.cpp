@@ -18,7 +18,7 @@ struct state {
   config::retry_settings settings;
   std::string owner;
   validator_deps_ptr deps;
-  std::unordered_set<std::string> running; // job ids with a validator out
+  std::unordered_set<std::string> running;                     // job ids with a validator out
   std::unordered_map<caf::actor_addr, std::string> validators; // → job id
   bool claiming = false;
   bool tick_scheduled = false;
@@ -46,8 +46,9 @@ void claim(pointer self) {
   }
   st.claiming = true;
   auto room = static_cast<std::int32_t>(st.settings.batch - st.running.size());
-  self->request(st.deps->persistence, st.settings.claim_timeout, claim_atom_v, st.owner,
-                static_cast<std::int64_t>(st.settings.lease.count()), room)
+  self
+    ->request(st.deps->persistence, st.settings.claim_timeout, claim_atom_v, st.owner,
+              static_cast<std::int64_t>(st.settings.lease.count()), room)
     .then(
       [=](claimed_jobs& jobs) {
         auto& st = self->state;
@@ -69,10 +70,8 @@ void claim(pointer self) {
       });
 }
 
-retry_scheduler_actor::behavior_type retry_scheduler(pointer self,
-                                                     config::retry_settings settings,
-                                                     std::string owner,
-                                                     validator_deps_ptr deps) {
+retry_scheduler_actor::behavior_type retry_scheduler(pointer self, config::retry_settings settings,
+                                                     std::string owner, validator_deps_ptr deps) {
   self->state.settings = std::move(settings);
   self->state.owner = std::move(owner);
   self->state.deps = std::move(deps);

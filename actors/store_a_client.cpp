@@ -66,28 +66,29 @@ void ask(pointer self, std::shared_ptr<store_a_check> c, verify_endpoint at, boo
   req.headers = {"Content-Type: application/json", "Accept: application/json"};
   set_body(req, *c, s.exclude_old_transactions);
   req.timeout = s.timeout;
-  self->state.calls.submit(handle(self), c->trace, "store-a-client", std::move(req),
-                           [=](http::outbound_response& r) {
-    auto a = model::store_a::classify_verify_receipt(r.status, r.body, r.error, at);
-    if (a.retry_on && !flipped) {
-      ask(self, c, *a.retry_on, true, deliver);
-      return;
-    }
-    c->receipt_data.reset(); // back to the validator before it hears the answer
-    auto purchases = c->in_app;
-    if (a.verdict.outcome == model::store_outcome::confirmed)
-      model::store_a::enrich_in_app(purchases, r.body);
-    if (a.verdict.operator_problem)
-      self->state.warnings.warn(c->app_id, "verifyReceipt refused app " + c->app_id + ": "
-                                    + a.verdict.detail
+  self->state.calls.submit(
+    handle(self), c->trace, "store-a-client", std::move(req),
+    [=](http::outbound_response& r) {
+      auto a = model::store_a::classify_verify_receipt(r.status, r.body, r.error, at);
+      if (a.retry_on && !flipped) {
+        ask(self, c, *a.retry_on, true, deliver);
+        return;
+      }
+      c->receipt_data.reset(); // back to the validator before it hears the answer
+      auto purchases = c->in_app;
+      if (a.verdict.outcome == model::store_outcome::confirmed)
+        model::store_a::enrich_in_app(purchases, r.body);
+      if (a.verdict.operator_problem)
+        self->state.warnings.warn(c->app_id,
+                                  "verifyReceipt refused app " + c->app_id + ": " + a.verdict.detail
                                     + " — check the app's shared secret (receiptctl app update)");
-    deliver(store_a_answer{std::move(a.verdict), std::move(purchases)});
-  }, c->deadline);
+      deliver(store_a_answer{std::move(a.verdict), std::move(purchases)});
+    },
+    c->deadline);
 }
 
 store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a_settings settings,
-                                                   http::outbound_transport* client,
-                                                   tracer* trace,
+                                                   http::outbound_transport* client, tracer* trace,
                                                    const model::time_source* clock) {
   self->state.calls
     = outbound_calls(*client, settings.max_concurrent, *trace, *clock, settings.max_queued);

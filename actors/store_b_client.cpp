@@ -65,10 +65,9 @@ void fetch_token(pointer self, const trace_context& ctx, app_context_ptr app) {
   const auto& account = *app->service_account;
   if (!model::store_url_allowed(account.token_uri(), self->state.allow_http)) {
     // The signed assertion must not travel in clear, nor the token come back so.
-    auto failure = operator_problem("the service account of app " + app->app.id
-                                    + " has a token_uri that is not https: "
-                                    + account.token_uri().substr(0, 200)
-                                    + " (outbound.allow-http allows http)");
+    auto failure = operator_problem(
+      "the service account of app " + app->app.id + " has a token_uri that is not https: "
+      + account.token_uri().substr(0, 200) + " (outbound.allow-http allows http)");
     self->state.warnings.warn(app->app.id, failure.detail);
     auto& entry = self->state.tokens[key];
     auto waiters = std::move(entry.waiters);
@@ -80,40 +79,39 @@ void fetch_token(pointer self, const trace_context& ctx, app_context_ptr app) {
   http::outbound_request req;
   req.method = "POST";
   req.url = account.token_uri();
-  req.headers = {"Content-Type: application/x-www-form-urlencoded",
-                 "Accept: application/json"};
+  req.headers = {"Content-Type: application/x-www-form-urlencoded", "Accept: application/json"};
   req.body = account.token_request_body(self->state.now_ms());
   req.timeout = self->state.settings.timeout;
   self->state.tokens[key].fetching = true;
-  self->state.calls.submit(handle(self), ctx, "store-b-client", std::move(req),
-                           [self, key, app](http::outbound_response& r) {
-    auto& entry = self->state.tokens[key];
-    entry.fetching = false;
-    auto waiters = std::move(entry.waiters);
-    entry.waiters.clear();
-    auto token = model::store_b::parse_token_response(r.status, r.body, self->state.now_ms());
-    store_verdict failure;
-    if (token) {
-      entry.value = token->value;
-      entry.expires_at = token->expires_at;
-    } else if (r.status == 0 || r.status >= 500 || r.status == 429) {
-      failure.outcome = store_outcome::unreachable;
-      failure.detail = "token endpoint unreachable: "
-                       + (r.status ? "HTTP " + std::to_string(r.status) : r.error);
-    } else {
-      // The credentials were refused: an operator problem, never the buyer's.
-      failure = operator_problem("token endpoint refused the service account of app "
-                                 + app->app.id + ": HTTP " + std::to_string(r.status) + " "
-                                 + r.body.substr(0, 200));
-      self->state.warnings.warn(app->app.id, failure.detail);
-    }
-    for (auto& w : waiters)
-      w(token ? &entry.value : nullptr, failure);
-  });
+  self->state.calls.submit(
+    handle(self), ctx, "store-b-client", std::move(req),
+    [self, key, app](http::outbound_response& r) {
+      auto& entry = self->state.tokens[key];
+      entry.fetching = false;
+      auto waiters = std::move(entry.waiters);
+      entry.waiters.clear();
+      auto token = model::store_b::parse_token_response(r.status, r.body, self->state.now_ms());
+      store_verdict failure;
+      if (token) {
+        entry.value = token->value;
+        entry.expires_at = token->expires_at;
+      } else if (r.status == 0 || r.status >= 500 || r.status == 429) {
+        failure.outcome = store_outcome::unreachable;
+        failure.detail = "token endpoint unreachable: "
+          + (r.status ? "HTTP " + std::to_string(r.status) : r.error);
+      } else {
+        // The credentials were refused: an operator problem, never the buyer's.
+        failure
+          = operator_problem("token endpoint refused the service account of app " + app->app.id
+                             + ": HTTP " + std::to_string(r.status) + " " + r.body.substr(0, 200));
+        self->state.warnings.warn(app->app.id, failure.detail);
+      }
+      for (auto& w : waiters)
+        w(token ? &entry.value : nullptr, failure);
+    });
 }
 
-void with_token(pointer self, const trace_context& ctx, const app_context_ptr& app,
-                waiter k) {
+void with_token(pointer self, const trace_context& ctx, const app_context_ptr& app, waiter k) {
   auto& entry = self->state.tokens[token_key(*app)];
   auto margin = self->state.settings.token_refresh_margin.count();
   if (!entry.value.empty() && self->state.now_ms() + margin < entry.expires_at) {
@@ -133,13 +131,13 @@ void forget_token(pointer self, const app_context& app) {
 
 using deliver_fn = std::function<void(store_b_answer)>;
 
-// Asks `api` about the purchase; on a 401 with a cached token, refreshes the
-// token once; a legacy upload that products.get does not know is asked of
-// subscriptionsv2 before it counts as rejected.
+// Asks `api` about the purchase; on a 401 (any token, even a fresh one, can be
+// revoked) drops the token, fetches a new one and asks again, once; a legacy
+// upload that products.get does not know is asked of subscriptionsv2 before it
+// counts as rejected.
 void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool token_retried,
          deliver_fn deliver) {
-  with_token(self, c->trace, c->app,
-             [=](const std::string* token, const store_verdict& failure) {
+  with_token(self, c->trace, c->app, [=](const std::string* token, const store_verdict& failure) {
     if (!token) {
       deliver(store_b_answer{failure, c->purchase});
       return;
@@ -149,33 +147,36 @@ void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool 
                                            c->purchase.product_id, c->purchase_token);
     req.headers = {"Authorization: Bearer " + *token, "Accept: application/json"};
     req.timeout = self->state.settings.timeout;
-    self->state.calls.submit(handle(self), c->trace, "store-b-client", std::move(req),
-                             [=](http::outbound_response& r) {
-      if ((r.status == 401) && !token_retried) {
-        forget_token(self, *c->app);
-        ask(self, c, api, true, deliver);
-        return;
-      }
-      auto purchase = c->purchase;
-      auto verdict = model::store_b::classify_purchase_response(api, r.status, r.body, r.error,
-                                                                purchase);
-      if (verdict.outcome == store_outcome::rejected && c->fall_back_to_subscriptions
-          && api == purchase_api::products) {
-        ask(self, c, purchase_api::subscriptions_v2, token_retried, deliver);
-        return;
-      }
-      if (verdict.operator_problem)
-        self->state.warnings.warn(c->app->app.id, "Play Developer API refused app " + c->app->app.id + " ("
-                 + c->package_name + "): " + verdict.detail
-                 + " — check the service account's Play Console permissions");
-      deliver(store_b_answer{std::move(verdict), std::move(purchase)});
-    }, c->deadline);
+    self->state.calls.submit(
+      handle(self), c->trace, "store-b-client", std::move(req),
+      [=](http::outbound_response& r) {
+        if ((r.status == 401) && !token_retried) {
+          forget_token(self, *c->app);
+          ask(self, c, api, true, deliver);
+          return;
+        }
+        auto purchase = c->purchase;
+        auto verdict
+          = model::store_b::classify_purchase_response(api, r.status, r.body, r.error, purchase);
+        if (verdict.outcome == store_outcome::rejected && c->fall_back_to_subscriptions
+            && api == purchase_api::products) {
+          ask(self, c, purchase_api::subscriptions_v2, token_retried, deliver);
+          return;
+        }
+        if (verdict.operator_problem)
+          self->state.warnings.warn(c->app->app.id,
+                                    "Play Developer API refused app " + c->app->app.id + " ("
+                                      + c->package_name + "): " + verdict.detail
+                                      + " — check the service account's Play Console permissions");
+        deliver(store_b_answer{std::move(verdict), std::move(purchase)});
+      },
+      c->deadline);
   });
 }
 
 store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b_settings settings,
-                                                   bool allow_http, http::outbound_transport* client,
-                                                   tracer* trace,
+                                                   bool allow_http,
+                                                   http::outbound_transport* client, tracer* trace,
                                                    const model::time_source* clock) {
   self->state.calls
     = outbound_calls(*client, settings.max_concurrent, *trace, *clock, settings.max_queued);
@@ -189,8 +190,8 @@ store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b
       auto c = std::make_shared<store_b_check>(std::move(check));
       if (!c->app->service_account) {
         auto why = c->app->credential_problem.empty()
-                     ? "app " + c->app->app.id + " has no Store B service account"
-                     : c->app->credential_problem;
+          ? "app " + c->app->app.id + " has no Store B service account"
+          : c->app->credential_problem;
         self->state.warnings.warn(c->app->app.id, why);
         rp.deliver(store_b_answer{operator_problem(why), c->purchase});
         return rp;

@@ -52,8 +52,8 @@ struct state {
   budget authenticating; // token being looked up
   budget in_flight;      // admitted: a validator or a record lookup runs
   std::unordered_map<caf::actor_addr, admitted> validators;
-  std::unordered_map<std::string, app_context_ptr> apps;    // by app id
-  std::unordered_map<std::string, cached_token> tokens;     // by token hash (ttl > 0)
+  std::unordered_map<std::string, app_context_ptr> apps; // by app id
+  std::unordered_map<std::string, cached_token> tokens;  // by token hash (ttl > 0)
   static inline const char* name = "supervisor";
 };
 
@@ -78,15 +78,16 @@ app_context_ptr context_for(pointer self, const model::app& a) {
   return slot;
 }
 
-void lookup(pointer self, inbound in, app_context_ptr app, model::record_kind kind, span s) {
+// `bytes`: what admission took for the request, given back with the answer.
+void lookup(pointer self, inbound in, app_context_ptr app, model::record_kind kind,
+            std::size_t bytes, span s) {
   auto& deps = *self->state.deps;
   auto ctx = s.child();
   auto shared_span = std::make_shared<span>(std::move(s));
-  self->request(deps.persistence, caf::infinite, get_atom_v, ctx, kind,
-                in.request.record_id)
+  self->request(deps.persistence, caf::infinite, get_atom_v, ctx, kind, in.request.record_id)
     .then(
       [=](found_record& found) {
-        self->state.in_flight.give_back(0);
+        self->state.in_flight.give_back(bytes);
         shared_span->outcome(found.app_id == app->app.id ? "200" : "404");
         if (found.app_id == app->app.id)
           in.reply->send(http::reply{200, std::move(found.json)});
@@ -94,7 +95,7 @@ void lookup(pointer self, inbound in, app_context_ptr app, model::record_kind ki
           refuse(in, model::errc::not_found, "no such record for this app");
       },
       [=](caf::error& e) {
-        self->state.in_flight.give_back(0);
+        self->state.in_flight.give_back(bytes);
         shared_span->outcome("503");
         refuse(in, model::errc::storage_unavailable, "the record store is unavailable");
       });
@@ -109,11 +110,10 @@ void dispatch(pointer self, inbound in, app_context_ptr app, span s) {
     return refuse_overloaded(in);
   }
   if (auto kind = http::info(in.request.target).lookup)
-    return lookup(self, std::move(in), std::move(app), *kind, std::move(s));
+    return lookup(self, std::move(in), std::move(app), *kind, bytes, std::move(s));
   s.outcome("spawn");
   auto reply = in.reply;
-  auto v = self->spawn<caf::monitored>(validate_upload, std::move(in), std::move(app),
-                                       st.deps);
+  auto v = self->spawn<caf::monitored>(validate_upload, std::move(in), std::move(app), st.deps);
   st.validators.emplace(v.address(), admitted{std::move(reply), bytes});
 }
 

@@ -214,8 +214,7 @@ span::span(tracer& t, const trace_context& parent, const char* actor, std::strin
 }
 
 span::span(span&& other) noexcept
-  : tracer_(other.tracer_), rec_(std::move(other.rec_)),
-    start_steady_us_(other.start_steady_us_) {
+  : tracer_(other.tracer_), rec_(std::move(other.rec_)), start_steady_us_(other.start_steady_us_) {
   other.tracer_ = nullptr;
 }
 

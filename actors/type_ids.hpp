@@ -7,6 +7,7 @@
 
 #include "actors/messages.hpp"
 
+// clang-format off
 CAF_BEGIN_TYPE_ID_BLOCK(receiptd, caf::first_custom_type_id)
   CAF_ADD_ATOM(receiptd, receiptd::actors, upload_atom, "upload")
   CAF_ADD_ATOM(receiptd, receiptd::actors, authenticate_atom, "auth")
@@ -20,6 +21,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(receiptd, caf::first_custom_type_id)
   CAF_ADD_ATOM(receiptd, receiptd::actors, tick_atom, "tick")
   CAF_ADD_ATOM(receiptd, receiptd::actors, done_atom, "done")
 CAF_END_TYPE_ID_BLOCK(receiptd)
+// clang-format on
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(receiptd::actors::trace_context)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(receiptd::actors::inbound)

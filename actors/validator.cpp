@@ -61,8 +61,8 @@ void answer_error(upload_run& u, const model::error& e) {
   answer(u, http::error_reply(e));
 }
 
-void ask_store(caf::event_based_actor* self, const trace_context& ctx,
-               const validator_deps& deps, app_context_ptr app, model::purchase_order_record r,
+void ask_store(caf::event_based_actor* self, const trace_context& ctx, const validator_deps& deps,
+               app_context_ptr app, model::purchase_order_record r,
                std::function<void(model::purchase_order_record)> k) {
   store_b_check check{ctx,
                       std::move(app),
@@ -87,8 +87,8 @@ void ask_store(caf::event_based_actor* self, const trace_context& ctx,
       });
 }
 
-void ask_store(caf::event_based_actor* self, const trace_context& ctx,
-               const validator_deps& deps, app_context_ptr app_ctx, model::receipt_record r,
+void ask_store(caf::event_based_actor* self, const trace_context& ctx, const validator_deps& deps,
+               app_context_ptr app_ctx, model::receipt_record r,
                std::function<void(model::receipt_record)> k) {
   const auto& app = app_ctx->app;
   auto sandbox = model::store_a::first_endpoint(r) == model::store_a::verify_endpoint::sandbox;
@@ -180,8 +180,7 @@ model::result<model::receipt_record> store_a_record(upload_run& u) {
     return model::error(model::errc::internal_error,
                         "the receipt could not be checked; retry later");
   }
-  return model::store_a::make_record(*upload, app, verified, u.in.request.peer_ip,
-                                     u.started_at);
+  return model::store_a::make_record(*upload, app, verified, u.in.request.peer_ip, u.started_at);
 }
 
 // The same for every kind: a record settled locally is stored and answered; one

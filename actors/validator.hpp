@@ -22,7 +22,7 @@ namespace receiptd::actors {
 // connect_timeout and statement_timeout), and come back as error values.
 struct validation_settings {
   std::chrono::milliseconds store_deadline{5000}; // validator.store-deadline
-  model::retry_policy retry; // from [retry]
+  model::retry_policy retry;                      // from [retry]
   // How Store A receipts are checked locally: max_in_app_purchases is
   // store-a.max-in-app-purchases; `at` and the test seam stay unset.
   model::store_a::verify_options store_a_verify;

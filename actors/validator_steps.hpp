@@ -15,9 +15,10 @@ namespace receiptd::actors::steps {
 // One upload in flight: shared by the continuations of its asynchronous steps.
 struct upload_run {
   upload_run(inbound i, app_context_ptr a, validator_deps_ptr d)
-    : in(std::move(i)), app(std::move(a)), deps(std::move(d)),
-      root(*deps->trace, {in.request.trace_id, 0}, "validator",
-           http::info(in.request.target).name),
+    : in(std::move(i)),
+      app(std::move(a)),
+      deps(std::move(d)),
+      root(*deps->trace, {in.request.trace_id, 0}, "validator", http::info(in.request.target).name),
       started_at(deps->clock->now_ms()) {}
 
   inbound in;
@@ -36,30 +37,31 @@ void answer_error(upload_run& u, const model::error& e);
 template <class Record>
 void save_and_answer(caf::event_based_actor* self, upload_ptr u, Record r) {
   const auto& deps = *u->deps;
-  auto first_attempt = deps.clock->now_ms()
-                       + model::backoff_delay_ms(deps.settings.retry, 0, deps.random->unit());
+  auto first_attempt
+    = deps.clock->now_ms() + model::backoff_delay_ms(deps.settings.retry, 0, deps.random->unit());
   auto own_verdict = r.fraud;
-  self->request(deps.persistence, caf::infinite, save_atom_v, u->root.child(),
-                std::move(r), first_attempt)
+  self
+    ->request(deps.persistence, caf::infinite, save_atom_v, u->root.child(), std::move(r),
+              first_attempt)
     .then(
       [u, own_verdict](Record& stored) {
         auto a = model::answer_for(stored, own_verdict);
         answer(*u, http::reply{a.status, std::move(a.body)});
       },
       [u](caf::error& e) {
-        answer_error(*u, {model::errc::storage_unavailable,
-                          "the upload could not be stored; retry later"});
+        answer_error(
+          *u, {model::errc::storage_unavailable, "the upload could not be stored; retry later"});
       });
 }
 
 // Asks the record's store (the Play Developer API, or verifyReceipt) under the
 // validator's deadline; the record comes back to `k` with the store's verdict
 // applied (a passed deadline counts as unreachable).
-void ask_store(caf::event_based_actor* self, const trace_context& ctx,
-               const validator_deps& deps, app_context_ptr app, model::purchase_order_record r,
+void ask_store(caf::event_based_actor* self, const trace_context& ctx, const validator_deps& deps,
+               app_context_ptr app, model::purchase_order_record r,
                std::function<void(model::purchase_order_record)> k);
-void ask_store(caf::event_based_actor* self, const trace_context& ctx,
-               const validator_deps& deps, app_context_ptr app, model::receipt_record r,
+void ask_store(caf::event_based_actor* self, const trace_context& ctx, const validator_deps& deps,
+               app_context_ptr app, model::receipt_record r,
                std::function<void(model::receipt_record)> k);
 
 // Completes the job with the record's verdict, or — still pending — reschedules
@@ -83,18 +85,15 @@ void finish_job(caf::event_based_actor* self, validator_deps_ptr deps,
     if (!model::attempts_exhausted(settings.retry, job.attempts)) {
       job.next_attempt_at
         = now + model::backoff_delay_ms(settings.retry, job.attempts, deps->random->unit());
-      self->request(deps->persistence, caf::infinite, reschedule_atom_v,
-                    root->child(), job)
+      self->request(deps->persistence, caf::infinite, reschedule_atom_v, root->child(), job)
         .then([report](bool) { report("rescheduled"); }, on_error);
       return;
     }
     r.state = model::validation_state::failed;
   }
   auto outcome = std::string(model::to_string(r.state));
-  self->request(deps->persistence, caf::infinite, complete_atom_v, root->child(),
-                job, std::move(r))
-    .then([report, outcome](bool applied) { report(applied ? outcome : "overtaken"); },
-          on_error);
+  self->request(deps->persistence, caf::infinite, complete_atom_v, root->child(), job, std::move(r))
+    .then([report, outcome](bool applied) { report(applied ? outcome : "overtaken"); }, on_error);
 }
 
 } // namespace receiptd::actors::steps

@@ -91,7 +91,8 @@ std::string base64(const std::string& bytes) {
 }
 
 std::string unbase64(std::string text) {
-  text.erase(std::remove_if(text.begin(), text.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); }),
+  text.erase(std::remove_if(text.begin(), text.end(),
+                            [](char c) { return std::isspace(static_cast<unsigned char>(c)); }),
              text.end());
   std::string out(text.size(), '\0');
   int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
@@ -120,10 +121,10 @@ std::string purchase_data(const std::string& package, const std::string& product
   char order[40];
   std::snprintf(order, sizeof order, "GPA.3300-%04zu-%04zu-%05zu", (i / 1000000000) % 10000,
                 (i / 100000) % 10000, i % 100000);
-  return std::string("{\"orderId\":\"") + order + "\",\"packageName\":\"" + package +
-         "\",\"productId\":\"" + product +
-         "\",\"purchaseTime\":1700000000000,\"purchaseState\":0,\"purchaseToken\":\"" + token +
-         "\",\"quantity\":1,\"acknowledged\":false}";
+  return std::string("{\"orderId\":\"") + order + "\",\"packageName\":\"" + package
+    + "\",\"productId\":\"" + product
+    + "\",\"purchaseTime\":1700000000000,\"purchaseState\":0,\"purchaseToken\":\"" + token
+    + "\",\"quantity\":1,\"acknowledged\":false}";
 }
 
 std::string json_escape(const std::string& s) {
@@ -165,8 +166,8 @@ int sign_main(const std::map<std::string, std::string>& a) {
         EVP_DigestSign(ctx, reinterpret_cast<unsigned char*>(sig.data()), &len,
                        reinterpret_cast<const unsigned char*>(data.data()), data.size());
         sig.resize(len);
-        lines[i] = "{\"purchase_data\":\"" + json_escape(data) + "\",\"purchase_signature\":\"" +
-                   base64(sig) + "\"}";
+        lines[i] = "{\"purchase_data\":\"" + json_escape(data) + "\",\"purchase_signature\":\""
+          + base64(sig) + "\"}";
         EVP_MD_CTX_reset(ctx);
       }
       EVP_MD_CTX_free(ctx);
@@ -191,10 +192,10 @@ int sign_main(const std::map<std::string, std::string>& a) {
 struct conn {
   int fd = -1;
   bool connected = false;
-  bool busy = false;          // a request is out
-  std::string out;            // request bytes not yet written
+  bool busy = false; // a request is out
+  std::string out;   // request bytes not yet written
   std::size_t out_off = 0;
-  std::string in;             // response bytes read so far
+  std::string in;                 // response bytes read so far
   clock_type::time_point sent_at; // scheduled (open loop) or actual (closed loop) send time
 };
 
@@ -256,10 +257,10 @@ int run_main(const std::map<std::string, std::string>& a) {
     std::ifstream in(arg(a, "bodies"));
     std::string line;
     std::size_t n = 0;
-    std::string head = "POST " + path + " HTTP/1.1\r\nHost: " + host + ":" + std::to_string(port) +
-                       "\r\nAuthorization: Bearer " + token +
-                       "\r\nContent-Type: application/json\r\nConnection: keep-alive"
-                       "\r\nContent-Length: ";
+    std::string head = "POST " + path + " HTTP/1.1\r\nHost: " + host + ":" + std::to_string(port)
+      + "\r\nAuthorization: Bearer " + token
+      + "\r\nContent-Type: application/json\r\nConnection: keep-alive"
+        "\r\nContent-Length: ";
     while (std::getline(in, line)) {
       if (n++ < skip)
         continue;
@@ -428,7 +429,9 @@ int run_main(const std::map<std::string, std::string>& a) {
   char buf[65536];
   for (;;) {
     auto now = clock_type::now();
-    if (sending && (now >= window_end || (next_request >= requests.size() && backlog_head >= backlog.size()))) {
+    if (sending
+        && (now >= window_end
+            || (next_request >= requests.size() && backlog_head >= backlog.size()))) {
       sending = false;
       window_end = std::min(window_end, now);
     }
@@ -438,10 +441,11 @@ int run_main(const std::map<std::string, std::string>& a) {
       break;
     // Open loop: schedule what is due.
     if (sending && rate > 0) {
-      auto due = static_cast<std::uint64_t>(
-                   std::chrono::duration<double>(now - start).count() * rate) + 1;
+      auto due
+        = static_cast<std::uint64_t>(std::chrono::duration<double>(now - start).count() * rate) + 1;
       while (scheduled < due && next_request + (backlog.size() - backlog_head) < requests.size()) {
-        auto at = start + std::chrono::nanoseconds(static_cast<std::int64_t>(scheduled * 1e9 / rate));
+        auto at
+          = start + std::chrono::nanoseconds(static_cast<std::int64_t>(scheduled * 1e9 / rate));
         ++scheduled;
         if (!idle.empty()) {
           auto i = idle.back();
@@ -457,11 +461,13 @@ int run_main(const std::map<std::string, std::string>& a) {
     // a millisecond timeout would either spin (rounded down) or send late (rounded up).
     std::int64_t timeout_ns = 100'000'000;
     if (sending && rate > 0) {
-      auto next_at = start + std::chrono::nanoseconds(static_cast<std::int64_t>(scheduled * 1e9 / rate));
+      auto next_at
+        = start + std::chrono::nanoseconds(static_cast<std::int64_t>(scheduled * 1e9 / rate));
       timeout_ns = std::clamp<std::int64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(next_at - now).count(), 0, timeout_ns);
     }
-    timespec ts{static_cast<time_t>(timeout_ns / 1'000'000'000), static_cast<long>(timeout_ns % 1'000'000'000)};
+    timespec ts{static_cast<time_t>(timeout_ns / 1'000'000'000),
+                static_cast<long>(timeout_ns % 1'000'000'000)};
     int n = epoll_pwait2(ep, events.data(), static_cast<int>(events.size()), &ts, nullptr);
     for (int k = 0; k < n; ++k) {
       auto i = static_cast<std::size_t>(events[k].data.u64);
@@ -523,7 +529,8 @@ int run_main(const std::map<std::string, std::string>& a) {
         dispatch_idle(i);
     }
   }
-  auto elapsed = std::chrono::duration<double>(std::min(clock_type::now(), window_end) - start).count();
+  auto elapsed
+    = std::chrono::duration<double>(std::min(clock_type::now(), window_end) - start).count();
 
   std::uint64_t unanswered = in_flight + (backlog.size() - backlog_head);
   auto& lat = st.latency_us;
@@ -543,8 +550,9 @@ int run_main(const std::map<std::string, std::string>& a) {
   }
   double throughput = elapsed > 0 ? static_cast<double>(st.answered_in_window) / elapsed : 0;
   std::printf("%s: %zu connections, %.1f s, %s\n", label.c_str(), connections, elapsed,
-              rate > 0 ? ("open loop at " + std::to_string(static_cast<long>(rate)) + " req/s").c_str()
-                       : "closed loop");
+              rate > 0
+                ? ("open loop at " + std::to_string(static_cast<long>(rate)) + " req/s").c_str()
+                : "closed loop");
   std::printf("  answered %zu (in window %llu), %.0f/s; 2xx %llu; statuses %s\n", lat.size(),
               static_cast<unsigned long long>(st.answered_in_window), throughput,
               static_cast<unsigned long long>(ok2xx), statuses.str().c_str());
@@ -556,12 +564,14 @@ int run_main(const std::map<std::string, std::string>& a) {
                 static_cast<unsigned long long>(st.reconnects),
                 static_cast<unsigned long long>(unanswered));
   if (next_request >= requests.size() && !arg(a, "count", "0").compare("0") && rate <= 0)
-    std::printf("  NOTE: every pre-generated body was used: the load was limited by the body pool\n");
+    std::printf(
+      "  NOTE: every pre-generated body was used: the load was limited by the body pool\n");
   for (auto& [code, b] : st.sample_body)
     std::printf("  sample %d body: %s\n", code, b.c_str());
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  double self_cpu_us = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+  double self_cpu_us
+    = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 + ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
   std::printf("  load generator CPU %.0f µs per answered request\n",
               lat.empty() ? 0.0 : self_cpu_us / static_cast<double>(lat.size()));
   std::printf("RESULT label=%s answered=%zu in_window=%llu ok2xx=%llu rps=%.1f p50_ms=%.2f "

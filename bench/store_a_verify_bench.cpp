@@ -63,10 +63,10 @@ void measure(const char* label, int iterations, F&& f) {
 }
 
 std::shared_ptr<const sa::trust_anchors> fresh_anchors() {
-  auto anchors = sa::load_trust_anchors(
-    {{trust("apple-root-ca.pem")},
-     {trust("apple-itunes-store-ca.pem"), trust("apple-wwdr-ca.pem")},
-     {}});
+  auto anchors
+    = sa::load_trust_anchors({{trust("apple-root-ca.pem")},
+                              {trust("apple-itunes-store-ca.pem"), trust("apple-wwdr-ca.pem")},
+                              {}});
   if (!anchors) {
     std::fprintf(stderr, "trust: %s\n", anchors.errors().front().message.c_str());
     std::exit(1);
@@ -83,9 +83,12 @@ int main(int argc, char** argv) {
     const char* label;
     std::string bytes;
   } items[] = {
-    {"unified SHA-1 (revenuecat, 8425 B, 9 IAP)", receipt("apple-unified/revenuecat-sample1-sandbox-ios")},
-    {"unified SHA-256 (tpinappreceipt prod, 6627 B)", receipt("apple-unified/tpinappreceipt-production-ios")},
-    {"transaction v2 (mbaasy yearly)", receipt("apple-transaction/mbaasy-yearly-subscription-sandbox-2015")},
+    {"unified SHA-1 (revenuecat, 8425 B, 9 IAP)",
+     receipt("apple-unified/revenuecat-sample1-sandbox-ios")},
+    {"unified SHA-256 (tpinappreceipt prod, 6627 B)",
+     receipt("apple-unified/tpinappreceipt-production-ios")},
+    {"transaction v2 (mbaasy yearly)",
+     receipt("apple-transaction/mbaasy-yearly-subscription-sandbox-2015")},
   };
   std::printf("store_a verify, %d iterations each\n", iterations);
   int failures = 0;
@@ -106,9 +109,8 @@ int main(int argc, char** argv) {
       std::printf("  %-44s %8.1f us wall (one call)\n", "verify_receipt, cold cache",
                   std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
-    measure("decode_receipt", iterations, [&] {
-      failures += sa::decode_receipt(it.bytes) ? 0 : 1;
-    });
+    measure("decode_receipt", iterations,
+            [&] { failures += sa::decode_receipt(it.bytes) ? 0 : 1; });
     measure("verify_receipt", iterations, [&] {
       auto v = sa::verify_receipt(it.bytes, *anchors, bundle, std::nullopt);
       failures += v.reason == receiptd::model::fraud_reason::none ? 0 : 1;

@@ -53,7 +53,8 @@ json::object app_json(const model::app& a) {
 }
 
 json::object token_json(const db::token_info& t) {
-  json::object o{{"id", t.id}, {"app_id", t.app_id}, {"created_at", model::timestamp_json(t.created_at)}};
+  json::object o{
+    {"id", t.id}, {"app_id", t.app_id}, {"created_at", model::timestamp_json(t.created_at)}};
   o["revoked_at"] = model::timestamp_json(t.revoked_at);
   return o;
 }
@@ -94,8 +95,8 @@ std::string apply_app_options(const args& a, model::app& app) {
   if (a.given("transfer-policy")) {
     auto policy = model::parse_transfer_policy(a.transfer_policy);
     if (!policy)
-      return "--transfer-policy takes transfer, keep or reject_after=N, not \""
-             + a.transfer_policy + "\"";
+      return "--transfer-policy takes transfer, keep or reject_after=N, not \"" + a.transfer_policy
+        + "\"";
     app.transfers = *policy;
   }
   std::string key;
@@ -143,8 +144,8 @@ int issue_token(const args& a, db::database& db, const model::app& app) {
   auto o = token_json(*info);
   o["token"] = token;
   print(a, o,
-        "Access token for app " + app.name + " (token id " + info->id
-          + "), shown only now:\n\n  " + token + "\n\n");
+        "Access token for app " + app.name + " (token id " + info->id + "), shown only now:\n\n  "
+          + token + "\n\n");
   return 0;
 }
 
@@ -192,8 +193,8 @@ int app_command(const args& a, db::database& db) {
     std::string human;
     for (const auto& app : *apps) {
       list.push_back(app_json(app));
-      human += app.id + "  " + app.name + "  bundle=" + app.bundle_id + "  package="
-               + app.package_name + "\n";
+      human += app.id + "  " + app.name + "  bundle=" + app.bundle_id
+        + "  package=" + app.package_name + "\n";
     }
     print(a, list, human.empty() ? "No apps yet.\n" : human);
     return 0;
@@ -319,28 +320,30 @@ int trace_command(const args& a, const std::string& trace_file) {
       continue;
     std::string actor(o["actor"].as_string());
     auto lane = lanes.emplace(actor, static_cast<int>(lanes.size()) + 1).first->second;
-    events.push_back(json::object{
-      {"name", actor + ": " + std::string(o["message"].as_string())},
-      {"cat", "receiptd"},
-      {"ph", "X"},
-      {"ts", o["start_us"]},
-      {"dur", o["duration_us"]},
-      {"pid", 1},
-      {"tid", lane},
-      {"args", json::object{{"outcome", o["outcome"]},
-                            {"span_id", o["span_id"]},
-                            {"parent_id", o["parent_id"]}}}});
+    events.push_back(json::object{{"name", actor + ": " + std::string(o["message"].as_string())},
+                                  {"cat", "receiptd"},
+                                  {"ph", "X"},
+                                  {"ts", o["start_us"]},
+                                  {"dur", o["duration_us"]},
+                                  {"pid", 1},
+                                  {"tid", lane},
+                                  {"args",
+                                   json::object{{"outcome", o["outcome"]},
+                                                {"span_id", o["span_id"]},
+                                                {"parent_id", o["parent_id"]}}}});
   }
   if (events.empty())
     return fail("no spans of trace " + wanted + " in " + trace_file);
   json::array names;
   for (const auto& [actor, lane] : lanes)
-    names.push_back(json::object{{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", lane},
+    names.push_back(json::object{{"name", "thread_name"},
+                                 {"ph", "M"},
+                                 {"pid", 1},
+                                 {"tid", lane},
                                  {"args", json::object{{"name", actor}}}});
   for (auto& n : names)
     events.push_back(n);
-  std::cout << json::serialize(json::object{{"traceEvents", events},
-                                            {"displayTimeUnit", "ms"}})
+  std::cout << json::serialize(json::object{{"traceEvents", events}, {"displayTimeUnit", "ms"}})
             << "\n";
   return 0;
 }

@@ -15,10 +15,11 @@ struct command_group {
   const char* command;
   const char* group;
 };
-constexpr command_group commands_with_options[] = {
-  {"app create", "app"}, {"app update", "app"}, {"trace", "trace"}};
+constexpr command_group commands_with_options[]
+  = {{"app create", "app"}, {"app update", "app"}, {"trace", "trace"}};
 
-constexpr const char* usage_head = R"(usage: receiptctl [--db.url=URL | --config-file=PATH] [--json] COMMAND
+constexpr const char* usage_head
+  = R"(usage: receiptctl [--db.url=URL | --config-file=PATH] [--json] COMMAND
 
 Apps and tokens:
   app create --name=NAME [APP OPTIONS]   create an app and issue its first token
@@ -58,7 +59,7 @@ model::error refused(std::string message) {
 
 bool is_receiptd_option(const std::string& arg) {
   return arg.rfind("--db.", 0) == 0 || arg.rfind("--trace.", 0) == 0
-         || arg.rfind("--config-file=", 0) == 0;
+    || arg.rfind("--config-file=", 0) == 0;
 }
 
 std::string str(caf::string_view v) {
@@ -76,7 +77,7 @@ void print_option(std::ostream& out, const caf::config_option& opt) {
       text += " (default " + value + ")";
   }
   std::string line = "  --" + str(opt.long_name())
-                     + (opt.is_flag() ? "[=true|false]" : "=<" + str(opt.type_name()) + ">");
+    + (opt.is_flag() ? "[=true|false]" : "=<" + str(opt.type_name()) + ">");
   if (line.size() + 1 > column) {
     out << line << "\n";
     line.clear();
@@ -114,8 +115,8 @@ ctl_options::ctl_options() {
     .add(transfer_policy, "transfer-policy",
          "a re-upload naming another user_identifier: transfer (previous owners are "
          "recorded), keep (409 bound_to_other_user) or reject_after=N");
-  caf::config_option_adder{declared_, "?trace"}
-    .add(trace_file, "trace-file", "the span file to read (default: receiptd's trace.file)");
+  caf::config_option_adder{declared_, "?trace"}.add(
+    trace_file, "trace-file", "the span file to read (default: receiptd's trace.file)");
 }
 
 model::status ctl_options::parse(int argc, char** argv) {
@@ -137,8 +138,8 @@ model::status ctl_options::parse(int argc, char** argv) {
     auto eq = arg.find('=');
     auto name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
     // Flat names only: "--app.name" is not an option of receiptctl.
-    auto* opt = name.find('.') == std::string::npos ? declared_.cli_long_name_lookup(name)
-                                                    : nullptr;
+    auto* opt
+      = name.find('.') == std::string::npos ? declared_.cli_long_name_lookup(name) : nullptr;
     if (!opt)
       return refused("unknown option --" + name + " (see receiptctl --help)");
     if (auto stored = store(*opt, arg); !stored)
@@ -180,8 +181,8 @@ model::status ctl_options::store(const caf::config_option& opt, const std::strin
   } else if (auto parsed = opt.parse(value); parsed && !opt.check(*parsed)) {
     opt.store(*parsed);
   } else {
-    return refused("bad value for " + option + " (expected " + str(opt.type_name()) + "): "
-                   + value);
+    return refused("bad value for " + option + " (expected " + str(opt.type_name())
+                   + "): " + value);
   }
   return model::done{};
 }

@@ -43,8 +43,8 @@ public:
   // Every command.
   bool json = false;
   // app create, app update (only those given change the app).
-  std::string name, bundle_id, package_name, license_key, license_key_file,
-    service_account_file, shared_secret;
+  std::string name, bundle_id, package_name, license_key, license_key_file, service_account_file,
+    shared_secret;
   bool accept_storekit_test_receipts = false;
   std::string transfer_policy = "transfer";
   // trace (not given: receiptd's trace.file).

@@ -47,15 +47,14 @@ model::result<std::string> bootstrap_first_app(db::database& db,
   if (!created)
     return created.err();
   auto token = model::make_access_token();
-  auto added = db.add_token(created->id, model::access_token_hash(token),
-                            model::system_time().now_ms());
+  auto added
+    = db.add_token(created->id, model::access_token_hash(token), model::system_time().now_ms());
   if (!added)
     return added.err();
-  std::cout << "Created app \"" << created->name << "\" (id " << created->id
-            << ", bundle id " << created->bundle_id << ", package name "
-            << created->package_name << ") on the new database.\n"
-            << "Its access token, shown only now (receiptd keeps a hash):\n\n  " << token
-            << "\n\n"
+  std::cout << "Created app \"" << created->name << "\" (id " << created->id << ", bundle id "
+            << created->bundle_id << ", package name " << created->package_name
+            << ") on the new database.\n"
+            << "Its access token, shown only now (receiptd keeps a hash):\n\n  " << token << "\n\n"
             << std::flush;
   return token;
 }
@@ -78,21 +77,20 @@ void print_try_it(const std::string& token, const std::string& address, std::uin
 
 // Reads the Store A trust material the configuration names; fails naming the
 // option and file.
-std::shared_ptr<const model::store_a::trust_anchors>
-load_trust(const config::store_a_settings& s) {
+std::shared_ptr<const model::store_a::trust_anchors> load_trust(const config::store_a_settings& s) {
   model::store_a::trust_config tc;
-  auto read = [](const std::string& option, const std::string& path,
-                 std::vector<std::string>& into) {
-    std::ifstream in(path);
-    if (!in) {
-      std::cerr << "receiptd: cannot read " << option << " file " << path << "\n";
-      return false;
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    into.push_back(text.str());
-    return true;
-  };
+  auto read
+    = [](const std::string& option, const std::string& path, std::vector<std::string>& into) {
+        std::ifstream in(path);
+        if (!in) {
+          std::cerr << "receiptd: cannot read " << option << " file " << path << "\n";
+          return false;
+        }
+        std::ostringstream text;
+        text << in.rdbuf();
+        into.push_back(text.str());
+        return true;
+      };
   for (const auto& f : s.trust_roots)
     if (!read("store-a.trust-roots", f, tc.root_pems))
       return nullptr;
@@ -155,8 +153,7 @@ int main(int argc, char** argv) {
     caf::actor_system sys{cfg};
     auto persistence = actors::spawn_persistence_pool(
       sys, {.db_url = s.db.url, .workers = s.db.pool_size}, trace, clock);
-    auto store_b
-      = actors::spawn_store_b_client(sys, s.store_b, s.outbound, outbound, trace, clock);
+    auto store_b = actors::spawn_store_b_client(sys, s.store_b, s.outbound, outbound, trace, clock);
     auto store_a = actors::spawn_store_a_client(sys, s.store_a, outbound, trace, clock);
     auto deps = std::make_shared<actors::validator_deps>();
     deps->persistence = persistence;

@@ -18,9 +18,9 @@ namespace receiptd::config {
 namespace {
 
 // Our option groups, in the order --help and config/receiptd.ini list them.
-constexpr const char* our_categories[] = {"http",    "db",    "auth",  "validator",
-                                          "outbound", "store-a", "store-b", "retry",
-                                          "trace",   "bootstrap", "scheduler"};
+constexpr const char* our_categories[]
+  = {"http",    "db",    "auth",  "validator", "outbound", "store-a",
+     "store-b", "retry", "trace", "bootstrap", "scheduler"};
 
 constexpr const char* default_config_file = "config/receiptd.ini";
 
@@ -60,14 +60,14 @@ public:
 
   // A number within [min, max].
   template <class T>
-  section& add(T& field, const char* name, const char* description,
-               std::type_identity_t<T> min,
+  section& add(T& field, const char* name, const char* description, std::type_identity_t<T> min,
                std::type_identity_t<T> max = std::numeric_limits<T>::max()) {
     add(field, name, description);
     auto rule = max == std::numeric_limits<T>::max()
-                  ? "must be at least " + std::to_string(min)
-                  : "must be " + std::to_string(min) + ".." + std::to_string(max);
-    bound(name, [p = &field, min, max] { return *p >= min && *p <= max; }, std::move(rule));
+      ? "must be at least " + std::to_string(min)
+      : "must be " + std::to_string(min) + ".." + std::to_string(max);
+    bound(
+      name, [p = &field, min, max] { return *p >= min && *p <= max; }, std::move(rule));
     return *this;
   }
 
@@ -77,8 +77,10 @@ public:
     auto slot = std::make_unique<caf::timespan>(ts(field));
     group_.add(*slot, name, description);
     cfg_.durations_.push_back({std::move(slot), &field});
-    bound(name, [p = &field, min] { return *p >= min; },
-          min.count() == 1 ? "must be positive" : "must be at least " + std::to_string(min.count()) + "ms");
+    bound(
+      name, [p = &field, min] { return *p >= min; },
+      min.count() == 1 ? "must be positive"
+                       : "must be at least " + std::to_string(min.count()) + "ms");
     return *this;
   }
 
@@ -111,80 +113,121 @@ receiptd_config::receiptd_config() {
     .add(s.http.address, "address", "address to listen on")
     .add(s.http.port, "port", "TCP port to listen on (0: any free port)")
     .add(s.http.threads, "threads", "HTTP reactor threads", 1, 64)
-    .add(s.http.max_body_bytes, "max-body-bytes", "largest request body accepted (413 above)",
-         1024, 64u << 20)
-    .add(s.http.drain_timeout, "drain-timeout", "on shutdown, how long in-flight uploads may finish", milliseconds(0))
-    .add(s.http.header_timeout, "header-timeout", "request line and headers must arrive within this (408 and closed); also bounds the answer's time, so longer than validator.store-deadline")
-    .add(s.http.body_timeout, "body-timeout", "the whole request must arrive within this (408 and closed)")
-    .add(s.http.keepalive_timeout, "keepalive-timeout", "an idle kept-alive connection is closed after this")
-    .add(s.http.max_connections, "max-connections", "open client connections; beyond it a new one gets 503 and is closed", 1);
+    .add(s.http.max_body_bytes, "max-body-bytes", "largest request body accepted (413 above)", 1024,
+         64u << 20)
+    .add(s.http.drain_timeout, "drain-timeout",
+         "on shutdown, how long in-flight uploads may finish", milliseconds(0))
+    .add(s.http.header_timeout, "header-timeout",
+         "request line and headers must arrive within this (408 and closed); also bounds the "
+         "answer's time, so longer than validator.store-deadline")
+    .add(s.http.body_timeout, "body-timeout",
+         "the whole request must arrive within this (408 and closed)")
+    .add(s.http.keepalive_timeout, "keepalive-timeout",
+         "an idle kept-alive connection is closed after this")
+    .add(s.http.max_connections, "max-connections",
+         "open client connections; beyond it a new one gets 503 and is closed", 1);
   section{*this, "db"}
-    .add(s.db.url, "url", "database: sqlite3://db=FILE timeout=10 or postgresql://host=… dbname=… user=…")
-    .require("url", [this] { return s_.db.url.rfind("sqlite3://", 0) == 0 || s_.db.url.rfind("postgresql://", 0) == 0; },
-             "must start with sqlite3:// or postgresql://")
+    .add(s.db.url, "url",
+         "database: sqlite3://db=FILE timeout=10 or postgresql://host=… dbname=… user=…")
+    .require(
+      "url",
+      [this] {
+        return s_.db.url.rfind("sqlite3://", 0) == 0 || s_.db.url.rfind("postgresql://", 0) == 0;
+      },
+      "must start with sqlite3:// or postgresql://")
     .add(s.db.pool_size, "pool-size", "persistence workers, one database session each", 1, 64);
-  section{*this, "auth"}
-    .add(s.auth.token_cache_ttl, "token-cache-ttl", "how long a looked-up token is trusted without the database (0: always ask; revocations take this long)", milliseconds(0));
+  section{*this, "auth"}.add(s.auth.token_cache_ttl, "token-cache-ttl",
+                             "how long a looked-up token is trusted without the database (0: "
+                             "always ask; revocations take this long)",
+                             milliseconds(0));
   section{*this, "validator"}
-    .add(s.validator.max_in_flight, "max-in-flight", "uploads validated at once; beyond it 503 + Retry-After", 1)
-    .add(s.validator.max_in_flight_bytes, "max-in-flight-bytes", "request bytes held by uploads being authenticated or validated; beyond it 503 + Retry-After")
-    .require("max-in-flight-bytes", [this] { return s_.validator.max_in_flight_bytes >= s_.http.max_body_bytes; },
-             "must be at least http.max-body-bytes")
-    .add(s.validator.store_deadline, "store-deadline", "overall deadline of the synchronous store check; past it 206 + retry job");
+    .add(s.validator.max_in_flight, "max-in-flight",
+         "uploads validated at once; beyond it 503 + Retry-After", 1)
+    .add(
+      s.validator.max_in_flight_bytes, "max-in-flight-bytes",
+      "request bytes held by uploads being authenticated or validated; beyond it 503 + Retry-After")
+    .require(
+      "max-in-flight-bytes",
+      [this] { return s_.validator.max_in_flight_bytes >= s_.http.max_body_bytes; },
+      "must be at least http.max-body-bytes")
+    .add(s.validator.store_deadline, "store-deadline",
+         "overall deadline of the synchronous store check; past it 206 + retry job");
   section{*this, "outbound"}
     .add(s.outbound.ca_file, "ca-file", "CA bundle for store HTTPS (empty: the system's)")
     .add(s.outbound.connect_timeout, "connect-timeout", "TCP + TLS connect timeout of store calls")
-    .add(s.outbound.max_connections_per_host, "max-connections-per-host", "open connections per store host (0: bounded by store-*.max-concurrent only)")
-    .add(s.outbound.allow_http, "allow-http", "allow plain-http store URLs and service-account token_uri on non-loopback hosts (loopback http is always allowed; otherwise https is required)");
+    .add(s.outbound.max_connections_per_host, "max-connections-per-host",
+         "open connections per store host (0: bounded by store-*.max-concurrent only)")
+    .add(s.outbound.allow_http, "allow-http",
+         "allow plain-http store URLs and service-account token_uri on non-loopback hosts "
+         "(loopback http is always allowed; otherwise https is required)");
   section{*this, "store-a"}
     .add(s.store_a.production_url, "production-url", "verifyReceipt production URL")
-    .require("production-url", [=, this] { return allowed_url(s_.store_a.production_url); }, https_rule)
+    .require(
+      "production-url", [=, this] { return allowed_url(s_.store_a.production_url); }, https_rule)
     .add(s.store_a.sandbox_url, "sandbox-url", "verifyReceipt sandbox URL")
-    .require("sandbox-url", [=, this] { return allowed_url(s_.store_a.sandbox_url); }, https_rule)
+    .require(
+      "sandbox-url", [=, this] { return allowed_url(s_.store_a.sandbox_url); }, https_rule)
     .add(s.store_a.timeout, "timeout", "timeout of one verifyReceipt call")
     .add(s.store_a.max_concurrent, "max-concurrent", "verifyReceipt calls in flight at once", 1)
-    .add(s.store_a.max_queued, "max-queued", "verifyReceipt calls waiting for a free slot; beyond it the upload is stored pending (206)")
-    .add(s.store_a.exclude_old_transactions, "exclude-old-transactions", "sent with every verifyReceipt call")
+    .add(
+      s.store_a.max_queued, "max-queued",
+      "verifyReceipt calls waiting for a free slot; beyond it the upload is stored pending (206)")
+    .add(s.store_a.exclude_old_transactions, "exclude-old-transactions",
+         "sent with every verifyReceipt call")
     .add(s.store_a.trust_roots, "trust-roots", "PEM files of trusted root certificates")
-    .require("trust-roots", [this] { return !s_.store_a.trust_roots.empty(); }, "needs at least one file")
+    .require(
+      "trust-roots", [this] { return !s_.store_a.trust_roots.empty(); }, "needs at least one file")
     .add(s.store_a.intermediates, "intermediates", "PEM files of intermediates receipts may omit")
     // Each purchase is a stored row and part of every answer, which must fit
     // http's response limit.
-    .add(s.store_a.max_in_app_purchases, "max-in-app-purchases", "in-app purchases one receipt may hold; more is malformed_receipt (402)", 1, 5000)
-    .add(s.store_a.storekit_test_root, "storekit-test-root", "PEM of the Xcode StoreKit test root; receipts under it are sandbox (empty: refused)");
+    .add(s.store_a.max_in_app_purchases, "max-in-app-purchases",
+         "in-app purchases one receipt may hold; more is malformed_receipt (402)", 1, 5000)
+    .add(s.store_a.storekit_test_root, "storekit-test-root",
+         "PEM of the Xcode StoreKit test root; receipts under it are sandbox (empty: refused)");
   section{*this, "store-b"}
     .add(s.store_b.api_url, "api-url", "Play Developer API base URL")
-    .require("api-url", [=, this] { return allowed_url(s_.store_b.api_url); }, https_rule)
+    .require(
+      "api-url", [=, this] { return allowed_url(s_.store_b.api_url); }, https_rule)
     .add(s.store_b.timeout, "timeout", "timeout of one Play API or token call")
     .add(s.store_b.max_concurrent, "max-concurrent", "Play API calls in flight at once", 1)
-    .add(s.store_b.max_queued, "max-queued", "Play API calls waiting for a free slot; beyond it the upload is stored pending (206)")
-    .add(s.store_b.token_refresh_margin, "token-refresh-margin", "refresh an OAuth access token this long before it expires", milliseconds(0));
+    .add(s.store_b.max_queued, "max-queued",
+         "Play API calls waiting for a free slot; beyond it the upload is stored pending (206)")
+    .add(s.store_b.token_refresh_margin, "token-refresh-margin",
+         "refresh an OAuth access token this long before it expires", milliseconds(0));
   section{*this, "retry"}
     .add(s.retry.initial, "initial", "first revalidation delay (full jitter below it)")
     .add(s.retry.max, "max", "largest revalidation delay")
-    .require("max", [this] { return s_.retry.max >= s_.retry.initial; }, "must be at least retry.initial")
+    .require(
+      "max", [this] { return s_.retry.max >= s_.retry.initial; }, "must be at least retry.initial")
     .add(s.retry.multiplier, "multiplier", "delay growth per failed attempt", 1.0, 100.0)
     .add(s.retry.max_attempts, "max-attempts", "attempts before a record is marked failed", 1)
     .add(s.retry.poll_interval, "poll-interval", "how often due jobs are claimed")
     .add(s.retry.batch, "batch", "jobs claimed at once", 1, 10000)
-    .add(s.retry.lease, "lease", "how long a claimed job is ours before another instance may take it")
-    .require("lease", [this] { return s_.retry.lease > s_.validator.store_deadline; }, "must be longer than validator.store-deadline")
-    .add(s.retry.claim_timeout, "claim-timeout", "how long a claim of due jobs may take before the next poll tries again");
+    .add(s.retry.lease, "lease",
+         "how long a claimed job is ours before another instance may take it")
+    .require(
+      "lease", [this] { return s_.retry.lease > s_.validator.store_deadline; },
+      "must be longer than validator.store-deadline")
+    .add(s.retry.claim_timeout, "claim-timeout",
+         "how long a claim of due jobs may take before the next poll tries again");
   section{*this, "trace"}
     .add(s.trace.enabled, "enabled", "record a span per actor hop")
     .add(s.trace.file, "file", "span lines (JSON) are appended here (empty: none)")
-    .add(s.trace.max_file_bytes, "max-file-bytes", "past this size the file moves to FILE.1 and a new one starts (0: no limit)")
+    .add(s.trace.max_file_bytes, "max-file-bytes",
+         "past this size the file moves to FILE.1 and a new one starts (0: no limit)")
     .add(s.trace.log_spans, "log-spans", "also print span lines to stderr")
     .add(s.trace.buffer, "buffer", "spans buffered before new ones are dropped (and counted)", 1);
   section{*this, "bootstrap"}
-    .add(s.bootstrap.create_first_app, "create-first-app", "on an empty database, create an app and print its token")
+    .add(s.bootstrap.create_first_app, "create-first-app",
+         "on an empty database, create an app and print its token")
     .add(s.bootstrap.app_name, "app-name", "name of that first app")
     .add(s.bootstrap.bundle_id, "bundle-id", "its Store A bundle id")
     .add(s.bootstrap.package_name, "package-name", "its Store B package name");
 }
 
 model::status receiptd_config::check_file(const std::string& path) {
-  auto bad = [](std::string message) { return model::error(model::errc::invalid_request, message); };
+  auto bad
+    = [](std::string message) { return model::error(model::errc::invalid_request, message); };
   std::ifstream in(path);
   if (!in)
     return bad("cannot read config file " + path);
@@ -212,7 +255,8 @@ model::status receiptd_config::check_file(const std::string& path) {
 model::status receiptd_config::check_bounds() const {
   for (const auto& b : bounds_)
     if (!b.holds())
-      return model::error(model::errc::invalid_request, "bad value for " + b.option + ": " + b.rule);
+      return model::error(model::errc::invalid_request,
+                          "bad value for " + b.option + ": " + b.rule);
   return model::done{};
 }
 
@@ -256,14 +300,15 @@ void receiptd_config::print_help(std::ostream& out) const {
       if (auto v = opt.get())
         value = caf::to_string(*v);
       out << "  --" << opt.full_name() << "=<" << opt.type_name() << ">"
-          << (value.empty() ? "" : " (default " + value + ")") << "\n      "
-          << opt.description() << "\n";
+          << (value.empty() ? "" : " (default " + value + ")") << "\n      " << opt.description()
+          << "\n";
     }
   }
 }
 
 model::status receiptd_config::load(int argc, char** argv, std::ostream& help_out) {
-  auto bad = [](std::string message) { return model::error(model::errc::invalid_request, message); };
+  auto bad
+    = [](std::string message) { return model::error(model::errc::invalid_request, message); };
   std::vector<std::string> args(argv + 1, argv + argc);
   for (const auto& a : args) {
     if (a == "--help" || a == "-h" || a == "-?") {

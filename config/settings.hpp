@@ -60,7 +60,7 @@ struct store_a_settings {
   std::vector<std::string> trust_roots{"config/trust/apple-root-ca.pem"};
   std::vector<std::string> intermediates{"config/trust/apple-itunes-store-ca.pem",
                                          "config/trust/apple-wwdr-ca.pem"};
-  std::string storekit_test_root; // empty: Xcode StoreKit test receipts are refused
+  std::string storekit_test_root;          // empty: Xcode StoreKit test receipts are refused
   std::size_t max_in_app_purchases = 2000; // more in one receipt: malformed_receipt (402)
 };
 
@@ -85,10 +85,10 @@ struct retry_settings {
 
 struct trace_settings {
   bool enabled = true;
-  std::string file = "var/trace.jsonl"; // span lines (JSON); empty: none
+  std::string file = "var/trace.jsonl";          // span lines (JSON); empty: none
   std::size_t max_file_bytes = 64 * 1024 * 1024; // then FILE becomes FILE.1; 0: no limit
-  bool log_spans = false;               // also print span lines to stderr
-  std::size_t buffer = 65536;           // spans held before dropping
+  bool log_spans = false;                        // also print span lines to stderr
+  std::size_t buffer = 65536;                    // spans held before dropping
 };
 
 struct bootstrap_settings {

@@ -28,7 +28,7 @@ bool plain_identifier(const std::string& name) {
 // by the operations below.
 template <class T>
 model::result<T> on_server(const std::string& server_url, const std::string& name,
-                     const std::function<T(soci::session&)>& work) {
+                           const std::function<T(soci::session&)>& work) {
   if (dialect_of(server_url) != dialect::postgresql)
     return failure("not a postgresql:// URL");
   if (!plain_identifier(name))
@@ -45,14 +45,15 @@ model::result<T> on_server(const std::string& server_url, const std::string& nam
 } // namespace
 
 model::result<std::string> create_postgresql_database(const std::string& server_url,
-                                                const std::string& name) {
+                                                      const std::string& name) {
   return on_server<std::string>(server_url, name, [&](soci::session& s) {
     s << std::string(q::create_database) + name;
     return with_url_parameter(server_url, "dbname", name);
   });
 }
 
-model::result<bool> drop_postgresql_database(const std::string& server_url, const std::string& name) {
+model::result<bool> drop_postgresql_database(const std::string& server_url,
+                                             const std::string& name) {
   return on_server<bool>(server_url, name, [&](soci::session& s) {
     s << std::string(q::drop_database_prefix) + name + std::string(q::drop_database_suffix);
     return true;
@@ -60,7 +61,7 @@ model::result<bool> drop_postgresql_database(const std::string& server_url, cons
 }
 
 model::result<int> terminate_postgresql_sessions(const std::string& server_url,
-                                           const std::string& name) {
+                                                 const std::string& name) {
   return on_server<int>(server_url, name, [&](soci::session& s) {
     long long ended = 0;
     std::string bound_name = name;

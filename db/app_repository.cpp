@@ -60,14 +60,14 @@ token_info token_row::token() const {
 
 app_repository::app_repository(connection& c)
   : insert_(prepare_insert(c.session(), sql::apps::insert, app_)),
-    update_(prepare_update(c.session(), sql::apps::update,
-                           [this](auto f) { app_.data_columns(f); }, key_id_)),
+    update_(prepare_update(
+      c.session(), sql::apps::update, [this](auto f) { app_.data_columns(f); }, key_id_)),
     list_(prepare_select(c.session(), sql::apps::list, app_)),
     find_by_id_(prepare_select(c.session(), sql::apps::find_by_id, app_, &key_id_, "key_id")),
     find_by_name_(
       prepare_select(c.session(), sql::apps::find_by_name, app_, &key_name_, "key_name")),
     find_by_token_hash_(prepare_select(c.session(), sql::apps::find_by_token_hash, app_,
-                                   &key_token_hash_, "key_token_hash")),
+                                       &key_token_hash_, "key_token_hash")),
     insert_token_(prepare_insert(c.session(), sql::tokens::insert, token_)),
     revoke_token_(make_revoke(c.session(), revoked_at_, key_id_, key_token_hash_)),
     list_tokens_(

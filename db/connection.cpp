@@ -6,8 +6,7 @@
 
 namespace receiptd::db {
 
-connection::connection(dialect kind, const std::string& url)
-  : kind_(kind), session_(url) {
+connection::connection(dialect kind, const std::string& url) : kind_(kind), session_(url) {
   if (kind_ == dialect::sqlite)
     apply_sqlite_settings();
   else {

@@ -24,14 +24,13 @@ bool transient(const std::exception& e) {
   return state == "40001" || state == "40P01"; // serialization failure, deadlock
 }
 
-
 } // namespace
 
 model::result<std::unique_ptr<database>> database::open(const std::string& url) {
   auto kind = dialect_of(url);
   if (!kind)
     return failure("unsupported database URL '" + redacted_url(url)
-                 + "': expected sqlite3://db=… or postgresql://…");
+                   + "': expected sqlite3://db=… or postgresql://…");
   register_backends();
   std::string full_url = url;
   try {
@@ -46,7 +45,9 @@ model::result<std::unique_ptr<database>> database::open(const std::string& url) 
 sql_database::sql_database(dialect kind, std::string url, std::unique_ptr<connection> c)
   : kind_(kind), url_(std::move(url)), conn_(std::move(c)) {}
 
-sql_database::~sql_database() { drop_session(); }
+sql_database::~sql_database() {
+  drop_session();
+}
 
 bool sql_database::recover_after_failure(const std::exception& e, int attempt) {
   if (!conn_)
@@ -144,7 +145,8 @@ model::result<std::optional<model::app>> sql_database::find_app(const std::strin
 }
 
 model::result<token_info> sql_database::add_token(const std::string& app_id,
-                                            const std::string& token_hash, model::unix_ms now) {
+                                                  const std::string& token_hash,
+                                                  model::unix_ms now) {
   return guarded<token_info>("add_token", [&] {
     auto& repo = apps();
     if (!repo.find_by_id(app_id))
@@ -164,9 +166,10 @@ model::result<std::vector<token_info>> sql_database::list_tokens(const std::stri
                                           [&] { return apps().list_tokens(app_id); });
 }
 
-model::result<std::optional<model::app>> sql_database::app_by_token_hash(const std::string& token_hash) {
-  return guarded<std::optional<model::app>>(
-    "app_by_token_hash", [&] { return apps().find_by_token_hash(token_hash); });
+model::result<std::optional<model::app>>
+sql_database::app_by_token_hash(const std::string& token_hash) {
+  return guarded<std::optional<model::app>>("app_by_token_hash",
+                                            [&] { return apps().find_by_token_hash(token_hash); });
 }
 
 model::result<std::vector<std::optional<model::app>>>

@@ -43,8 +43,8 @@ using batch_saved = model::result<any_record>;
 
 template <class Record>
 struct saved {
-  Record record;     // as stored: merged with the earlier upload on a re-upload
-  bool created;      // false on a re-upload of the same proof
+  Record record; // as stored: merged with the earlier upload on a re-upload
+  bool created;  // false on a re-upload of the same proof
 };
 
 struct token_info {
@@ -69,21 +69,20 @@ public:
   virtual model::result<int> migrate() = 0;
 
   // ---- apps and access tokens (receiptctl, supervisor) --------------------
-  virtual model::result<model::app> create_app(model::app a) = 0; // id made when empty
+  virtual model::result<model::app> create_app(model::app a) = 0;  // id made when empty
   virtual model::result<bool> update_app(const model::app& a) = 0; // false: no such app
   virtual model::result<std::vector<model::app>> list_apps() = 0;
   // By id, or else by name.
   virtual model::result<std::optional<model::app>> find_app(const std::string& id_or_name) = 0;
   virtual model::result<token_info> add_token(const std::string& app_id,
-                                        const std::string& token_hash,
-                                        model::unix_ms now) = 0;
+                                              const std::string& token_hash, model::unix_ms now)
+    = 0;
   // By token id or token hash; false when nothing was revoked.
-  virtual model::result<bool> revoke_token(const std::string& id_or_hash,
-                                     model::unix_ms now) = 0;
+  virtual model::result<bool> revoke_token(const std::string& id_or_hash, model::unix_ms now) = 0;
   virtual model::result<std::vector<token_info>> list_tokens(const std::string& app_id) = 0;
   // The app owning a non-revoked token with this hash.
-  virtual model::result<std::optional<model::app>>
-  app_by_token_hash(const std::string& token_hash) = 0;
+  virtual model::result<std::optional<model::app>> app_by_token_hash(const std::string& token_hash)
+    = 0;
   // The same for several hashes at once, in order.
   virtual model::result<std::vector<std::optional<model::app>>>
   apps_by_token_hashes(const std::vector<std::string>& token_hashes) = 0;
@@ -94,38 +93,41 @@ public:
   // is pending, make sure a job exists (first attempt at first_attempt_at), and
   // otherwise delete the record's job. An empty incoming id is generated.
   virtual model::result<saved<model::purchase_order_record>>
-  save_purchase_order(const model::purchase_order_record& incoming,
-                      model::unix_ms first_attempt_at) = 0;
+  save_purchase_order(const model::purchase_order_record& incoming, model::unix_ms first_attempt_at)
+    = 0;
   virtual model::result<saved<model::receipt_record>>
-  save_receipt(const model::receipt_record& incoming,
-               model::unix_ms first_attempt_at) = 0;
+  save_receipt(const model::receipt_record& incoming, model::unix_ms first_attempt_at) = 0;
 
   // Group commit: every save of the batch as save_purchase_order/save_receipt
   // would do it, in one transaction with one commit; each inside its own
   // savepoint, so a save the database refuses fails alone. The results are in
   // the order of the batch; the outcome fails only when the whole batch did.
-  virtual model::result<std::vector<batch_saved>> save_batch(const std::vector<batch_save>& batch) = 0;
+  virtual model::result<std::vector<batch_saved>> save_batch(const std::vector<batch_save>& batch)
+    = 0;
 
   virtual model::result<std::optional<model::purchase_order_record>>
   find_purchase_order(const std::string& id) = 0;
-  virtual model::result<std::optional<model::receipt_record>>
-  find_receipt(const std::string& id) = 0;
+  virtual model::result<std::optional<model::receipt_record>> find_receipt(const std::string& id)
+    = 0;
 
   // ---- revalidation jobs ----------------------------------------------------
   // Claims up to `limit` jobs due at `now` whose lease is free or expired: sets
   // lease_owner/lease_until and bumps version (FOR UPDATE SKIP LOCKED on
   // PostgreSQL). The returned jobs carry the new version.
   virtual model::result<std::vector<model::validation_job>>
-  claim_due_jobs(const std::string& owner, model::unix_ms now,
-                 model::unix_ms lease_until, int limit) = 0;
+  claim_due_jobs(const std::string& owner, model::unix_ms now, model::unix_ms lease_until,
+                 int limit)
+    = 0;
 
   // Fenced by job.version (false when another claim overtook it): writes the
   // record's verdict fields (state, fraud, env, purchase / in-app purchases,
   // store_detail, updated_at) and deletes the job.
   virtual model::result<bool> complete_job(const model::validation_job& job,
-                                     const model::purchase_order_record& updated) = 0;
+                                           const model::purchase_order_record& updated)
+    = 0;
   virtual model::result<bool> complete_job(const model::validation_job& job,
-                                     const model::receipt_record& updated) = 0;
+                                           const model::receipt_record& updated)
+    = 0;
 
   // Fenced by job.version: stores attempts, next_attempt_at and last_error from
   // `job` and releases the lease.

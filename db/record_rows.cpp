@@ -14,7 +14,9 @@ Enum parse_column(std::optional<Enum> parsed, const char* column, const std::str
   return *parsed;
 }
 
-std::string text(std::string_view s) { return std::string(s); }
+std::string text(std::string_view s) {
+  return std::string(s);
+}
 
 std::optional<std::string> owners_text(const model::previous_owners& owners) {
   if (owners.empty())

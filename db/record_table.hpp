@@ -42,8 +42,8 @@ public:
   using record = typename Table::record;
 
   explicit record_table(connection& c)
-    : find_by_id_(prepare_select(c.session(), sql(sql::records::find_by_id), row_, &key_id_,
-                                 "key_id")),
+    : find_by_id_(
+      prepare_select(c.session(), sql(sql::records::find_by_id), row_, &key_id_, "key_id")),
       find_by_key_(prepare_find_by_key(c)),
       insert_(prepare_insert(c.session(), sql(sql::records::insert), row_)),
       update_(prepare_update(
@@ -53,8 +53,9 @@ public:
           row_.verdict_columns(f);
         },
         key_id_)),
-      update_verdict_(prepare_update(c.session(), sql(sql::records::update),
-                                     [this](auto f) { row_.verdict_columns(f); }, key_id_)),
+      update_verdict_(prepare_update(
+        c.session(), sql(sql::records::update), [this](auto f) { row_.verdict_columns(f); },
+        key_id_)),
       lock_(prepare_lock(c.session(),
                          sql(c.kind() == dialect::postgresql ? sql::records::lock_postgresql
                                                              : sql::records::lock_sqlite),
@@ -114,7 +115,7 @@ private:
 
   soci::statement prepare_find_by_key(connection& c) {
     auto tmpl = sql(c.kind() == dialect::postgresql ? sql::records::find_by_key_postgresql
-                                                     : sql::records::find_by_key_sqlite);
+                                                    : sql::records::find_by_key_sqlite);
     auto names = column_names([&](auto f) { row_.all_columns(f); });
     return prepare(c.session(), render(tmpl, names), [&](soci::statement& st) {
       row_.all_columns(bind_into{st});

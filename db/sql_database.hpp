@@ -38,31 +38,32 @@ public:
   model::result<std::vector<model::app>> list_apps() override;
   model::result<std::optional<model::app>> find_app(const std::string& id_or_name) override;
   model::result<token_info> add_token(const std::string& app_id, const std::string& token_hash,
-                                model::unix_ms now) override;
+                                      model::unix_ms now) override;
   model::result<bool> revoke_token(const std::string& id_or_hash, model::unix_ms now) override;
   model::result<std::vector<token_info>> list_tokens(const std::string& app_id) override;
-  model::result<std::optional<model::app>> app_by_token_hash(const std::string& token_hash) override;
+  model::result<std::optional<model::app>>
+  app_by_token_hash(const std::string& token_hash) override;
   model::result<std::vector<std::optional<model::app>>>
   apps_by_token_hashes(const std::vector<std::string>& token_hashes) override;
 
   model::result<saved<model::purchase_order_record>>
   save_purchase_order(const model::purchase_order_record& incoming,
                       model::unix_ms first_attempt_at) override;
-  model::result<saved<model::receipt_record>> save_receipt(const model::receipt_record& incoming,
-                                                     model::unix_ms first_attempt_at) override;
+  model::result<saved<model::receipt_record>>
+  save_receipt(const model::receipt_record& incoming, model::unix_ms first_attempt_at) override;
   model::result<std::vector<batch_saved>> save_batch(const std::vector<batch_save>& batch) override;
   model::result<std::optional<model::purchase_order_record>>
   find_purchase_order(const std::string& id) override;
   model::result<std::optional<model::receipt_record>> find_receipt(const std::string& id) override;
 
   model::result<std::vector<model::validation_job>> claim_due_jobs(const std::string& owner,
-                                                             model::unix_ms now,
-                                                             model::unix_ms lease_until,
-                                                             int limit) override;
+                                                                   model::unix_ms now,
+                                                                   model::unix_ms lease_until,
+                                                                   int limit) override;
   model::result<bool> complete_job(const model::validation_job& job,
-                             const model::purchase_order_record& updated) override;
+                                   const model::purchase_order_record& updated) override;
   model::result<bool> complete_job(const model::validation_job& job,
-                             const model::receipt_record& updated) override;
+                                   const model::receipt_record& updated) override;
   model::result<bool> reschedule_job(const model::validation_job& job) override;
   model::result<std::vector<model::validation_job>> list_jobs() override;
 

@@ -70,7 +70,8 @@ sql_database::save_receipt(const model::receipt_record& incoming, model::unix_ms
     "save_receipt", [&] { return save_record(receipts(), incoming, first_attempt_at); });
 }
 
-model::result<std::vector<batch_saved>> sql_database::save_batch(const std::vector<batch_save>& batch) {
+model::result<std::vector<batch_saved>>
+sql_database::save_batch(const std::vector<batch_save>& batch) {
   return guarded<std::vector<batch_saved>>("save_batch", [&] {
     std::vector<batch_saved> out;
     out.reserve(batch.size());
@@ -111,7 +112,8 @@ sql_database::find_purchase_order(const std::string& id) {
     "find_purchase_order", [&] { return purchase_orders().find(id); });
 }
 
-model::result<std::optional<model::receipt_record>> sql_database::find_receipt(const std::string& id) {
+model::result<std::optional<model::receipt_record>>
+sql_database::find_receipt(const std::string& id) {
   return guarded<std::optional<model::receipt_record>>("find_receipt", [&] {
     auto& repo = receipts();
     transaction tx(conn(), access::read); // the receipt and its purchases from one snapshot
@@ -158,13 +160,13 @@ bool sql_database::complete_record_job(Repo& repo, const model::validation_job& 
 }
 
 model::result<bool> sql_database::complete_job(const model::validation_job& job,
-                                         const model::purchase_order_record& updated) {
+                                               const model::purchase_order_record& updated) {
   return guarded<bool>("complete_job",
                        [&] { return complete_record_job(purchase_orders(), job, updated); });
 }
 
 model::result<bool> sql_database::complete_job(const model::validation_job& job,
-                                         const model::receipt_record& updated) {
+                                               const model::receipt_record& updated) {
   return guarded<bool>("complete_job",
                        [&] { return complete_record_job(receipts(), job, updated); });
 }

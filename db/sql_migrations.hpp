@@ -6,11 +6,10 @@
 namespace receiptd::db::sql::migrations {
 
 // Created before anything else, by the migrator, so that it can read what is applied.
-inline constexpr std::string_view create_table
-  = "CREATE TABLE IF NOT EXISTS schema_migrations ("
-    " version INTEGER PRIMARY KEY,"
-    " name TEXT NOT NULL,"
-    " applied_at BIGINT NOT NULL)";
+inline constexpr std::string_view create_table = "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                                                 " version INTEGER PRIMARY KEY,"
+                                                 " name TEXT NOT NULL,"
+                                                 " applied_at BIGINT NOT NULL)";
 
 inline constexpr std::string_view list = "SELECT version, name FROM schema_migrations";
 

@@ -25,8 +25,7 @@ std::string assignments(const std::vector<std::string_view>& names) {
 }
 
 void replace_all(std::string& text, std::string_view token, const std::string& with) {
-  for (auto at = text.find(token); at != std::string::npos;
-       at = text.find(token, at + with.size()))
+  for (auto at = text.find(token); at != std::string::npos; at = text.find(token, at + with.size()))
     text.replace(at, token.size(), with);
 }
 

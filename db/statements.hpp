@@ -39,7 +39,9 @@ struct nullable {
 };
 
 // Booleans are INTEGER 0/1 (the schema is shared with SQLite, which has no BOOLEAN).
-inline int to_flag(bool b) { return b ? 1 : 0; }
+inline int to_flag(bool b) {
+  return b ? 1 : 0;
+}
 inline void set_flag(nullable<int>& column, std::optional<bool> v) {
   column.value = v && *v ? 1 : 0;
   column.ind = v ? soci::i_ok : soci::i_null;

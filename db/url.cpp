@@ -43,8 +43,7 @@ std::optional<std::string> url_parameter(std::string_view url, std::string_view 
   return std::string(url.substr(at, value_end(url, at) - at));
 }
 
-std::string with_url_parameter(std::string_view url, std::string_view key,
-                               std::string_view value) {
+std::string with_url_parameter(std::string_view url, std::string_view key, std::string_view value) {
   std::string out(url);
   auto at = value_position(url, key);
   if (at != std::string_view::npos)

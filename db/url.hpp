@@ -17,8 +17,7 @@ std::optional<dialect> dialect_of(std::string_view url);
 std::optional<std::string> url_parameter(std::string_view url, std::string_view key);
 
 // The URL with `key=value` set: replaces an existing value or appends the pair.
-std::string with_url_parameter(std::string_view url, std::string_view key,
-                               std::string_view value);
+std::string with_url_parameter(std::string_view url, std::string_view key, std::string_view value);
 
 // The URL receiptd really connects with: SQLite always gets a busy timeout
 // (timeout=10 when none is given; without one concurrent sessions fail at once

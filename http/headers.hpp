@@ -9,18 +9,18 @@
 
 namespace receiptd::http {
 
-#define RECEIPTD_TEXT_HEADER(Class, Name)                                      \
-  class Class : public Pistache::Http::Header::Header {                        \
-  public:                                                                      \
-    NAME(Name)                                                                 \
-    Class() = default;                                                         \
-    explicit Class(std::string value) : value_(std::move(value)) {}            \
-    void parse(const std::string& data) override { value_ = data; }            \
-    void write(std::ostream& os) const override { os << value_; }              \
-    const std::string& value() const { return value_; }                        \
-                                                                               \
-  private:                                                                     \
-    std::string value_;                                                        \
+#define RECEIPTD_TEXT_HEADER(Class, Name)                                                          \
+  class Class : public Pistache::Http::Header::Header {                                            \
+  public:                                                                                          \
+    NAME(Name)                                                                                     \
+    Class() = default;                                                                             \
+    explicit Class(std::string value) : value_(std::move(value)) {}                                \
+    void parse(const std::string& data) override { value_ = data; }                                \
+    void write(std::ostream& os) const override { os << value_; }                                  \
+    const std::string& value() const { return value_; }                                            \
+                                                                                                   \
+  private:                                                                                         \
+    std::string value_;                                                                            \
   };
 
 RECEIPTD_TEXT_HEADER(request_id_header, "X-Request-Id")

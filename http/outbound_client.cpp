@@ -58,8 +58,7 @@ std::size_t read_body(char* out, std::size_t size, std::size_t n, void* user) {
 // curl rewinds a body to send it again (a reused connection that turned out dead).
 int seek_body(void* user, curl_off_t offset, int origin) {
   auto* t = static_cast<transfer*>(user);
-  if (origin != SEEK_SET || offset < 0
-      || static_cast<std::size_t>(offset) > t->request.body_size())
+  if (origin != SEEK_SET || offset < 0 || static_cast<std::size_t>(offset) > t->request.body_size())
     return CURL_SEEKFUNC_CANTSEEK;
   t->sent = static_cast<std::size_t>(offset);
   return CURL_SEEKFUNC_OK;
@@ -197,8 +196,7 @@ struct outbound_client::impl {
     curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                     static_cast<long>(opts.connect_timeout.count()));
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(opts.connect_timeout.count()));
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, t.get());
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, t->error);
@@ -210,8 +208,7 @@ struct outbound_client::impl {
       curl_easy_setopt(h, CURLOPT_CAINFO, opts.ca_file.c_str());
     if (req.method == "POST") {
       curl_easy_setopt(h, CURLOPT_POST, 1L);
-      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
-                       static_cast<curl_off_t>(req.body_size()));
+      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body_size()));
       if (req.shared_body) {
         curl_easy_setopt(h, CURLOPT_READFUNCTION, read_body);
         curl_easy_setopt(h, CURLOPT_READDATA, t.get());
@@ -248,8 +245,8 @@ struct outbound_client::impl {
       t->response.status = 0;
       t->response.body.clear();
       t->response.error = t->truncated ? "response larger than the limit"
-                          : t->error[0] ? t->error
-                                        : curl_easy_strerror(code);
+        : t->error[0]                  ? t->error
+                                       : curl_easy_strerror(code);
     }
     curl_slist_free_all(t->headers);
     idle_handles.push_back(h);
@@ -317,8 +314,7 @@ struct outbound_client::impl {
   }
 };
 
-outbound_client::outbound_client(options opts)
-  : impl_(std::make_unique<impl>(std::move(opts))) {}
+outbound_client::outbound_client(options opts) : impl_(std::make_unique<impl>(std::move(opts))) {}
 
 outbound_client::~outbound_client() = default;
 

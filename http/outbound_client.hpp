@@ -31,7 +31,7 @@ struct outbound_request {
 };
 
 struct outbound_response {
-  int status = 0;     // 0: no HTTP answer; then `error` says why
+  int status = 0; // 0: no HTTP answer; then `error` says why
   std::string body;
   std::string error;
   std::string content_type;

@@ -14,12 +14,12 @@ namespace receiptd::http {
 struct inbound_request {
   explicit inbound_request(route r) : target(r) {}
 
-  route target;             // matched by the HTTP layer (http/routes.hpp)
-  std::string record_id;    // GET routes
-  std::string token;        // the bearer token (syntax already checked)
+  route target;          // matched by the HTTP layer (http/routes.hpp)
+  std::string record_id; // GET routes
+  std::string token;     // the bearer token (syntax already checked)
   std::string body;
   std::string peer_ip;
-  std::string trace_id;     // X-Request-Id, or one made up
+  std::string trace_id; // X-Request-Id, or one made up
 };
 
 struct reply {

@@ -112,8 +112,9 @@ std::variant<reply, std::string> own_answer(const ph::Request& req, const matche
   if (!token)
     return error_reply(token.err());
   if (body_bytes > max_body_bytes)
-    return error_reply({errc::body_too_large, "the request body is larger than "
-                                                + std::to_string(max_body_bytes) + " bytes"});
+    return error_reply(
+      {errc::body_too_large,
+       "the request body is larger than " + std::to_string(max_body_bytes) + " bytes"});
   return std::move(token).value();
 }
 
@@ -123,8 +124,8 @@ std::variant<reply, std::string> own_answer(const ph::Request& req, const matche
 void write_raw(const Pistache::Tcp::Peer& peer, const reply& r, const std::string& trace_id) {
   auto code = static_cast<ph::Code>(r.status);
   std::string text = "HTTP/1.1 " + std::to_string(r.status) + " " + ph::codeString(code)
-                     + "\r\nContent-Type: application/json\r\nContent-Length: "
-                     + std::to_string(r.body.size()) + "\r\nConnection: close\r\n";
+    + "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(r.body.size())
+    + "\r\nConnection: close\r\n";
   if (!trace_id.empty())
     text += "X-Request-Id: " + trace_id + "\r\n"; // checked: visible ASCII only
   if (r.retry_after_seconds)
@@ -134,7 +135,8 @@ void write_raw(const Pistache::Tcp::Peer& peer, const reply& r, const std::strin
   text += "\r\n" + r.body;
   // A few hundred bytes into a fresh socket's buffer: it fits, or the client, which
   // reads nothing, gets less of a refusal.
-  [[maybe_unused]] auto n = ::send(peer.fd(), text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  [[maybe_unused]] auto n
+    = ::send(peer.fd(), text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 } // namespace receiptd::http

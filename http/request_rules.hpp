@@ -41,9 +41,9 @@ matched match(Pistache::Http::Method method, std::string_view path);
 // 503 while draining, 401 for a missing or malformed token, 413 for a body over the
 // limit. `body_bytes` is the body's size (or, before it has arrived, its
 // Content-Length). When there is none, the request's bearer token.
-std::variant<reply, std::string> own_answer(const Pistache::Http::Request& req,
-                                            const matched& m, std::size_t body_bytes,
-                                            std::size_t max_body_bytes, bool draining);
+std::variant<reply, std::string> own_answer(const Pistache::Http::Request& req, const matched& m,
+                                            std::size_t body_bytes, std::size_t max_body_bytes,
+                                            bool draining);
 
 // Writes a whole response straight to the peer's socket (non-blocking, best
 // effort), announcing that the connection closes: for requests and connections

@@ -125,14 +125,13 @@ class api_handler : public ph::Handler {
 public:
   HTTP_PROTOTYPE(api_handler)
 
-  explicit api_handler(std::shared_ptr<server::shared_state> state)
-    : state_(std::move(state)) {}
+  explicit api_handler(std::shared_ptr<server::shared_state> state) : state_(std::move(state)) {}
 
   void onRequest(const ph::Request& req, ph::ResponseWriter writer) override {
     auto trace_id = trace_id_of(req);
     auto m = match(req.method(), req.resource());
-    auto own = own_answer(req, m, req.body().size(), state_->settings.max_body_bytes,
-                          state_->draining);
+    auto own
+      = own_answer(req, m, req.body().size(), state_->settings.max_body_bytes, state_->draining);
     if (auto* r = std::get_if<reply>(&own))
       return pistache_reply::write(writer, *r, trace_id);
     inbound_request in(*m.target); // own_answer refuses what matches no route
@@ -166,8 +165,8 @@ public:
       // is removed by the transport as soon as it is registered (end of stream).
       peer->putData(refused_key, std::make_shared<bool>(true));
       write_raw(*peer,
-                error_reply({model::errc::too_many_connections,
-                             "too many open connections; retry shortly"}),
+                error_reply(
+                  {model::errc::too_many_connections, "too many open connections; retry shortly"}),
                 "");
       ::shutdown(peer->fd(), SHUT_RDWR);
     }
@@ -208,7 +207,7 @@ Pistache::Tcp::Handler& early_gate::http() {
 void early_gate::onInput(const char* buffer, size_t len,
                          const std::shared_ptr<Pistache::Tcp::Peer>& peer) {
   if (peer->tryGetData(refused_key))
-    return; // answered already: the rest is not read into any buffer
+    return;                          // answered already: the rest is not read into any buffer
   http().onInput(buffer, len, peer); // Http::Handler's parser, through Tcp::Handler
   http_->screen(peer);
 }
@@ -289,9 +288,9 @@ std::uint16_t server::start() {
   // listens with 128: a burst of new connections beyond that had its SYNs dropped
   // and waited for the client's retransmission (1 s, then 3 s, …). The listener's
   // init only stores its arguments, so it is called again with all of them.
-  endpoint_->endpoint->initArgs(s.threads, Pistache::Flags<Pistache::Tcp::Options>(
-                                             Pistache::Tcp::Options::ReuseAddr),
-                                std::string(), backlog);
+  endpoint_->endpoint->initArgs(
+    s.threads, Pistache::Flags<Pistache::Tcp::Options>(Pistache::Tcp::Options::ReuseAddr),
+    std::string(), backlog);
   endpoint_->endpoint->setHandler(Pistache::Http::make_handler<api_handler>(state_));
   endpoint_->endpoint->serveThreaded();
   return static_cast<std::uint16_t>(endpoint_->endpoint->getPort());

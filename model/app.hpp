@@ -18,7 +18,7 @@ struct app {
   // Xcode StoreKit test receipts (signed with a key that ships with every Xcode) are
   // accepted, as environment xcode, only for an app that opts in (issue 6 §4).
   bool accept_storekit_test_receipts = false;
-  transfer_policy transfers;           // a re-upload naming another user_identifier
+  transfer_policy transfers; // a re-upload naming another user_identifier
 
   bool operator==(const app&) const = default;
 };

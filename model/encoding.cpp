@@ -13,8 +13,7 @@ namespace receiptd::model {
 
 namespace {
 
-constexpr char alphabet[] =
-  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 constexpr std::array<int8_t, 256> make_decode_table() {
   std::array<int8_t, 256> t{};
@@ -102,8 +101,7 @@ std::string base64_encode(std::string_view bytes) {
 }
 
 std::string base64url_encode(std::string_view bytes) {
-  static constexpr char url[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  static constexpr char url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
   return encode(bytes, url, false);
 }
 
@@ -144,9 +142,7 @@ std::string sha256(std::string_view bytes) {
 
 std::string random_bytes(std::size_t n) {
   std::string out(n, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()),
-                 static_cast<int>(n))
-      != 1)
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(n)) != 1)
     throw std::runtime_error("OpenSSL RAND_bytes failed");
   return out;
 }

@@ -22,7 +22,9 @@ int hex_digit_value(char c);
 // Raw digests (20 and 32 bytes).
 std::string sha1(std::string_view bytes);
 std::string sha256(std::string_view bytes);
-inline std::string sha256_hex(std::string_view bytes) { return hex_encode(sha256(bytes)); }
+inline std::string sha256_hex(std::string_view bytes) {
+  return hex_encode(sha256(bytes));
+}
 
 // Random bytes from OpenSSL's CSPRNG.
 std::string random_bytes(std::size_t n);

@@ -27,8 +27,8 @@ enum class errc {
 };
 
 struct error_kind {
-  std::string_view name;         // the code's name in the error body
-  int status;                    // HTTP status
+  std::string_view name;          // the code's name in the error body
+  int status;                     // HTTP status
   std::optional<int> retry_after; // seconds, sent as Retry-After
 };
 

@@ -11,8 +11,8 @@ std::string make_uuid() {
   b[6] = static_cast<char>((b[6] & 0x0F) | 0x40);
   b[8] = static_cast<char>((b[8] & 0x3F) | 0x80);
   auto hex = hex_encode(b);
-  return hex.substr(0, 8) + '-' + hex.substr(8, 4) + '-' + hex.substr(12, 4)
-         + '-' + hex.substr(16, 4) + '-' + hex.substr(20);
+  return hex.substr(0, 8) + '-' + hex.substr(8, 4) + '-' + hex.substr(12, 4) + '-'
+    + hex.substr(16, 4) + '-' + hex.substr(20);
 }
 
 std::optional<uuid_bytes> parse_uuid(std::string_view s) {

@@ -16,7 +16,9 @@ std::string make_uuid();
 
 // Accepts the canonical 8-4-4-4-12 hex form, either case.
 std::optional<uuid_bytes> parse_uuid(std::string_view text);
-inline bool is_uuid(std::string_view text) { return parse_uuid(text).has_value(); }
+inline bool is_uuid(std::string_view text) {
+  return parse_uuid(text).has_value();
+}
 
 // "f8:ff:c2:1e:91:82" (or with dashes), the device id macOS receipts are bound to.
 std::optional<std::array<std::uint8_t, 6>> parse_mac_address(std::string_view text);

@@ -22,7 +22,7 @@ std::string rsa_key_problem(const EVP_PKEY* key) {
   BN_free(e);
   if (e_bits > max_rsa_exponent_bits)
     return name + "public exponent of " + std::to_string(e_bits) + " bits (more than "
-           + std::to_string(max_rsa_exponent_bits) + ")";
+      + std::to_string(max_rsa_exponent_bits) + ")";
   return {};
 }
 

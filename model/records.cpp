@@ -15,15 +15,14 @@ std::optional<receipt_style> parse_receipt_style(std::string_view text) {
 }
 
 std::string_view to_string(record_kind x) {
-  return x == record_kind::store_a_receipt ? "store_a_receipt"
-                                           : "store_b_purchase_order";
+  return x == record_kind::store_a_receipt ? "store_a_receipt" : "store_b_purchase_order";
 }
 
 namespace {
 
 constexpr std::string_view product_kind_names[] = {"unknown", "product", "subscription"};
-constexpr std::string_view purchase_state_names[] = {"unknown", "purchased", "cancelled",
-                                                     "refunded", "pending"};
+constexpr std::string_view purchase_state_names[]
+  = {"unknown", "purchased", "cancelled", "refunded", "pending"};
 
 template <class Enum, std::size_t N>
 Enum parse_name(const std::string_view (&names)[N], std::string_view text) {
@@ -86,7 +85,7 @@ bool leaves_untouched(const Record& existing, const Record& incoming) {
   if (rejected_locally(incoming.state, incoming.fraud))
     return passed_local_check(existing);
   return existing.state == validation_state::validated
-         && incoming.fraud == fraud_reason::store_rejected;
+    && incoming.fraud == fraud_reason::store_rejected;
 }
 
 template <class Record>
@@ -110,8 +109,7 @@ bool proven(const receipt_record& r) {
 // The user the proof is bound to, when a genuine upload named one.
 template <class Record>
 const std::string* bound_user(const Record& existing) {
-  if (!proven(existing) || !existing.echo.user_identifier
-      || existing.echo.user_identifier->empty())
+  if (!proven(existing) || !existing.echo.user_identifier || existing.echo.user_identifier->empty())
     return nullptr;
   return &*existing.echo.user_identifier;
 }
@@ -157,7 +155,7 @@ Record merge_common(const Record& existing, const Record& incoming, bool transfe
 
 bool rejected_locally(validation_state state, fraud_reason reason) {
   return state == validation_state::rejected && reason != fraud_reason::none
-         && reason != fraud_reason::store_rejected;
+    && reason != fraud_reason::store_rejected;
 }
 
 purchase_order_record merge_reupload(const purchase_order_record& existing,
@@ -166,9 +164,10 @@ purchase_order_record merge_reupload(const purchase_order_record& existing,
     return existing;
   if (proven(existing) && !existing.purchase.product_id.empty()
       && incoming.purchase.product_id != existing.purchase.product_id)
-    return refuse(existing, {"product_id", "product_id_mismatch",
-                             "this purchase token is recorded for product \""
-                               + existing.purchase.product_id.substr(0, 150) + "\""});
+    return refuse(existing,
+                  {"product_id", "product_id_mismatch",
+                   "this purchase token is recorded for product \""
+                     + existing.purchase.product_id.substr(0, 150) + "\""});
   auto transfer = transfer_check(existing, incoming);
   if (!transfer)
     return refuse(existing, bound_to_other_user());
@@ -185,8 +184,7 @@ purchase_order_record merge_reupload(const purchase_order_record& existing,
   return out;
 }
 
-receipt_record merge_reupload(const receipt_record& existing,
-                              const receipt_record& incoming) {
+receipt_record merge_reupload(const receipt_record& existing, const receipt_record& incoming) {
   if (leaves_untouched(existing, incoming))
     return existing;
   auto transfer = transfer_check(existing, incoming);

@@ -90,18 +90,18 @@ std::string_view to_string(receipt_style x);
 std::optional<receipt_style> parse_receipt_style(std::string_view text);
 
 struct apple_in_app_purchase {
-  std::string product_id;              // 1702 / product-id
-  std::string transaction_id;          // 1703
-  std::string original_transaction_id; // 1705
-  int quantity = 1;                    // 1701
-  std::optional<unix_ms> purchase_date;          // 1704
-  std::optional<unix_ms> original_purchase_date; // 1706
-  std::optional<unix_ms> expires_date;           // 1708
-  std::optional<unix_ms> cancellation_date;      // 1712
+  std::string product_id;                            // 1702 / product-id
+  std::string transaction_id;                        // 1703
+  std::string original_transaction_id;               // 1705
+  int quantity = 1;                                  // 1701
+  std::optional<unix_ms> purchase_date;              // 1704
+  std::optional<unix_ms> original_purchase_date;     // 1706
+  std::optional<unix_ms> expires_date;               // 1708
+  std::optional<unix_ms> cancellation_date;          // 1712
   std::optional<std::string> web_order_line_item_id; // 1711 (absent when 0)
-  std::optional<bool> is_trial_period;           // 1713 (undocumented)
-  std::optional<bool> is_in_intro_offer_period;  // 1719
-  std::optional<int> product_type;               // 1707 (undocumented)
+  std::optional<bool> is_trial_period;               // 1713 (undocumented)
+  std::optional<bool> is_in_intro_offer_period;      // 1719
+  std::optional<int> product_type;                   // 1707 (undocumented)
 };
 
 struct receipt_record {
@@ -138,9 +138,9 @@ struct validation_job {
   record_kind kind = record_kind::store_b_purchase_order;
   std::string record_id;
   std::string app_id;
-  int attempts = 0;          // store calls made by the retry scheduler so far
+  int attempts = 0; // store calls made by the retry scheduler so far
   unix_ms next_attempt_at = 0;
-  std::int64_t version = 0;  // fencing token: bumped by every claim
+  std::int64_t version = 0; // fencing token: bumped by every claim
   std::string last_error;
 };
 
@@ -163,8 +163,7 @@ struct validation_job {
 // legacy first upload cannot squat a purchase token.
 purchase_order_record merge_reupload(const purchase_order_record& existing,
                                      const purchase_order_record& incoming);
-receipt_record merge_reupload(const receipt_record& existing,
-                              const receipt_record& incoming);
+receipt_record merge_reupload(const receipt_record& existing, const receipt_record& incoming);
 // Whether `incoming` failed on its own proof, before any store was asked.
 bool rejected_locally(validation_state state, fraud_reason reason);
 

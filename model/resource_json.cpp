@@ -49,8 +49,8 @@ void put_common(json::object& o, const std::string& id, const std::string& app_i
   o["id"] = id;
   o["app_family_id"] = app_id;
   o["is_fraud"] = fraud != fraud_reason::none;
-  o["fraud_reason"] = fraud == fraud_reason::none ? json::value(nullptr)
-                                                  : json::value(to_string(fraud));
+  o["fraud_reason"]
+    = fraud == fraud_reason::none ? json::value(nullptr) : json::value(to_string(fraud));
   o["environment"] = to_string(env);
   o["user_identifier"] = opt(echo.user_identifier);
   // Transfers between users (issue 6 §11): the owners before the current one.
@@ -187,8 +187,8 @@ std::string error_body(const field_errors& errors) {
 
 std::string rejection_body(const purchase_order_record& r, fraud_reason reason) {
   const char* field = reason == fraud_reason::invalid_signature ? "purchase_signature"
-                      : reason == fraud_reason::package_name_mismatch ? "purchase_data"
-                                                                       : nullptr;
+    : reason == fraud_reason::package_name_mismatch             ? "purchase_data"
+                                                                : nullptr;
   return rejection("purchase_order", purchase_order_json(r), reason, field,
                    rejection_message(r, reason));
 }

@@ -15,8 +15,8 @@
 namespace receiptd::model {
 
 struct field_error {
-  std::string field;  // empty when the error is not about one field
-  std::string code;   // machine-readable, snake_case: "missing", "invalid_base64", …
+  std::string field; // empty when the error is not about one field
+  std::string code;  // machine-readable, snake_case: "missing", "invalid_base64", …
   std::string message;
 };
 

@@ -55,19 +55,18 @@ bool expect(std::string_view& s, char c) {
 // Parses "YYYY-MM-DD<sep>hh:mm:ss" and leaves the rest in s.
 std::optional<unix_ms> parse_date_time(std::string_view& s, char sep) {
   int y, mo, d, h, mi, se;
-  if (!read_int(s, 4, y) || !expect(s, '-') || !read_int(s, 2, mo)
-      || !expect(s, '-') || !read_int(s, 2, d))
+  if (!read_int(s, 4, y) || !expect(s, '-') || !read_int(s, 2, mo) || !expect(s, '-')
+      || !read_int(s, 2, d))
     return std::nullopt;
   if (s.empty() || (s.front() != sep && !(sep == 'T' && s.front() == 't')))
     return std::nullopt;
   s.remove_prefix(1);
-  if (!read_int(s, 2, h) || !expect(s, ':') || !read_int(s, 2, mi)
-      || !expect(s, ':') || !read_int(s, 2, se))
+  if (!read_int(s, 2, h) || !expect(s, ':') || !read_int(s, 2, mi) || !expect(s, ':')
+      || !read_int(s, 2, se))
     return std::nullopt;
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
     return std::nullopt;
-  auto days = days_from_civil(y, static_cast<unsigned>(mo),
-                              static_cast<unsigned>(d));
+  auto days = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
   return ((days * 24 + h) * 60 + mi) * 60000LL + se * 1000LL;
 }
 
@@ -81,9 +80,9 @@ std::string format_utc(unix_ms ms) {
   unsigned m, d;
   civil_from_days(days, y, m, d);
   char buf[64];
-  std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02u %02d:%02d:%02d UTC",
-                static_cast<long long>(y), m, d, static_cast<int>(rem / 3600),
-                static_cast<int>(rem / 60 % 60), static_cast<int>(rem % 60));
+  std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02u %02d:%02d:%02d UTC", static_cast<long long>(y),
+                m, d, static_cast<int>(rem / 3600), static_cast<int>(rem / 60 % 60),
+                static_cast<int>(rem % 60));
   return buf;
 }
 

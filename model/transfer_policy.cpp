@@ -6,9 +6,12 @@ namespace receiptd::model {
 
 bool transfer_policy::allows(int transfers_so_far) const {
   switch (mode) {
-    case kind::transfer: return true;
-    case kind::keep: return false;
-    case kind::reject_after: return transfers_so_far < limit;
+    case kind::transfer:
+      return true;
+    case kind::keep:
+      return false;
+    case kind::reject_after:
+      return transfers_so_far < limit;
   }
   return false;
 }
@@ -32,9 +35,12 @@ std::optional<transfer_policy> parse_transfer_policy(std::string_view text) {
 
 std::string to_string(const transfer_policy& p) {
   switch (p.mode) {
-    case transfer_policy::kind::transfer: return "transfer";
-    case transfer_policy::kind::keep: return "keep";
-    case transfer_policy::kind::reject_after: return "reject_after=" + std::to_string(p.limit);
+    case transfer_policy::kind::transfer:
+      return "transfer";
+    case transfer_policy::kind::keep:
+      return "keep";
+    case transfer_policy::kind::reject_after:
+      return "reject_after=" + std::to_string(p.limit);
   }
   return "transfer";
 }

@@ -159,8 +159,8 @@ result<json::value> parse_object(std::string_view body) {
   auto v = json::parse(body, ec, {}, opts);
   if (ec == json::error::too_deep)
     return field_error{"", "too_deep",
-                       "the request body is nested deeper than "
-                         + std::to_string(max_body_depth) + " levels"};
+                       "the request body is nested deeper than " + std::to_string(max_body_depth)
+                         + " levels"};
   if (ec)
     return field_error{"", "invalid_json", "the request body is not valid JSON"};
   if (!v.is_object())
@@ -247,8 +247,7 @@ result<store_b_upload> parse_store_b_upload(std::string_view body) {
       const auto& d = out.data;
       r.too_long(d.package_name, "purchase_data", max_package_name_length,
                  "purchase_data's packageName");
-      r.too_long(d.product_id, "purchase_data", max_product_id_length,
-                 "purchase_data's productId");
+      r.too_long(d.product_id, "purchase_data", max_product_id_length, "purchase_data's productId");
       r.too_long(d.purchase_token, "purchase_data", max_purchase_token_length,
                  "purchase_data's purchaseToken");
       if (d.order_id)
@@ -267,8 +266,8 @@ result<store_b_upload> parse_store_b_upload(std::string_view body) {
     r.fail("purchase_signature", "wrong_type", "purchase_signature must be a string");
   else if (!r.too_long(sig->get_string(), "purchase_signature", max_purchase_signature_length)) {
     auto bytes = sig->get_string().find('\0') == std::string::npos
-                   ? base64_decode(sig->get_string())
-                   : std::nullopt;
+      ? base64_decode(sig->get_string())
+      : std::nullopt;
     if (bytes) {
       out.signature_bytes = std::move(*bytes);
       out.purchase_signature = base64_encode(out.signature_bytes);

@@ -17,19 +17,23 @@ namespace receiptd::model {
 // Lengths are in bytes (UTF-8). Each sits well above what the stores issue and
 // what a client sends, and below what the database can index: PostgreSQL refuses a
 // B-tree entry over about 2,700 bytes, and (app_id, purchase_token) is a unique index.
-inline constexpr std::size_t max_receipt_length = 2 * 1024 * 1024;   // base64 as sent, whitespace included
-inline constexpr std::size_t max_purchase_data_length = 32 * 1024;   // Play's purchase JSON: < 1 KiB in practice
-inline constexpr std::size_t max_purchase_signature_length = 2048;   // base64 of an RSA-8192 signature: 1,368
-inline constexpr std::size_t max_purchase_token_length = 2048;       // Play's tokens: about 150–250
-inline constexpr std::size_t max_order_id_length = 256;              // "GPA.1234-5678-9012-34567..12"
+inline constexpr std::size_t max_receipt_length
+  = 2 * 1024 * 1024; // base64 as sent, whitespace included
+inline constexpr std::size_t max_purchase_data_length
+  = 32 * 1024; // Play's purchase JSON: < 1 KiB in practice
+inline constexpr std::size_t max_purchase_signature_length
+  = 2048; // base64 of an RSA-8192 signature: 1,368
+inline constexpr std::size_t max_purchase_token_length = 2048; // Play's tokens: about 150–250
+inline constexpr std::size_t max_order_id_length = 256;        // "GPA.1234-5678-9012-34567..12"
 inline constexpr std::size_t max_product_id_length = 256;
 inline constexpr std::size_t max_package_name_length = 256;
 inline constexpr std::size_t max_user_identifier_length = 1024;
-inline constexpr std::size_t max_identifier_for_vendor_length = 64;  // a UUID is 36, a MAC address 17
-inline constexpr std::size_t max_country_code_length = 2;            // ISO 3166-1 alpha-2
-inline constexpr std::size_t max_ip_address_length = 64;             // IPv6 text is at most 45
-inline constexpr std::size_t max_metadata_bytes = 16 * 1024;         // as compact JSON
-inline constexpr std::size_t max_metadata_depth = 16;                // {} is depth 1, {"a":[]} depth 2
+inline constexpr std::size_t max_identifier_for_vendor_length
+  = 64;                                                      // a UUID is 36, a MAC address 17
+inline constexpr std::size_t max_country_code_length = 2;    // ISO 3166-1 alpha-2
+inline constexpr std::size_t max_ip_address_length = 64;     // IPv6 text is at most 45
+inline constexpr std::size_t max_metadata_bytes = 16 * 1024; // as compact JSON
+inline constexpr std::size_t max_metadata_depth = 16;        // {} is depth 1, {"a":[]} depth 2
 // The whole body is parsed to at most this depth (then 422 "too_deep", no field):
 // deep enough that metadata one level past its own maximum still gets a field error.
 inline constexpr std::size_t max_body_depth = 64;
@@ -55,7 +59,7 @@ struct store_a_upload {
   // is stored and sent to verifyReceipt. Clients may send it wrapped in lines (Apple's
   // own base64 has line breaks); the bytes, and so the re-upload key, are the same.
   std::string receipt_data;
-  std::string receipt_bytes; // decoded
+  std::string receipt_bytes;                        // decoded
   std::optional<std::string> country_code;          // upper-cased
   std::optional<std::string> identifier_for_vendor; // a UUID
   upload_common common;

@@ -15,8 +15,7 @@ constexpr std::string_view reason_names[] = {
   "store_rejected",
 };
 
-constexpr std::string_view state_names[] = {"pending", "validated", "rejected",
-                                            "failed"};
+constexpr std::string_view state_names[] = {"pending", "validated", "rejected", "failed"};
 
 } // namespace
 
@@ -30,9 +29,12 @@ std::string_view to_string(fraud_reason x) {
 
 std::string_view to_string(environment x) {
   switch (x) {
-    case environment::sandbox: return "sandbox";
-    case environment::xcode: return "xcode";
-    default: return "production";
+    case environment::sandbox:
+      return "sandbox";
+    case environment::xcode:
+      return "xcode";
+    default:
+      return "production";
   }
 }
 

@@ -162,47 +162,47 @@ bool decode_in_app(attribute_decoder& d, std::string_view value, apple_in_app_pu
     if (!d.once(seen[type - 1700], type))
       return false;
     switch (type) {
-    case attr::quantity:
-      return d.small_int(v, p.quantity, "quantity (1701)");
-    case attr::product_id:
-      return d.string(v, p.product_id, "product id (1702)");
-    case attr::transaction_id:
-      return d.string(v, p.transaction_id, "transaction id (1703)");
-    case attr::purchase_date:
-      return d.date(v, p.purchase_date, "purchase date (1704)");
-    case attr::original_transaction_id:
-      return d.string(v, p.original_transaction_id, "original transaction id (1705)");
-    case attr::original_purchase_date:
-      return d.date(v, p.original_purchase_date, "original purchase date (1706)");
-    case attr::product_type: {
-      int t = 0;
-      if (!d.small_int(v, t, "product type (1707)"))
-        return false;
-      p.product_type = t;
-      return true;
-    }
-    case attr::expires_date:
-      return d.date(v, p.expires_date, "expires date (1708)");
-    case attr::web_order_line_item_id: {
-      std::int64_t id = 0;
-      if (!d.integer(v, id, "web order line item id (1711)"))
-        return false;
-      if (id < 0)
-        return d.fail("web order line item id (1711): negative");
-      // Non-subscription purchases carry INTEGER 0: no line item (AppReceiptValidator
-      // and RevenueCat map it to nil as well).
-      if (id != 0)
-        p.web_order_line_item_id = std::to_string(id);
-      return true;
-    }
-    case attr::cancellation_date:
-      return d.date(v, p.cancellation_date, "cancellation date (1712)");
-    case attr::is_trial_period:
-      return d.flag(v, p.is_trial_period, "trial period (1713)");
-    case attr::is_in_intro_offer_period:
-      return d.flag(v, p.is_in_intro_offer_period, "intro offer period (1719)");
-    default:
-      return true;
+      case attr::quantity:
+        return d.small_int(v, p.quantity, "quantity (1701)");
+      case attr::product_id:
+        return d.string(v, p.product_id, "product id (1702)");
+      case attr::transaction_id:
+        return d.string(v, p.transaction_id, "transaction id (1703)");
+      case attr::purchase_date:
+        return d.date(v, p.purchase_date, "purchase date (1704)");
+      case attr::original_transaction_id:
+        return d.string(v, p.original_transaction_id, "original transaction id (1705)");
+      case attr::original_purchase_date:
+        return d.date(v, p.original_purchase_date, "original purchase date (1706)");
+      case attr::product_type: {
+        int t = 0;
+        if (!d.small_int(v, t, "product type (1707)"))
+          return false;
+        p.product_type = t;
+        return true;
+      }
+      case attr::expires_date:
+        return d.date(v, p.expires_date, "expires date (1708)");
+      case attr::web_order_line_item_id: {
+        std::int64_t id = 0;
+        if (!d.integer(v, id, "web order line item id (1711)"))
+          return false;
+        if (id < 0)
+          return d.fail("web order line item id (1711): negative");
+        // Non-subscription purchases carry INTEGER 0: no line item (AppReceiptValidator
+        // and RevenueCat map it to nil as well).
+        if (id != 0)
+          p.web_order_line_item_id = std::to_string(id);
+        return true;
+      }
+      case attr::cancellation_date:
+        return d.date(v, p.cancellation_date, "cancellation date (1712)");
+      case attr::is_trial_period:
+        return d.flag(v, p.is_trial_period, "trial period (1713)");
+      case attr::is_in_intro_offer_period:
+        return d.flag(v, p.is_in_intro_offer_period, "intro offer period (1719)");
+      default:
+        return true;
     }
   });
 }
@@ -231,43 +231,43 @@ result<unified_receipt> decode_payload(std::string_view payload, const payload_o
       return true;
     }
     switch (type) {
-    case attr::receipt_type:
-    case attr::bundle_id:
-    case attr::app_version:
-    case attr::opaque:
-    case attr::sha1_hash:
-    case attr::age_rating:
-    case attr::creation_date:
-    case attr::original_app_version:
-    case attr::expiration_date:
-      if (!d.once(seen[type], type))
-        return false;
-      break;
-    default:
-      return true; // undocumented or reserved: ignored
+      case attr::receipt_type:
+      case attr::bundle_id:
+      case attr::app_version:
+      case attr::opaque:
+      case attr::sha1_hash:
+      case attr::age_rating:
+      case attr::creation_date:
+      case attr::original_app_version:
+      case attr::expiration_date:
+        if (!d.once(seen[type], type))
+          return false;
+        break;
+      default:
+        return true; // undocumented or reserved: ignored
     }
     switch (type) {
-    case attr::receipt_type:
-      return d.string(v, r.receipt_type, "receipt type (0)");
-    case attr::bundle_id:
-      r.bundle_id_raw.assign(v); // the device hash covers the encoded value as signed
-      return d.string(v, r.bundle_id, "bundle id (2)");
-    case attr::app_version:
-      return d.string(v, r.app_version, "app version (3)");
-    case attr::opaque:
-      r.opaque.assign(v);
-      return true;
-    case attr::sha1_hash:
-      r.sha1_hash.assign(v);
-      return true;
-    case attr::age_rating:
-      return d.string(v, r.age_rating, "age rating (10)");
-    case attr::creation_date:
-      return d.date(v, r.creation_date, "creation date (12)");
-    case attr::original_app_version:
-      return d.string(v, r.original_app_version, "original app version (19)");
-    case attr::expiration_date:
-      return d.date(v, r.expiration_date, "expiration date (21)");
+      case attr::receipt_type:
+        return d.string(v, r.receipt_type, "receipt type (0)");
+      case attr::bundle_id:
+        r.bundle_id_raw.assign(v); // the device hash covers the encoded value as signed
+        return d.string(v, r.bundle_id, "bundle id (2)");
+      case attr::app_version:
+        return d.string(v, r.app_version, "app version (3)");
+      case attr::opaque:
+        r.opaque.assign(v);
+        return true;
+      case attr::sha1_hash:
+        r.sha1_hash.assign(v);
+        return true;
+      case attr::age_rating:
+        return d.string(v, r.age_rating, "age rating (10)");
+      case attr::creation_date:
+        return d.date(v, r.creation_date, "creation date (12)");
+      case attr::original_app_version:
+        return d.string(v, r.original_app_version, "original app version (19)");
+      case attr::expiration_date:
+        return d.date(v, r.expiration_date, "expiration date (21)");
     }
     return true;
   });

@@ -23,8 +23,9 @@ struct element {
   std::uint32_t tag_number = 0;
   bool constructed = false;
   bool indefinite = false;
-  std::string_view whole;   // identifier, length, content and, if indefinite, the end-of-contents
-  std::string_view content; // content octets (for indefinite: the children, without the end-of-contents)
+  std::string_view whole; // identifier, length, content and, if indefinite, the end-of-contents
+  std::string_view
+    content; // content octets (for indefinite: the children, without the end-of-contents)
 };
 
 // Reads the element at the front of `in` and advances past it. Nullopt on

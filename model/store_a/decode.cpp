@@ -20,7 +20,9 @@ bool looks_like_plist(std::string_view bytes) {
 
 } // namespace
 
-bool is_transaction_style(std::string_view bytes) { return looks_like_plist(bytes); }
+bool is_transaction_style(std::string_view bytes) {
+  return looks_like_plist(bytes);
+}
 
 result<parsed_receipt> parse_receipt(std::string_view bytes, std::size_t max_in_app_purchases) {
   if (looks_like_plist(bytes))

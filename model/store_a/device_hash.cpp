@@ -24,9 +24,8 @@ std::optional<std::string> device_id_bytes(std::string_view id) {
 } // namespace
 
 status device_matches(const decoded_receipt& r, std::string_view id) {
-  auto mismatch = [](std::string why) {
-    return refusal(fraud_reason::device_hash_mismatch, std::move(why));
-  };
+  auto mismatch
+    = [](std::string why) { return refusal(fraud_reason::device_hash_mismatch, std::move(why)); };
   if (const auto* u = std::get_if<unified_receipt>(&r.detail)) {
     auto bytes = device_id_bytes(id);
     if (!bytes)

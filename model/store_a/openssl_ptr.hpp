@@ -15,11 +15,13 @@ namespace receiptd::model::store_a::ossl {
 template <auto free_fn>
 struct deleter {
   template <class T>
-  void operator()(T* p) const noexcept { free_fn(p); }
+  void operator()(T* p) const noexcept {
+    free_fn(p);
+  }
 };
 
 struct x509_stack_deleter {
-  void operator()(STACK_OF(X509)* s) const noexcept { sk_X509_pop_free(s, X509_free); }
+  void operator()(STACK_OF(X509) * s) const noexcept { sk_X509_pop_free(s, X509_free); }
 };
 
 using bio_ptr = std::unique_ptr<BIO, deleter<BIO_free_all>>;

@@ -101,9 +101,8 @@ bool children(const ber::element& e, std::uint8_t identifier, ber::element (&out
 // Checks a SET / [n] of at most `limit` elements of at most `max_bytes` each.
 bool bounded(const ber::element& e, std::size_t limit, std::size_t max_bytes) {
   std::size_t n = 0;
-  return ber::for_each_child(e, [&](const ber::element& c) {
-    return ++n <= limit && c.whole.size() <= max_bytes;
-  });
+  return ber::for_each_child(
+    e, [&](const ber::element& c) { return ++n <= limit && c.whole.size() <= max_bytes; });
 }
 
 // "" when the ContentInfo at `der` is a SignedData of receipt size, else why not.
@@ -210,9 +209,8 @@ PKCS7_SIGNER_INFO* single_signer(const content_info& ci) {
 
 status verify_signer(const content_info& ci, const PKCS7_SIGNER_INFO& si, X509* signer,
                      const trust_anchors& anchors) {
-  auto invalid = [](std::string why) {
-    return refusal(fraud_reason::invalid_signature, std::move(why));
-  };
+  auto invalid
+    = [](std::string why) { return refusal(fraud_reason::invalid_signature, std::move(why)); };
   const EVP_MD* md = anchors.digest(OBJ_obj2nid(si.digest_alg->algorithm));
   if (md == nullptr)
     return invalid("unsupported digest algorithm");
@@ -249,10 +247,10 @@ status verify_signer(const content_info& ci, const PKCS7_SIGNER_INFO& si, X509* 
   }
   ossl::evp_md_ctx_ptr ctx{EVP_MD_CTX_new()};
   bool ok = ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, md, nullptr, key) == 1
-            && EVP_DigestVerifyUpdate(ctx.get(), signed_bytes.data(), signed_bytes.size()) == 1
-            && EVP_DigestVerifyFinal(ctx.get(), ASN1_STRING_get0_data(si.enc_digest),
-                                     static_cast<std::size_t>(ASN1_STRING_length(si.enc_digest)))
-                 == 1;
+    && EVP_DigestVerifyUpdate(ctx.get(), signed_bytes.data(), signed_bytes.size()) == 1
+    && EVP_DigestVerifyFinal(ctx.get(), ASN1_STRING_get0_data(si.enc_digest),
+                             static_cast<std::size_t>(ASN1_STRING_length(si.enc_digest)))
+      == 1;
   if (!ok)
     return invalid("PKCS#7 signature does not match the content");
   return done{};

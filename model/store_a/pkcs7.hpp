@@ -22,8 +22,8 @@ namespace receiptd::model::store_a {
 
 class trust_anchors;
 
-struct signed_data;    // SignedData with raw certificates
-struct content_info {  // ContentInfo { contentType, [0] EXPLICIT SignedData }
+struct signed_data;   // SignedData with raw certificates
+struct content_info { // ContentInfo { contentType, [0] EXPLICIT SignedData }
   ASN1_OBJECT* type;
   signed_data* sign;
 };

@@ -16,9 +16,8 @@ namespace receiptd::model::store_a {
 namespace {
 
 bool is_bare_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-         || c == '_' || c == '$' || c == '+' || c == '/' || c == ':' || c == '.'
-         || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
+    || c == '$' || c == '+' || c == '/' || c == ':' || c == '.' || c == '-';
 }
 
 void append_utf8(std::string& out, std::uint32_t cp) {
@@ -149,28 +148,42 @@ private:
         return fail("unterminated string");
       char e = s_[pos_++];
       switch (e) {
-      case 'n': out += '\n'; break;
-      case 't': out += '\t'; break;
-      case 'r': out += '\r'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'a': out += '\a'; break;
-      case 'v': out += '\v'; break;
-      case 'U':
-        if (!unicode_escape(out))
-          return false;
-        break;
-      default:
-        if (e >= '0' && e <= '7') {
-          unsigned v = static_cast<unsigned>(e - '0');
-          for (int i = 0; i < 2 && peek() >= '0' && peek() <= '7'; ++i)
-            v = v * 8 + static_cast<unsigned>(s_[pos_++] - '0');
-          if (v > 0xFF)
-            return fail("octal escape out of range");
-          out += static_cast<char>(v);
-        } else {
-          out += e; // \" \\ and any other escaped character stand for themselves
-        }
+        case 'n':
+          out += '\n';
+          break;
+        case 't':
+          out += '\t';
+          break;
+        case 'r':
+          out += '\r';
+          break;
+        case 'b':
+          out += '\b';
+          break;
+        case 'f':
+          out += '\f';
+          break;
+        case 'a':
+          out += '\a';
+          break;
+        case 'v':
+          out += '\v';
+          break;
+        case 'U':
+          if (!unicode_escape(out))
+            return false;
+          break;
+        default:
+          if (e >= '0' && e <= '7') {
+            unsigned v = static_cast<unsigned>(e - '0');
+            for (int i = 0; i < 2 && peek() >= '0' && peek() <= '7'; ++i)
+              v = v * 8 + static_cast<unsigned>(s_[pos_++] - '0');
+            if (v > 0xFF)
+              return fail("octal escape out of range");
+            out += static_cast<char>(v);
+          } else {
+            out += e; // \" \\ and any other escaped character stand for themselves
+          }
       }
     }
   }

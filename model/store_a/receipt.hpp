@@ -18,29 +18,31 @@ namespace receiptd::model::store_a {
 
 // The ASN.1 payload of a unified receipt, every documented attribute.
 struct unified_receipt {
-  std::string receipt_type;         // 0: "Production", "ProductionSandbox", "Xcode", …
-                                    //    (absent or "Production" → production, else sandbox)
-  std::string bundle_id;            // 2, decoded UTF8String
-  std::string bundle_id_raw;        // 2, the value octets as signed (device hash input)
-  std::string app_version;          // 3
-  std::string opaque;               // 4, raw
-  std::string sha1_hash;            // 5, raw (20 bytes)
-  std::string age_rating;           // 10 (undocumented; "4+" in Mac App Store receipts)
-  std::optional<unix_ms> creation_date;   // 12
-  std::string original_app_version; // 19
+  std::string receipt_type;             // 0: "Production", "ProductionSandbox", "Xcode", …
+                                        //    (absent or "Production" → production, else sandbox)
+  std::string bundle_id;                // 2, decoded UTF8String
+  std::string bundle_id_raw;            // 2, the value octets as signed (device hash input)
+  std::string app_version;              // 3
+  std::string opaque;                   // 4, raw
+  std::string sha1_hash;                // 5, raw (20 bytes)
+  std::string age_rating;               // 10 (undocumented; "4+" in Mac App Store receipts)
+  std::optional<unix_ms> creation_date; // 12
+  std::string original_app_version;     // 19
   std::optional<unix_ms> expiration_date; // 21
-  std::vector<apple_in_app_purchase> in_app; // 17, in receipt order (same as decoded_receipt::in_app)
-  std::size_t payload_size = 0;     // bytes of the signed ASN.1 payload (the PKCS#7 content)
+  std::vector<apple_in_app_purchase>
+    in_app;                     // 17, in receipt order (same as decoded_receipt::in_app)
+  std::size_t payload_size = 0; // bytes of the signed ASN.1 payload (the PKCS#7 content)
 };
 
 // An iOS 6 transaction receipt: the outer plist and the decoded purchase-info.
 struct transaction_receipt {
-  std::map<std::string, std::string> outer;         // signature, purchase-info, environment, pod, …
+  std::map<std::string, std::string> outer; // signature, purchase-info, environment, pod, …
   std::map<std::string, std::string> purchase_info; // bid, product-id, transaction-id, …
-  std::string purchase_info_bytes; // base64-decoded purchase-info: the signed bytes after the version byte
-  int signature_version = 0;       // 2 or 3
-  std::string signature;           // 128 or 256 bytes
-  std::string leaf_der;            // the embedded leaf certificate
+  std::string
+    purchase_info_bytes; // base64-decoded purchase-info: the signed bytes after the version byte
+  int signature_version = 0; // 2 or 3
+  std::string signature;     // 128 or 256 bytes
+  std::string leaf_der;      // the embedded leaf certificate
 };
 
 struct decoded_receipt {
@@ -71,11 +73,12 @@ result<decoded_receipt> decode_receipt(std::string_view bytes);
 // certificate: see verification_cache.hpp.
 class trust_anchors;
 struct trust_config {
-  std::vector<std::string> root_pems;         // PEM text of each trusted root (Apple Root CA, …)
-  std::vector<std::string> intermediate_pems; // PEM text of intermediates that receipts may omit
-                                              // (iTunes Store CA, WWDR CA for transaction receipts).
-                                              // Unified receipts embed their own intermediate and
-                                              // are chained with the embedded certificates only.
+  std::vector<std::string> root_pems; // PEM text of each trusted root (Apple Root CA, …)
+  std::vector<std::string>
+    intermediate_pems; // PEM text of intermediates that receipts may omit
+                       // (iTunes Store CA, WWDR CA for transaction receipts).
+                       // Unified receipts embed their own intermediate and
+                       // are chained with the embedded certificates only.
   std::vector<std::string> sandbox_root_pems; // opt-in roots whose receipts are sandbox only
                                               // (the Xcode StoreKit test certificate)
 };

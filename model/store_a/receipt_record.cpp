@@ -48,8 +48,7 @@ receipt_record make_record(const store_a_upload& u, const app& a, const verifica
 }
 
 verify_endpoint first_endpoint(const receipt_record& r) {
-  return r.env != environment::production ? verify_endpoint::sandbox
-                                       : verify_endpoint::production;
+  return r.env != environment::production ? verify_endpoint::sandbox : verify_endpoint::production;
 }
 
 void apply_store_verdict(receipt_record& r, const store_verdict& v,

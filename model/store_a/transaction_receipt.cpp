@@ -119,8 +119,8 @@ result<apple_in_app_purchase> build_purchase(const plist_dict& info) {
                             p.expires_date);
       !read)
     return read.err();
-  if (auto read = read_date(info, {"cancellation-date-ms", "cancellation-date"},
-                            p.cancellation_date);
+  if (auto read
+      = read_date(info, {"cancellation-date-ms", "cancellation-date"}, p.cancellation_date);
       !read)
     return read.err();
   if (auto read = read_flag(info, "is-trial-period", p.is_trial_period); !read)
@@ -168,8 +168,8 @@ result<parsed_receipt> parse_transaction_envelope(std::string_view plist_text) {
   d.style = receipt_style::transaction;
   // "environment" sits outside the signature: it only picks the verifyReceipt
   // URL to try first, and the store's answer wins (DESIGN.md §3).
-  d.env = value_of(*outer, "environment") == "Sandbox" ? environment::sandbox
-                                                      : environment::production;
+  d.env
+    = value_of(*outer, "environment") == "Sandbox" ? environment::sandbox : environment::production;
   transaction_receipt t;
   t.signature_version = parts->version;
   t.signature.assign(parts->signature);

@@ -21,19 +21,19 @@ namespace {
 // (1.2.840.113635.100 = 2A 86 48 86 F7 63 64). Apple, "Receipt Validation
 // Programming Guide": the receipt signing leaf carries 1.2.840.113635.100.6.11.1,
 // the WWDR intermediate 1.2.840.113635.100.6.2.1.
-constexpr unsigned char receipt_signing_oid[] = {0x2A, 0x86, 0x48, 0x86, 0xF7,
-                                                 0x63, 0x64, 0x06, 0x0B, 0x01};
-constexpr unsigned char wwdr_intermediate_oid[] = {0x2A, 0x86, 0x48, 0x86, 0xF7,
-                                                   0x63, 0x64, 0x06, 0x02, 0x01};
+constexpr unsigned char receipt_signing_oid[]
+  = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x63, 0x64, 0x06, 0x0B, 0x01};
+constexpr unsigned char wwdr_intermediate_oid[]
+  = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x63, 0x64, 0x06, 0x02, 0x01};
 // iOS 6 transaction receipts (v2 blobs), as carried by Apple's certificates
 // (config/trust/apple-itunes-store-ca.pem; the leaves of every v2 receipt in
 // tests/data/apple-transaction): the iTunes Store CA carries
 // 1.2.840.113635.100.6.2.2, its "PurchaseReceiptCertificate" leaves
 // 1.2.840.113635.100.6.5.1.
-constexpr unsigned char itunes_intermediate_oid[] = {0x2A, 0x86, 0x48, 0x86, 0xF7,
-                                                     0x63, 0x64, 0x06, 0x02, 0x02};
-constexpr unsigned char purchase_receipt_oid[] = {0x2A, 0x86, 0x48, 0x86, 0xF7,
-                                                  0x63, 0x64, 0x06, 0x05, 0x01};
+constexpr unsigned char itunes_intermediate_oid[]
+  = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x63, 0x64, 0x06, 0x02, 0x02};
+constexpr unsigned char purchase_receipt_oid[]
+  = {0x2A, 0x86, 0x48, 0x86, 0xF7, 0x63, 0x64, 0x06, 0x05, 0x01};
 
 // All of Apple's marker OIDs above are ten octets long.
 constexpr std::size_t oid_size = sizeof receipt_signing_oid;
@@ -56,17 +56,17 @@ bool name_entry_is(X509_NAME* name, int nid, std::string_view value) {
     return false;
   const ASN1_STRING* s = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, i));
   return s != nullptr
-         && std::string_view(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
-                             static_cast<std::size_t>(ASN1_STRING_length(s)))
-              == value;
+    && std::string_view(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
+                        static_cast<std::size_t>(ASN1_STRING_length(s)))
+    == value;
 }
 
 // What Apple's transaction receipt certificates carry, per blob version.
 struct transaction_pins {
   const unsigned char* leaf_oid;
   const char* leaf_oid_text;
-  const char* leaf_cn;        // null: not pinned
-  const char* leaf_ou;        // null: not pinned
+  const char* leaf_cn; // null: not pinned
+  const char* leaf_ou; // null: not pinned
   const unsigned char* issuer_oid;
   const char* issuer_oid_text;
   const char* issuer_cn;
@@ -80,12 +80,19 @@ struct transaction_pins {
 // distribution and push certificates whose private keys every developer holds;
 // the receipt-signing leaf is told apart by OID …6.11.1, as in unified
 // receipts. No public v3 receipt is at hand to pin its subject beyond O.
-const transaction_pins v2_pins{purchase_receipt_oid, "1.2.840.113635.100.6.5.1",
-                               "PurchaseReceiptCertificate", "Apple iTunes Store",
-                               itunes_intermediate_oid, "1.2.840.113635.100.6.2.2",
+const transaction_pins v2_pins{purchase_receipt_oid,
+                               "1.2.840.113635.100.6.5.1",
+                               "PurchaseReceiptCertificate",
+                               "Apple iTunes Store",
+                               itunes_intermediate_oid,
+                               "1.2.840.113635.100.6.2.2",
                                "Apple iTunes Store Certification Authority"};
-const transaction_pins v3_pins{receipt_signing_oid, "1.2.840.113635.100.6.11.1", nullptr,
-                               nullptr, wwdr_intermediate_oid, "1.2.840.113635.100.6.2.1",
+const transaction_pins v3_pins{receipt_signing_oid,
+                               "1.2.840.113635.100.6.11.1",
+                               nullptr,
+                               nullptr,
+                               wwdr_intermediate_oid,
+                               "1.2.840.113635.100.6.2.1",
                                "Apple Worldwide Developer Relations Certification Authority"};
 
 const transaction_pins* pins_for(int blob_version) {
@@ -94,8 +101,8 @@ const transaction_pins* pins_for(int blob_version) {
 
 // Verifies `leaf` up to a root of `store` at instant `at`: the built chain
 // (leaf first), or why not (code untrusted_certificate).
-result<ossl::x509_stack_ptr> verify_at(X509_STORE* store, X509* leaf,
-                                       STACK_OF(X509)* untrusted, unix_ms at) {
+result<ossl::x509_stack_ptr> verify_at(X509_STORE* store, X509* leaf, STACK_OF(X509) * untrusted,
+                                       unix_ms at) {
   // Failing to allocate is ours, not the receipt's: thrown, so that
   // verify_receipt reports an internal error rather than a verdict.
   ossl::x509_store_ctx_ptr ctx{X509_STORE_CTX_new()};
@@ -129,16 +136,21 @@ result<ossl::x509_stack_ptr> verify_at(X509_STORE* store, X509* leaf,
 
 const EVP_MD* trust_anchors::digest(int nid) const {
   switch (nid) {
-  case NID_sha1: return sha1_.get();
-  case NID_sha256: return sha256_.get();
-  case NID_sha384: return sha384_.get();
-  case NID_sha512: return sha512_.get();
-  default: return nullptr;
+    case NID_sha1:
+      return sha1_.get();
+    case NID_sha256:
+      return sha256_.get();
+    case NID_sha384:
+      return sha384_.get();
+    case NID_sha512:
+      return sha512_.get();
+    default:
+      return nullptr;
   }
 }
 
-chain_check check_unified_chain(const trust_anchors& anchors, X509* leaf,
-                                STACK_OF(X509)* embedded, unix_ms at) {
+chain_check check_unified_chain(const trust_anchors& anchors, X509* leaf, STACK_OF(X509) * embedded,
+                                unix_ms at) {
   chain_check out;
   std::string apple_detail;
   if (auto apple = verify_at(anchors.roots(), leaf, embedded, at); !apple) {

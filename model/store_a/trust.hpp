@@ -17,7 +17,7 @@ class trust_anchors {
 public:
   X509_STORE* roots() const { return roots_.get(); }
   X509_STORE* sandbox_roots() const { return sandbox_roots_.get(); } // null when none
-  STACK_OF(X509)* intermediates() const { return intermediates_.get(); }
+  STACK_OF(X509) * intermediates() const { return intermediates_.get(); }
   const EVP_MD* sha1() const { return sha1_.get(); } // fetched once, not per verify
   // SHA-1/256/384/512 by NID (prefetched: an implicit fetch per call costs locks); null otherwise.
   const EVP_MD* digest(int nid) const;
@@ -46,8 +46,8 @@ struct chain_check {
 
 // Unified receipts: `leaf` is the PKCS#7 signer, `embedded` the certificates the
 // receipt carries. Apple roots first (with the Apple OIDs), then sandbox roots.
-chain_check check_unified_chain(const trust_anchors& anchors, X509* leaf,
-                                STACK_OF(X509)* embedded, unix_ms at);
+chain_check check_unified_chain(const trust_anchors& anchors, X509* leaf, STACK_OF(X509) * embedded,
+                                unix_ms at);
 
 // Transaction receipts, pinned per signature blob version (2 or 3): the leaf
 // must be Apple's receipt-signing certificate of that version (its OID,

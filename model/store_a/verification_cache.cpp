@@ -41,9 +41,9 @@ verification_cache::known_chain(chain_kind kind, std::string_view leaf_der, unix
   return memo;
 }
 
-void verification_cache::remember(const std::vector<std::pair<std::string_view, X509*>>& certificates,
-                                  chain_kind kind, std::string_view leaf_der,
-                                  chain_memo memo) const {
+void verification_cache::remember(
+  const std::vector<std::pair<std::string_view, X509*>>& certificates, chain_kind kind,
+  std::string_view leaf_der, chain_memo memo) const {
   // Fill each certificate's extension cache now, before other threads share it.
   for (const auto& [der, cert] : certificates)
     X509_check_purpose(cert, -1, 0);

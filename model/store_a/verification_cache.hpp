@@ -50,7 +50,7 @@ public:
     std::vector<std::string> intermediates; // DER, leaf side first (must be embedded again)
     unix_ms valid_from = 0;                 // intersection of the validity periods
     unix_ms valid_until = 0;
-    bool sandbox = false;                   // anchored by a sandbox root
+    bool sandbox = false; // anchored by a sandbox root
   };
 
   // The memo of a chain from this leaf that stands at `at` with certificates

@@ -95,9 +95,8 @@ void remember_chain(const trust_anchors& anchors, chain_kind kind, const chain_c
 // both blob versions (DESIGN.md §3; the Mbaasy gem verified v2 and v3 this way).
 status check_transaction_signature(const trust_anchors& anchors, X509* leaf,
                                    const transaction_receipt& t) {
-  auto invalid = [](std::string why) {
-    return refusal(fraud_reason::invalid_signature, std::move(why));
-  };
+  auto invalid
+    = [](std::string why) { return refusal(fraud_reason::invalid_signature, std::move(why)); };
   EVP_PKEY* key = X509_get0_pubkey(leaf);
   if (key == nullptr || !EVP_PKEY_is_a(key, "RSA"))
     return invalid("leaf certificate has no RSA key");
@@ -108,14 +107,12 @@ status check_transaction_signature(const trust_anchors& anchors, X509* leaf,
     throw std::bad_alloc(); // not the receipt's fault: never a verdict
   const auto version = static_cast<unsigned char>(t.signature_version);
   bool ok = EVP_DigestVerifyInit(ctx.get(), nullptr, anchors.sha1(), nullptr, key) == 1
-            && EVP_DigestVerifyUpdate(ctx.get(), &version, 1) == 1
-            && EVP_DigestVerifyUpdate(ctx.get(), t.purchase_info_bytes.data(),
-                                      t.purchase_info_bytes.size())
-                 == 1
-            && EVP_DigestVerifyFinal(ctx.get(),
-                                     reinterpret_cast<const unsigned char*>(t.signature.data()),
-                                     t.signature.size())
-                 == 1;
+    && EVP_DigestVerifyUpdate(ctx.get(), &version, 1) == 1
+    && EVP_DigestVerifyUpdate(ctx.get(), t.purchase_info_bytes.data(), t.purchase_info_bytes.size())
+      == 1
+    && EVP_DigestVerifyFinal(ctx.get(), reinterpret_cast<const unsigned char*>(t.signature.data()),
+                             t.signature.size())
+      == 1;
   if (!ok)
     return invalid("signature does not match purchase-info");
   return done{};
@@ -192,9 +189,9 @@ verification verify_unified(std::string_view der, const trust_anchors& anchors,
   auto header = decode_payload(payload, payload_options{false, options.max_in_app_purchases});
   if (!header)
     return malformed_verdict(header.errors());
-  const unix_ms at = options.at             ? *options.at
-                     : header->creation_date ? *header->creation_date
-                                             : now_ms();
+  const unix_ms at = options.at ? *options.at
+    : header->creation_date     ? *header->creation_date
+                                : now_ms();
 
   // 3. The chain (remembered, or built and checked).
   bool sandbox = false;
@@ -249,8 +246,8 @@ verification verify_transaction(std::string_view text, const trust_anchors& anch
   const unix_ms at = options.at ? *options.at : r.signed_at ? *r.signed_at : now_ms();
 
   // 4. The chain, pinned per blob version.
-  const auto kind = t.signature_version == 2 ? chain_kind::transaction_v2
-                                             : chain_kind::transaction_v3;
+  const auto kind
+    = t.signature_version == 2 ? chain_kind::transaction_v2 : chain_kind::transaction_v3;
   if (!anchors.cache().known_chain(kind, t.leaf_der, at, {})) {
     auto chain = check_transaction_chain(anchors, leaf.get(), t.signature_version, at);
     if (!chain.ok)
@@ -277,9 +274,8 @@ verification verify_receipt(std::string_view bytes, const trust_anchors& anchors
     if (options.fault_for_tests != nullptr)
       options.fault_for_tests();
     return is_transaction_style(bytes)
-             ? verify_transaction(bytes, anchors, expected_bundle_id, identifier_for_vendor,
-                                  options)
-             : verify_unified(bytes, anchors, expected_bundle_id, identifier_for_vendor, options);
+      ? verify_transaction(bytes, anchors, expected_bundle_id, identifier_for_vendor, options)
+      : verify_unified(bytes, anchors, expected_bundle_id, identifier_for_vendor, options);
   } catch (...) {
     // bad_alloc, or an allocation OpenSSL could not make: a failure of ours,
     // which says nothing about the receipt. Never a fraud verdict (issue 6 §10).

@@ -109,8 +109,7 @@ void enrich_from(std::vector<apple_in_app_purchase>& purchases, const json::valu
 } // namespace
 
 verify_answer classify_verify_receipt(int http_status, std::string_view body,
-                                      std::string_view transport_error,
-                                      verify_endpoint asked) {
+                                      std::string_view transport_error, verify_endpoint asked) {
   verify_answer a;
   if (http_status == 0) {
     a.verdict = unreachable("store unreachable: " + std::string(transport_error));
@@ -149,8 +148,8 @@ verify_answer classify_verify_receipt(int http_status, std::string_view body,
       else if (env == "Production")
         a.verdict.env = environment::production;
       else
-        a.verdict.env = asked == verify_endpoint::sandbox ? environment::sandbox
-                                                          : environment::production;
+        a.verdict.env
+          = asked == verify_endpoint::sandbox ? environment::sandbox : environment::production;
       return a;
     }
     case 21003: // the receipt could not be authenticated

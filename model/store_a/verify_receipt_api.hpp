@@ -29,8 +29,7 @@ struct verify_answer {
 
 // http_status 0: no HTTP answer (transport_error says why).
 verify_answer classify_verify_receipt(int http_status, std::string_view body,
-                                      std::string_view transport_error,
-                                      verify_endpoint asked);
+                                      std::string_view transport_error, verify_endpoint asked);
 
 // Fills what the local receipt lacks (expiry, cancellation, trial and intro
 // offer flags, web order line item) from the store's answer: unified answers

@@ -17,12 +17,10 @@ struct licence_key::impl {
 licence_key::licence_key(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 licence_key::~licence_key() = default;
 
-result<std::shared_ptr<const licence_key>>
-licence_key::parse(std::string_view base64_spki) {
+result<std::shared_ptr<const licence_key>> licence_key::parse(std::string_view base64_spki) {
   auto der = base64_decode(base64_spki);
   if (!der || der->empty())
-    return field_error{"store_b_public_key", "invalid_base64",
-                       "the licence key is not base64"};
+    return field_error{"store_b_public_key", "invalid_base64", "the licence key is not base64"};
   auto p = reinterpret_cast<const unsigned char*>(der->data());
   auto i = std::make_unique<impl>();
   i->key = d2i_PUBKEY(nullptr, &p, static_cast<long>(der->size()));
@@ -46,12 +44,9 @@ bool licence_key::verify(std::string_view data, std::string_view sig) const {
   if (!ctx)
     return false;
   bool ok = EVP_DigestVerifyInit(ctx, nullptr, EVP_sha1(), nullptr, impl_->key) == 1
-            && EVP_DigestVerify(ctx,
-                                reinterpret_cast<const unsigned char*>(sig.data()),
-                                sig.size(),
-                                reinterpret_cast<const unsigned char*>(data.data()),
-                                data.size())
-                 == 1;
+    && EVP_DigestVerify(ctx, reinterpret_cast<const unsigned char*>(sig.data()), sig.size(),
+                        reinterpret_cast<const unsigned char*>(data.data()), data.size())
+      == 1;
   EVP_MD_CTX_free(ctx);
   return ok;
 }

@@ -11,24 +11,23 @@ namespace {
 
 // androidpublisher#productPurchase: purchaseState 0 purchased, 1 cancelled,
 // 2 pending; purchaseType 0 = test (licence tester) purchase.
-void enrich_product(const boost::json::object& o, play_purchase& p,
-                    store_verdict& v) {
+void enrich_product(const boost::json::object& o, play_purchase& p, store_verdict& v) {
   p.kind = product_kind::product;
   // The product is in the request path; an answer that names another one is no
   // proof of the claimed product.
   if (auto product = json_text(o, "productId"); !product.empty() && product != p.product_id) {
     v.outcome = store_outcome::rejected;
     v.detail = "the purchase token is for product \"" + product.substr(0, 150) + "\", not \""
-               + p.product_id.substr(0, 150) + "\"";
+      + p.product_id.substr(0, 150) + "\"";
     return;
   }
   if (auto t = json_int(o.if_contains("purchaseTimeMillis")))
     p.purchase_time = *t;
   if (auto s = json_int(o.if_contains("purchaseState")))
-    p.purchase_state = *s == 0   ? purchase_state::purchased
-                       : *s == 1 ? purchase_state::cancelled
-                       : *s == 2 ? purchase_state::pending
-                                 : purchase_state::unknown;
+    p.purchase_state = *s == 0 ? purchase_state::purchased
+      : *s == 1                ? purchase_state::cancelled
+      : *s == 2                ? purchase_state::pending
+                               : purchase_state::unknown;
   if (auto a = json_int(o.if_contains("acknowledgementState")))
     p.acknowledged = *a == 1;
   if (auto q = json_int(o.if_contains("quantity")))
@@ -40,8 +39,7 @@ void enrich_product(const boost::json::object& o, play_purchase& p,
 
 // androidpublisher#subscriptionPurchaseV2: a testPurchase object marks licence
 // testers; lineItems carry expiry and auto-renewal per product.
-void enrich_subscription(const boost::json::object& o, play_purchase& p,
-                         store_verdict& v) {
+void enrich_subscription(const boost::json::object& o, play_purchase& p, store_verdict& v) {
   p.kind = product_kind::subscription;
   if (auto s = json_text(o, "subscriptionState"); !s.empty()) {
     p.subscription_state = s;
@@ -76,10 +74,9 @@ void enrich_subscription(const boost::json::object& o, play_purchase& p,
   }
   if (line == nullptr) {
     v.outcome = store_outcome::rejected;
-    v.detail = first_product.empty()
-                 ? "the subscription names no product"
-                 : "the purchase token is for product \"" + first_product.substr(0, 150)
-                     + "\", not \"" + p.product_id.substr(0, 150) + "\"";
+    v.detail = first_product.empty() ? "the subscription names no product"
+                                     : "the purchase token is for product \""
+        + first_product.substr(0, 150) + "\", not \"" + p.product_id.substr(0, 150) + "\"";
     return;
   }
   if (p.product_id.empty())
@@ -96,9 +93,8 @@ void enrich_subscription(const boost::json::object& o, play_purchase& p,
 
 } // namespace
 
-std::string purchase_url(std::string_view api_base, purchase_api api,
-                         std::string_view package_name, std::string_view product_id,
-                         std::string_view purchase_token) {
+std::string purchase_url(std::string_view api_base, purchase_api api, std::string_view package_name,
+                         std::string_view product_id, std::string_view purchase_token) {
   std::string url(api_base);
   while (!url.empty() && url.back() == '/')
     url.pop_back();
@@ -115,8 +111,7 @@ std::string purchase_url(std::string_view api_base, purchase_api api,
   return url;
 }
 
-store_verdict classify_purchase_response(purchase_api api, int status,
-                                         std::string_view body,
+store_verdict classify_purchase_response(purchase_api api, int status, std::string_view body,
                                          std::string_view transport_error,
                                          play_purchase& purchase) {
   store_verdict v;
@@ -146,7 +141,8 @@ store_verdict classify_purchase_response(purchase_api api, int status,
   if (status == 410) { // purchase gone: an expired subscription, still genuine
     v.outcome = store_outcome::confirmed;
     v.detail = "HTTP 410 (gone: expired)";
-    purchase.kind = api == purchase_api::products ? product_kind::product : product_kind::subscription;
+    purchase.kind
+      = api == purchase_api::products ? product_kind::product : product_kind::subscription;
     return v;
   }
   if (status == 400 || status == 404) {

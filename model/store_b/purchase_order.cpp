@@ -2,8 +2,8 @@
 
 namespace receiptd::model::store_b {
 
-purchase_order_record make_record(const store_b_upload& u, const app& a,
-                                  std::string_view peer_ip, unix_ms now) {
+purchase_order_record make_record(const store_b_upload& u, const app& a, std::string_view peer_ip,
+                                  unix_ms now) {
   purchase_order_record r;
   r.app_id = a.id;
   r.is_legacy = false;
@@ -40,8 +40,7 @@ purchase_order_record make_record(const store_b_legacy_upload& u, const app& a,
   return r;
 }
 
-fraud_reason check_locally(const store_b_upload& u, const licence_key& key,
-                           const app& a) {
+fraud_reason check_locally(const store_b_upload& u, const licence_key& key, const app& a) {
   if (!key.verify(u.purchase_data, u.signature_bytes))
     return fraud_reason::invalid_signature;
   if (u.data.package_name != a.package_name)
@@ -56,7 +55,7 @@ fraud_reason check_locally(const store_b_legacy_upload& u, const app& a) {
 
 purchase_api first_api(const purchase_order_record& r) {
   return r.purchase.kind == product_kind::subscription ? purchase_api::subscriptions_v2
-                                           : purchase_api::products;
+                                                       : purchase_api::products;
 }
 
 } // namespace receiptd::model::store_b

@@ -14,14 +14,13 @@
 namespace receiptd::model::store_b {
 
 // The record as uploaded, before any verdict (state pending).
-purchase_order_record make_record(const store_b_upload& u, const app& a,
-                                  std::string_view peer_ip, unix_ms now);
+purchase_order_record make_record(const store_b_upload& u, const app& a, std::string_view peer_ip,
+                                  unix_ms now);
 purchase_order_record make_record(const store_b_legacy_upload& u, const app& a,
                                   std::string_view peer_ip, unix_ms now);
 
 // Signature over the exact purchase_data bytes, then the package name.
-fraud_reason check_locally(const store_b_upload& u, const licence_key& key,
-                           const app& a);
+fraud_reason check_locally(const store_b_upload& u, const licence_key& key, const app& a);
 // A legacy upload has no signature: only the package name can be checked.
 fraud_reason check_locally(const store_b_legacy_upload& u, const app& a);
 

@@ -15,8 +15,8 @@ struct service_account::impl {
   ~impl() { EVP_PKEY_free(key); }
 };
 
-service_account::service_account(std::string email, std::string uri,
-                                 std::string key_id, std::unique_ptr<impl> p)
+service_account::service_account(std::string email, std::string uri, std::string key_id,
+                                 std::unique_ptr<impl> p)
   : client_email_(std::move(email)),
     token_uri_(std::move(uri)),
     private_key_id_(std::move(key_id)),
@@ -24,8 +24,7 @@ service_account::service_account(std::string email, std::string uri,
 
 service_account::~service_account() = default;
 
-result<std::shared_ptr<const service_account>>
-service_account::parse(std::string_view json) {
+result<std::shared_ptr<const service_account>> service_account::parse(std::string_view json) {
   auto fail = [](std::string code, std::string message) {
     return field_error{"store_b_service_account", std::move(code), std::move(message)};
   };
@@ -68,19 +67,17 @@ std::string service_account::make_assertion(unix_ms now) const {
                              {"iat", iat},
                              {"exp", iat + 3600}};
   auto input = base64url_encode(boost::json::serialize(header)) + '.'
-               + base64url_encode(boost::json::serialize(claims));
+    + base64url_encode(boost::json::serialize(claims));
   std::string sig;
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
   size_t len = 0;
   if (ctx && EVP_DigestSignInit(ctx, nullptr, EVP_sha256(), nullptr, impl_->key) == 1
-      && EVP_DigestSign(ctx, nullptr, &len,
-                        reinterpret_cast<const unsigned char*>(input.data()),
+      && EVP_DigestSign(ctx, nullptr, &len, reinterpret_cast<const unsigned char*>(input.data()),
                         input.size())
-           == 1) {
+        == 1) {
     sig.resize(len);
     if (EVP_DigestSign(ctx, reinterpret_cast<unsigned char*>(sig.data()), &len,
-                       reinterpret_cast<const unsigned char*>(input.data()),
-                       input.size())
+                       reinterpret_cast<const unsigned char*>(input.data()), input.size())
         == 1)
       sig.resize(len);
     else
@@ -92,11 +89,10 @@ std::string service_account::make_assertion(unix_ms now) const {
 
 std::string service_account::token_request_body(unix_ms now) const {
   return "grant_type=" + url_encode("urn:ietf:params:oauth:grant-type:jwt-bearer")
-         + "&assertion=" + url_encode(make_assertion(now));
+    + "&assertion=" + url_encode(make_assertion(now));
 }
 
-std::optional<access_token> parse_token_response(int http_status,
-                                                 std::string_view body,
+std::optional<access_token> parse_token_response(int http_status, std::string_view body,
                                                  unix_ms now) {
   if (http_status != 200)
     return std::nullopt;
@@ -123,8 +119,8 @@ std::string url_encode(std::string_view text) {
   std::string out;
   out.reserve(text.size() * 3 / 2);
   for (unsigned char c : text) {
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
-        || c == '-' || c == '_' || c == '.' || c == '~') {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'
+        || c == '_' || c == '.' || c == '~') {
       out += static_cast<char>(c);
     } else {
       out += '%';

@@ -14,8 +14,7 @@ namespace receiptd::model::store_b {
 
 inline constexpr std::string_view androidpublisher_scope
   = "https://www.googleapis.com/auth/androidpublisher";
-inline constexpr std::string_view default_token_uri
-  = "https://oauth2.googleapis.com/token";
+inline constexpr std::string_view default_token_uri = "https://oauth2.googleapis.com/token";
 
 // A parsed service-account JSON file with its private key loaded. Parse once per
 // app; thread-safe for concurrent signing.
@@ -33,8 +32,7 @@ public:
   std::string token_request_body(unix_ms now) const;
 
   struct impl;
-  service_account(std::string email, std::string uri, std::string key_id,
-                  std::unique_ptr<impl> p);
+  service_account(std::string email, std::string uri, std::string key_id, std::unique_ptr<impl> p);
 
 private:
   std::string client_email_;

@@ -46,8 +46,8 @@ struct persistence_log {
   std::map<std::string, actors::found_record> records;
 };
 
-actors::persistence_actor::behavior_type
-fake_persistence(actors::persistence_actor::pointer self, std::shared_ptr<persistence_log> log);
+actors::persistence_actor::behavior_type fake_persistence(actors::persistence_actor::pointer self,
+                                                          std::shared_ptr<persistence_log> log);
 
 struct store_b_fake_state {
   std::vector<caf::typed_response_promise<actors::store_b_answer>> unanswered;
@@ -108,8 +108,9 @@ struct actor_fixture {
   std::shared_ptr<std::optional<Answer>> ask(const Handle& client, Check check) {
     auto out = std::make_shared<std::optional<Answer>>();
     sys->spawn([=](caf::event_based_actor* self) {
-      self->request(client, caf::infinite, actors::check_atom_v, check)
-        .then([=](Answer& a) { *out = std::move(a); });
+      self->request(client, caf::infinite, actors::check_atom_v, check).then([=](Answer& a) {
+        *out = std::move(a);
+      });
     });
     return out;
   }

@@ -39,10 +39,10 @@ TEST_CASE("request limits: defaults", "[config][limits]") {
   CHECK(s.validator.max_in_flight_bytes == 256u * 1024 * 1024);
   CHECK(s.store_a.max_queued == 4096);
   CHECK(s.store_b.max_queued == 4096);
-  auto set = load({"--http.header-timeout=8s", "--http.body-timeout=20s",
-                   "--http.keepalive-timeout=3s", "--http.max-connections=50",
-                   "--validator.max-in-flight-bytes=2097152", "--store-a.max-queued=7",
-                   "--store-b.max-queued=0"});
+  auto set
+    = load({"--http.header-timeout=8s", "--http.body-timeout=20s", "--http.keepalive-timeout=3s",
+            "--http.max-connections=50", "--validator.max-in-flight-bytes=2097152",
+            "--store-a.max-queued=7", "--store-b.max-queued=0"});
   REQUIRE(set.problem.empty());
   CHECK(set.values.http.header_timeout == std::chrono::seconds(8));
   CHECK(set.values.http.keepalive_timeout == std::chrono::seconds(3));
@@ -57,14 +57,12 @@ TEST_CASE("request limits that cannot work stop the start", "[config][limits]") 
   CHECK(load({"--http.header-timeout=5s"}).problem.find("http.header-timeout")
         != std::string::npos);
   CHECK(load({"--http.header-timeout=3s", "--validator.store-deadline=2s"}).problem.empty());
-  CHECK(load({"--http.header-timeout=40s"}).problem.find("http.body-timeout")
-        != std::string::npos);
+  CHECK(load({"--http.header-timeout=40s"}).problem.find("http.body-timeout") != std::string::npos);
   CHECK(load({"--http.keepalive-timeout=0s"}).problem.find("http.keepalive-timeout")
         != std::string::npos);
   CHECK(load({"--http.max-connections=0"}).problem.find("http.max-connections")
         != std::string::npos);
   // A body the byte budget could never hold would never be admitted.
-  CHECK(load({"--validator.max-in-flight-bytes=1000"}).problem.find(
-          "validator.max-in-flight-bytes")
+  CHECK(load({"--validator.max-in-flight-bytes=1000"}).problem.find("validator.max-in-flight-bytes")
         != std::string::npos);
 }

@@ -23,7 +23,8 @@ std::string read(const std::string& path) {
 } // namespace
 
 TEST_CASE("a span is one JSON line with actor, message, duration and outcome", "[tracing]") {
-  auto dir = std::filesystem::temp_directory_path() / ("receiptd-trace-" + std::to_string(getpid()));
+  auto dir
+    = std::filesystem::temp_directory_path() / ("receiptd-trace-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   auto file = (dir / "trace.jsonl").string();
   {
@@ -54,7 +55,8 @@ TEST_CASE("a span is one JSON line with actor, message, duration and outcome", "
 }
 
 TEST_CASE("past max-file-bytes the trace file rotates to FILE.1", "[tracing]") {
-  auto dir = std::filesystem::temp_directory_path() / ("receiptd-rotate-" + std::to_string(getpid()));
+  auto dir
+    = std::filesystem::temp_directory_path() / ("receiptd-rotate-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   auto file = (dir / "trace.jsonl").string();
   config::trace_settings s;

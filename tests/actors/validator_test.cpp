@@ -35,8 +35,8 @@ struct validator_bench : actor_fixture {
     a.id = "app-1";
     a.package_name = "com.example";
     inbound in{http::inbound_request(http::route::store_b_legacy_upload), nullptr};
-    in.request.body = R"({"package_name":")" + package
-                      + R"(","purchase_token":"tok","product_id":"gold"})";
+    in.request.body
+      = R"({"package_name":")" + package + R"(","purchase_token":"tok","product_id":"gold"})";
     in.request.peer_ip = "10.0.0.1";
     in.request.trace_id = "t1";
     in.reply = sink;
@@ -46,7 +46,8 @@ struct validator_bench : actor_fixture {
 
 } // namespace
 
-TEST_CASE("a silent store: at the deadline the upload is stored pending, 206", "[actors][validator]") {
+TEST_CASE("a silent store: at the deadline the upload is stored pending, 206",
+          "[actors][validator]") {
   validator_bench b(std::nullopt);
   b.upload_legacy();
   b.run();

@@ -41,7 +41,8 @@ unsigned nth_sunday(std::int64_t year, unsigned month, unsigned n) {
 // first Sunday of November 02:00 PDT (09:00 UTC).
 std::string pacific(unix_ms ms) {
   auto year = std::stoll(model::format_utc(ms).substr(0, 4));
-  unix_ms dst_start = days_from_civil(year, 3, nth_sunday(year, 3, 2)) * 24 * hour_ms + 10 * hour_ms;
+  unix_ms dst_start
+    = days_from_civil(year, 3, nth_sunday(year, 3, 2)) * 24 * hour_ms + 10 * hour_ms;
   unix_ms dst_end = days_from_civil(year, 11, nth_sunday(year, 11, 1)) * 24 * hour_ms + 9 * hour_ms;
   unix_ms offset = (ms >= dst_start && ms < dst_end) ? -7 * hour_ms : -8 * hour_ms;
   auto text = model::format_utc(ms + offset); // "YYYY-MM-DD hh:mm:ss UTC"
@@ -53,7 +54,9 @@ std::string gmt(unix_ms ms) {
   return text.substr(0, text.size() - 3) + "Etc/GMT";
 }
 
-const char* flag(bool b) { return b ? "true" : "false"; }
+const char* flag(bool b) {
+  return b ? "true" : "false";
+}
 
 boost::json::object in_app_entry(const model::apple_in_app_purchase& p) {
   boost::json::object o;
@@ -102,9 +105,8 @@ boost::json::array latest_receipt_info(const std::vector<model::apple_in_app_pur
     for (auto* p : order)
       if (p->expires_date)
         latest[p->original_transaction_id] = p;
-    std::erase_if(order, [&](auto* p) {
-      return p->expires_date && latest[p->original_transaction_id] != p;
-    });
+    std::erase_if(
+      order, [&](auto* p) { return p->expires_date && latest[p->original_transaction_id] != p; });
   }
   boost::json::array out;
   for (auto* p : order)

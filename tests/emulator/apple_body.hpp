@@ -17,8 +17,8 @@ std::string_view apple_environment(model::environment env);
 // {"status":0,"environment",…,"receipt":{…}} and, for unified receipts,
 // "latest_receipt_info", "latest_receipt" and "pending_renewal_info".
 boost::json::object apple_success_body(const model::store_a::decoded_receipt& receipt,
-                                       std::string_view environment,
-                                       std::string_view receipt_data, bool exclude_old);
+                                       std::string_view environment, std::string_view receipt_data,
+                                       bool exclude_old);
 
 // The date triple Apple writes for one instant: key, key_ms, key_pst.
 void put_apple_date(boost::json::object& o, std::string_view key, model::unix_ms ms);

@@ -38,8 +38,8 @@ std::string generated_order_id() {
   std::string digits;
   for (unsigned char b : bytes)
     digits.push_back(static_cast<char>('0' + b % 10));
-  return "GPA.33" + digits.substr(0, 2) + "-" + digits.substr(2, 4) + "-" + digits.substr(6, 4) +
-         "-" + digits.substr(10, 5);
+  return "GPA.33" + digits.substr(0, 2) + "-" + digits.substr(2, 4) + "-" + digits.substr(6, 4)
+    + "-" + digits.substr(10, 5);
 }
 
 class control {
@@ -90,12 +90,12 @@ public:
       reply (control::*handle)(const boost::json::object&);
     };
     static constexpr json_route json_routes[] = {
-        {"/store_a/receipts", false, &control::register_receipt},
-        {"/store_a/shared_secrets", false, &control::shared_secret},
-        {"/store_b/service_accounts", false, &control::service_account},
-        {"/store_b/token_lifetime", true, &control::token_lifetime},
-        {"/store_b/purchases", false, &control::register_purchase},
-        {"/store_b/accept_unregistered", true, &control::accept_unregistered},
+      {"/store_a/receipts", false, &control::register_receipt},
+      {"/store_a/shared_secrets", false, &control::shared_secret},
+      {"/store_b/service_accounts", false, &control::service_account},
+      {"/store_b/token_lifetime", true, &control::token_lifetime},
+      {"/store_b/purchases", false, &control::register_purchase},
+      {"/store_b/accept_unregistered", true, &control::accept_unregistered},
     };
     for (const auto& r : json_routes) {
       if (route != r.path)
@@ -122,13 +122,17 @@ private:
 
   boost::json::object mode_json(store_id s) {
     auto m = state_.mode(s);
-    return {{"mode", to_string(m.mode)}, {"delay_ms", m.delay_ms}, {"status", m.status},
-            {"port", listener(s).port()}, {"listening", listener(s).is_open()}};
+    return {{"mode", to_string(m.mode)},
+            {"delay_ms", m.delay_ms},
+            {"status", m.status},
+            {"port", listener(s).port()},
+            {"listening", listener(s).is_open()}};
   }
 
   reply stores() {
-    return json_reply(200, boost::json::object{{"store_a", mode_json(store_id::store_a)},
-                                               {"store_b", mode_json(store_id::store_b)}});
+    return json_reply(200,
+                      boost::json::object{{"store_a", mode_json(store_id::store_a)},
+                                          {"store_b", mode_json(store_id::store_b)}});
   }
 
   // Opens or closes the listener to match the mode; "down" really closes it.
@@ -162,7 +166,9 @@ private:
     try {
       apply(s, setting);
     } catch (const std::exception& e) {
-      return json_reply(500, boost::json::object{{"error", std::string("cannot reopen the listener: ") + e.what()}});
+      return json_reply(
+        500,
+        boost::json::object{{"error", std::string("cannot reopen the listener: ") + e.what()}});
     }
     return ok({{"store", to_string(s)}, {"mode", to_string(setting.mode)}});
   }
@@ -174,7 +180,8 @@ private:
       for (auto s : {store_id::store_a, store_id::store_b})
         listener(s).open();
     } catch (const std::exception& e) {
-      return json_reply(500, boost::json::object{{"error", std::string("cannot reopen a listener: ") + e.what()}});
+      return json_reply(
+        500, boost::json::object{{"error", std::string("cannot reopen a listener: ") + e.what()}});
     }
     return ok();
   }

@@ -17,7 +17,7 @@ class store_listener;
 struct control_context {
   emulator_state* state = nullptr;
   std::array<store_listener*, 2> listeners{}; // indexed by store_id
-  std::mutex switching;                        // one mode change at a time
+  std::mutex switching;                       // one mode change at a time
 };
 
 class control_handler : public Pistache::Http::Handler {

@@ -36,8 +36,8 @@ delay_queue::~delay_queue() {
 
 void delay_queue::schedule(clock::time_point due, store_listener& via, std::uint64_t generation,
                            Pistache::Http::ResponseWriter writer, reply r) {
-  auto entry = std::unique_ptr<item>(
-      new item{due, 0, &via, generation, std::move(writer), std::move(r)});
+  auto entry
+    = std::unique_ptr<item>(new item{due, 0, &via, generation, std::move(writer), std::move(r)});
   bool earliest;
   {
     std::lock_guard lock(mutex_);

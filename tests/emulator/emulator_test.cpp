@@ -18,7 +18,8 @@ namespace {
 
 const std::string data_dir = TEST_DATA_DIR;
 const std::string sandbox_receipt_dir = data_dir + "/apple-unified/revenuecat-sample1-sandbox-ios";
-const std::string production_receipt_dir = data_dir + "/apple-unified/tpinappreceipt-production-ios";
+const std::string production_receipt_dir
+  = data_dir + "/apple-unified/tpinappreceipt-production-ios";
 const std::string service_email = "receiptd@example-project.iam.gserviceaccount.com";
 
 std::string verify_body(const std::string& receipt_data, const std::string& password = "") {
@@ -28,16 +29,19 @@ std::string verify_body(const std::string& receipt_data, const std::string& pass
   return json::serialize(o);
 }
 
-std::int64_t status_of(const http_result& r) { return r.json().at("status").as_int64(); }
+std::int64_t status_of(const http_result& r) {
+  return r.json().at("status").as_int64();
+}
 
 std::string products_path(const std::string& package, const std::string& product,
                           const std::string& token) {
-  return "/androidpublisher/v3/applications/" + package + "/purchases/products/" + product +
-         "/tokens/" + token;
+  return "/androidpublisher/v3/applications/" + package + "/purchases/products/" + product
+    + "/tokens/" + token;
 }
 
 std::string subscriptions_path(const std::string& package, const std::string& token) {
-  return "/androidpublisher/v3/applications/" + package + "/purchases/subscriptionsv2/tokens/" + token;
+  return "/androidpublisher/v3/applications/" + package + "/purchases/subscriptionsv2/tokens/"
+    + token;
 }
 
 // An emulator with a registered service account and a live access token.
@@ -60,8 +64,9 @@ struct store_b_fixture {
   std::string token_url() const { return emulator.store_b_url("/token"); }
 
   http_result request_token(const std::string& assertion) {
-    return client.post(token_url(), "grant_type=" + url_encode("urn:ietf:params:oauth:grant-type:jwt-bearer") +
-                                        "&assertion=" + url_encode(assertion),
+    return client.post(token_url(),
+                       "grant_type=" + url_encode("urn:ietf:params:oauth:grant-type:jwt-bearer")
+                         + "&assertion=" + url_encode(assertion),
                        {"Content-Type: application/x-www-form-urlencoded"});
   }
 
@@ -95,20 +100,29 @@ TEST_CASE("control: unknown paths, bad JSON, zero counters, store listing") {
   auto bad = client.post(emulator.control_url("/control/store_b/purchases"), "{not json");
   CHECK(bad.status == 400);
   CHECK(bad.json().at("error").is_string());
-  auto missing = client.post(emulator.control_url("/control/store_b/purchases"), R"({"token":"t"})");
+  auto missing
+    = client.post(emulator.control_url("/control/store_b/purchases"), R"({"token":"t"})");
   CHECK(missing.status == 400);
   auto wrong_type = client.post(emulator.control_url("/control/store_a/shared_secrets"),
                                 R"({"bundle_id":1,"password":"x"})");
   CHECK(wrong_type.status == 400);
-  CHECK(client.put(emulator.control_url("/control/stores/store_c/mode"), R"({"mode":"up"})").status == 404);
-  CHECK(client.put(emulator.control_url("/control/stores/store_a/mode"), R"({"mode":"sideways"})").status == 400);
-  CHECK(client.put(emulator.control_url("/control/stores/store_a/mode"), R"({"mode":"slow","delay_ms":-1})").status == 400);
+  CHECK(client.put(emulator.control_url("/control/stores/store_c/mode"), R"({"mode":"up"})").status
+        == 404);
+  CHECK(client.put(emulator.control_url("/control/stores/store_a/mode"), R"({"mode":"sideways"})")
+          .status
+        == 400);
+  CHECK(
+    client
+      .put(emulator.control_url("/control/stores/store_a/mode"), R"({"mode":"slow","delay_ms":-1})")
+      .status
+    == 400);
 
   auto calls = client.get(emulator.control_url("/control/calls"));
   REQUIRE(calls.status == 200);
   CHECK(calls.content_type.find("application/json") == 0);
-  CHECK(json::serialize(calls.json()) ==
-        R"({"store_a":{"production":0,"sandbox":0},"store_b":{"token":0,"products":0,"subscriptionsv2":0}})");
+  CHECK(
+    json::serialize(calls.json())
+    == R"({"store_a":{"production":0,"sandbox":0},"store_b":{"token":0,"products":0,"subscriptionsv2":0}})");
 
   auto stores = client.get(emulator.control_url("/control/stores")).json();
   CHECK(stores.at("store_a").at("mode").as_string() == "up");
@@ -119,7 +133,8 @@ TEST_CASE("control: unknown paths, bad JSON, zero counters, store listing") {
 
 TEST_CASE("store_b token endpoint checks the JWT") {
   store_b_fixture f;
-  auto good = f.request_token(make_jwt(f.key, service_account_claims(service_email, f.token_url())));
+  auto good
+    = f.request_token(make_jwt(f.key, service_account_claims(service_email, f.token_url())));
   REQUIRE(good.status == 200);
   auto body = good.json().as_object();
   CHECK(body.at("token_type").as_string() == "Bearer");
@@ -132,11 +147,12 @@ TEST_CASE("store_b token endpoint checks the JWT") {
 
   SECTION("bad signature") {
     rsa_key other;
-    CHECK(invalid_grant(f.request_token(make_jwt(other, service_account_claims(service_email, f.token_url())))));
+    CHECK(invalid_grant(
+      f.request_token(make_jwt(other, service_account_claims(service_email, f.token_url())))));
   }
   SECTION("unknown iss") {
-    CHECK(invalid_grant(f.request_token(
-        make_jwt(f.key, service_account_claims("stranger@example.iam.gserviceaccount.com", f.token_url())))));
+    CHECK(invalid_grant(f.request_token(make_jwt(
+      f.key, service_account_claims("stranger@example.iam.gserviceaccount.com", f.token_url())))));
   }
   SECTION("expired") {
     auto claims = service_account_claims(service_email, f.token_url());
@@ -160,7 +176,8 @@ TEST_CASE("store_b token endpoint checks the JWT") {
     CHECK(invalid_grant(f.request_token(make_jwt(f.key, claims))));
   }
   SECTION("malformed assertions and grants") {
-    for (std::string junk : {"", "a.b.c", "..", "a.b", "!!!.???.***", "e30.e30.", "e30.e30.e30.e30"})
+    for (std::string junk :
+         {"", "a.b.c", "..", "a.b", "!!!.???.***", "e30.e30.", "e30.e30.e30.e30"})
       CHECK(f.request_token(junk).status == 400);
     auto wrong_grant = f.client.post(f.token_url(), "grant_type=client_credentials");
     CHECK(wrong_grant.status == 400);
@@ -168,14 +185,22 @@ TEST_CASE("store_b token endpoint checks the JWT") {
     CHECK(f.client.post(f.token_url(), "%zz=%").status == 400);
   }
   SECTION("token lifetime, and a service-account JSON registered as is") {
-    REQUIRE(f.client.put(f.emulator.control_url("/control/store_b/token_lifetime"), R"({"seconds":120})").status == 200);
+    REQUIRE(
+      f.client.put(f.emulator.control_url("/control/store_b/token_lifetime"), R"({"seconds":120})")
+        .status
+      == 200);
     rsa_key second;
     auto sa = json::object{{"type", "service_account"},
                            {"client_email", "second@example.iam.gserviceaccount.com"},
                            {"private_key", second.private_pem()},
                            {"token_uri", f.token_url()}};
-    REQUIRE(f.client.post(f.emulator.control_url("/control/store_b/service_accounts"), json::serialize(sa)).status == 200);
-    auto r = f.request_token(make_jwt(second, service_account_claims("second@example.iam.gserviceaccount.com", f.token_url())));
+    REQUIRE(
+      f.client
+        .post(f.emulator.control_url("/control/store_b/service_accounts"), json::serialize(sa))
+        .status
+      == 200);
+    auto r = f.request_token(make_jwt(
+      second, service_account_claims("second@example.iam.gserviceaccount.com", f.token_url())));
     REQUIRE(r.status == 200);
     CHECK(r.json().at("expires_in").as_int64() == 120);
   }
@@ -189,11 +214,19 @@ TEST_CASE("store_b token endpoint checks the JWT") {
 TEST_CASE("store_b purchase endpoints") {
   store_b_fixture f;
   const std::string pkg = "com.example.game";
-  f.register_purchase({{"package_name", pkg}, {"product_id", "gems_100"}, {"token", "tok-product"},
-                       {"kind", "product"}, {"test", true}, {"order_id", "GPA.3312-0000-0000-00001"},
+  f.register_purchase({{"package_name", pkg},
+                       {"product_id", "gems_100"},
+                       {"token", "tok-product"},
+                       {"kind", "product"},
+                       {"test", true},
+                       {"order_id", "GPA.3312-0000-0000-00001"},
                        {"purchase_time_ms", 1700000000123}});
-  f.register_purchase({{"package_name", pkg}, {"product_id", "premium_monthly"}, {"token", "tok-sub"},
-                       {"kind", "subscription"}, {"test", true}, {"expiry_ms", 4102444800000},
+  f.register_purchase({{"package_name", pkg},
+                       {"product_id", "premium_monthly"},
+                       {"token", "tok-sub"},
+                       {"kind", "subscription"},
+                       {"test", true},
+                       {"expiry_ms", 4102444800000},
                        {"purchase_time_ms", 1700000000123}});
   const auto product = products_path(pkg, "gems_100", "tok-product");
   const auto subscription = subscriptions_path(pkg, "tok-sub");
@@ -204,7 +237,9 @@ TEST_CASE("store_b purchase endpoints") {
       CHECK(r.status == 401);
       CHECK(r.json().at("error").at("status").as_string() == "UNAUTHENTICATED");
     }
-    CHECK(f.client.get(f.emulator.store_b_url(product), {"Authorization: Basic dXNlcjpwYXNz"}).status == 401);
+    CHECK(
+      f.client.get(f.emulator.store_b_url(product), {"Authorization: Basic dXNlcjpwYXNz"}).status
+      == 401);
   }
   SECTION("products.get") {
     auto r = f.get_b(product, f.access_token);
@@ -241,27 +276,37 @@ TEST_CASE("store_b purchase endpoints") {
     auto wrong_product = f.get_b(products_path(pkg, "gems_500", "tok-product"), f.access_token);
     CHECK(wrong_product.status == 400);
     CHECK(wrong_product.json().at("error").at("message").as_string() == "Invalid Value");
-    CHECK(f.get_b(products_path("com.other", "gems_100", "tok-product"), f.access_token).status == 400);
+    CHECK(f.get_b(products_path("com.other", "gems_100", "tok-product"), f.access_token).status
+          == 400);
     CHECK(f.get_b(subscriptions_path(pkg, "tok-product"), f.access_token).status == 400);
     CHECK(f.get_b(products_path(pkg, "premium_monthly", "tok-sub"), f.access_token).status == 400);
   }
   SECTION("overrides: http_status alone, body alone") {
-    f.register_purchase({{"package_name", pkg}, {"product_id", "premium_monthly"}, {"token", "tok-gone"},
-                         {"kind", "subscription"}, {"http_status", 410}});
+    f.register_purchase({{"package_name", pkg},
+                         {"product_id", "premium_monthly"},
+                         {"token", "tok-gone"},
+                         {"kind", "subscription"},
+                         {"http_status", 410}});
     auto gone = f.get_b(subscriptions_path(pkg, "tok-gone"), f.access_token);
     CHECK(gone.status == 410);
     CHECK(gone.json().at("error").at("code").as_int64() == 410);
     CHECK(gone.json().at("error").at("status").as_string() == "GONE");
-    f.register_purchase({{"package_name", pkg}, {"product_id", "gems_100"}, {"token", "tok-body"},
+    f.register_purchase({{"package_name", pkg},
+                         {"product_id", "gems_100"},
+                         {"token", "tok-body"},
                          {"body", {{"kind", "custom"}, {"purchaseState", 1}}}});
     auto custom = f.get_b(products_path(pkg, "gems_100", "tok-body"), f.access_token);
     CHECK(custom.status == 200);
     CHECK(json::serialize(custom.json()) == R"({"kind":"custom","purchaseState":1})");
   }
   SECTION("revoked and expired tokens") {
-    REQUIRE(f.client.post(f.emulator.control_url("/control/store_b/revoke_tokens"), "").status == 200);
+    REQUIRE(f.client.post(f.emulator.control_url("/control/store_b/revoke_tokens"), "").status
+            == 200);
     CHECK(f.get_b(product, f.access_token).status == 401);
-    REQUIRE(f.client.put(f.emulator.control_url("/control/store_b/token_lifetime"), R"({"seconds":0})").status == 200);
+    REQUIRE(
+      f.client.put(f.emulator.control_url("/control/store_b/token_lifetime"), R"({"seconds":0})")
+        .status
+      == 200);
     auto t = f.request_token(make_jwt(f.key, service_account_claims(service_email, f.token_url())));
     REQUIRE(t.status == 200);
     CHECK(t.json().at("expires_in").as_int64() == 0);
@@ -277,8 +322,12 @@ TEST_CASE("store_b purchase endpoints") {
     CHECK(calls.at("store_b").at("subscriptionsv2").to_number<std::uint64_t>() == 2);
   }
   SECTION("unknown store_b paths") {
-    CHECK(f.get_b("/androidpublisher/v3/applications/x/purchases/voided", f.access_token).status == 404);
-    CHECK(f.get_b("/androidpublisher/v3/applications/%zz/purchases/subscriptionsv2/tokens/t", f.access_token).status == 404);
+    CHECK(f.get_b("/androidpublisher/v3/applications/x/purchases/voided", f.access_token).status
+          == 404);
+    CHECK(f.get_b("/androidpublisher/v3/applications/%zz/purchases/subscriptionsv2/tokens/t",
+                  f.access_token)
+            .status
+          == 404);
     CHECK(f.client.post(f.emulator.store_b_url(product), "").status == 404);
   }
 }
@@ -287,13 +336,16 @@ TEST_CASE("store_b accept_unregistered: any token of a package is a valid purcha
   store_b_fixture f;
   const std::string pkg = "com.example.bench";
   const auto control = f.emulator.control_url("/control/store_b/accept_unregistered");
-  f.register_purchase({{"package_name", pkg}, {"product_id", "gems_100"}, {"token", "tok-gone"},
+  f.register_purchase({{"package_name", pkg},
+                       {"product_id", "gems_100"},
+                       {"token", "tok-gone"},
                        {"http_status", 410}});
 
   // Off by default: an unknown token is 404.
   CHECK(f.get_b(products_path(pkg, "gems_100", "tok-any-1"), f.access_token).status == 404);
 
-  auto on = f.client.put(control, json::serialize(json::object{{"package_name", pkg}, {"kind", "product"}}));
+  auto on = f.client.put(control,
+                         json::serialize(json::object{{"package_name", pkg}, {"kind", "product"}}));
   REQUIRE(on.status == 200);
   CHECK(on.json().at("ok").as_bool());
 
@@ -313,14 +365,17 @@ TEST_CASE("store_b accept_unregistered: any token of a package is a valid purcha
   }
   SECTION("registered tokens, other packages, other kinds and auth are unchanged") {
     CHECK(f.get_b(products_path(pkg, "gems_100", "tok-gone"), f.access_token).status == 410);
-    CHECK(f.get_b(products_path("com.other", "gems_100", "tok-any-1"), f.access_token).status == 404);
+    CHECK(f.get_b(products_path("com.other", "gems_100", "tok-any-1"), f.access_token).status
+          == 404);
     CHECK(f.get_b(subscriptions_path(pkg, "tok-any-1"), f.access_token).status == 404);
     CHECK(f.get_b(products_path(pkg, "gems_100", "tok-any-1"), "ya29.made-up").status == 401);
   }
   SECTION("subscriptions, test purchases, switching off, reset") {
-    auto sub = f.client.put(control, json::serialize(json::object{
-                                         {"package_name", pkg}, {"kind", "subscription"},
-                                         {"test", true}, {"product_id", "premium_monthly"}}));
+    auto sub = f.client.put(control,
+                            json::serialize(json::object{{"package_name", pkg},
+                                                         {"kind", "subscription"},
+                                                         {"test", true},
+                                                         {"product_id", "premium_monthly"}}));
     REQUIRE(sub.status == 200);
     auto r = f.get_b(subscriptions_path(pkg, "tok-any-3"), f.access_token);
     REQUIRE(r.status == 200);
@@ -330,17 +385,22 @@ TEST_CASE("store_b accept_unregistered: any token of a package is a valid purcha
     CHECK(o.at("lineItems").at(0).at("productId").as_string() == "premium_monthly");
     CHECK(f.get_b(products_path(pkg, "gems_100", "tok-any-3"), f.access_token).status == 404);
 
-    auto off = f.client.put(control, json::serialize(json::object{{"package_name", pkg}, {"enabled", false}}));
+    auto off = f.client.put(
+      control, json::serialize(json::object{{"package_name", pkg}, {"enabled", false}}));
     REQUIRE(off.status == 200);
     CHECK(f.get_b(subscriptions_path(pkg, "tok-any-3"), f.access_token).status == 404);
 
-    REQUIRE(f.client.put(control, json::serialize(json::object{{"package_name", pkg}})).status == 200);
+    REQUIRE(f.client.put(control, json::serialize(json::object{{"package_name", pkg}})).status
+            == 200);
     REQUIRE(f.client.post(f.emulator.control_url("/control/reset"), "").status == 200);
-    REQUIRE(f.client.post(f.emulator.control_url("/control/store_b/service_accounts"),
-                          json::serialize(json::object{{"client_email", service_email},
-                                                       {"public_key_pem", f.key.public_pem()}}))
-              .status == 200);
-    auto token = f.request_token(make_jwt(f.key, service_account_claims(service_email, f.token_url())));
+    REQUIRE(f.client
+              .post(f.emulator.control_url("/control/store_b/service_accounts"),
+                    json::serialize(json::object{{"client_email", service_email},
+                                                 {"public_key_pem", f.key.public_pem()}}))
+              .status
+            == 200);
+    auto token
+      = f.request_token(make_jwt(f.key, service_account_claims(service_email, f.token_url())));
     REQUIRE(token.status == 200);
     auto fresh = std::string(token.json().at("access_token").as_string());
     CHECK(f.get_b(products_path(pkg, "gems_100", "tok-any-4"), fresh).status == 404);
@@ -373,7 +433,8 @@ TEST_CASE("store_a verifyReceipt") {
     CHECK(receipt.at("bundle_id").as_string() == "com.revenuecat.sampleapp");
     CHECK(receipt.at("receipt_creation_date_ms").as_string() == "1595439548000");
     CHECK(receipt.at("receipt_creation_date").as_string() == "2020-07-22 17:39:08 Etc/GMT");
-    // The first in-app entry of tests/data/responses/apple-verifyReceipt/revenuecat-verifyReceiptSample1.json.
+    // The first in-app entry of
+    // tests/data/responses/apple-verifyReceipt/revenuecat-verifyReceiptSample1.json.
     auto first = receipt.at("in_app").at(0).as_object();
     CHECK(receipt.at("in_app").as_array().size() == 9);
     CHECK(first.at("quantity").as_string() == "1");
@@ -396,7 +457,8 @@ TEST_CASE("store_a verifyReceipt") {
     CHECK(latest.size() == o.at("pending_renewal_info").as_array().size());
   }
   SECTION("an iOS 6 transaction receipt: purchase-info echoed with Apple's underscored keys") {
-    auto receipt = read_file(data_dir + "/apple-transaction/es-purchaser-consumable-sandbox-2015/receipt.b64");
+    auto receipt
+      = read_file(data_dir + "/apple-transaction/es-purchaser-consumable-sandbox-2015/receipt.b64");
     CHECK(status_of(client.post(prod_url, verify_body(receipt))) == 21007);
     auto o = client.post(sandbox_url, verify_body(receipt)).json().as_object();
     CHECK(o.at("status").as_int64() == 0);
@@ -409,9 +471,9 @@ TEST_CASE("store_a verifyReceipt") {
     CHECK(!r.contains("product-id"));
   }
   SECTION("belongs_to: a receipt calling itself production that the store knows as sandbox") {
-    auto reg = client.post(emulator.control_url("/control/store_a/receipts"),
-                           json::serialize(json::object{{"receipt_data", production},
-                                                        {"belongs_to", "Sandbox"}}));
+    auto reg = client.post(
+      emulator.control_url("/control/store_a/receipts"),
+      json::serialize(json::object{{"receipt_data", production}, {"belongs_to", "Sandbox"}}));
     REQUIRE(reg.status == 200);
     CHECK(status_of(client.post(prod_url, verify_body(production))) == 21007);
     auto r = client.post(sandbox_url, verify_body(production));
@@ -425,9 +487,10 @@ TEST_CASE("store_a verifyReceipt") {
     CHECK(r.json().at("environment").as_string() == "Production");
   }
   SECTION("garbage: 21002") {
-    for (std::string body : {std::string("not json"), std::string("{}"), std::string("[1,2]"),
-                             std::string(R"({"receipt-data":42})"), verify_body("!!!not base64!!!"),
-                             verify_body(receiptd::model::base64_encode("hello, I am not a receipt"))}) {
+    for (std::string body :
+         {std::string("not json"), std::string("{}"), std::string("[1,2]"),
+          std::string(R"({"receipt-data":42})"), verify_body("!!!not base64!!!"),
+          verify_body(receiptd::model::base64_encode("hello, I am not a receipt"))}) {
       auto r = client.post(prod_url, body);
       CHECK(r.status == 200);
       CHECK(status_of(r) == 21002);
@@ -445,7 +508,9 @@ TEST_CASE("store_a verifyReceipt") {
     CHECK(status_of(client.post(sandbox_url, verify_body(sandbox))) == 21010);
 
     auto bytes = *receiptd::model::base64_decode(production);
-    reg({{"receipt_sha256", receiptd::model::sha256_hex(bytes)}, {"status", 21199}, {"is_retryable", true},
+    reg({{"receipt_sha256", receiptd::model::sha256_hex(bytes)},
+         {"status", 21199},
+         {"is_retryable", true},
          {"environment", "Production"}});
     auto retry = client.post(prod_url, verify_body(production)).json();
     CHECK(retry.at("status").as_int64() == 21199);
@@ -453,8 +518,8 @@ TEST_CASE("store_a verifyReceipt") {
     CHECK(retry.at("environment").as_string() == "Production");
 
     reg({{"receipt_data", production}, {"body", {{"status", 0}, {"custom", "yes"}}}});
-    CHECK(json::serialize(client.post(sandbox_url, verify_body(production)).json()) ==
-          R"({"status":0,"custom":"yes"})");
+    CHECK(json::serialize(client.post(sandbox_url, verify_body(production)).json())
+          == R"({"status":0,"custom":"yes"})");
 
     // Even bytes that are no receipt can be given an answer.
     auto junk = receiptd::model::base64_encode("synthetic receipt bytes");
@@ -462,12 +527,19 @@ TEST_CASE("store_a verifyReceipt") {
     auto ok = client.post(prod_url, verify_body(junk)).json();
     CHECK(ok.at("status").as_int64() == 0);
 
-    CHECK(client.post(emulator.control_url("/control/store_a/receipts"), R"({"status":0})").status == 400);
-    CHECK(client.post(emulator.control_url("/control/store_a/receipts"), R"({"receipt_sha256":"abc"})").status == 400);
+    CHECK(client.post(emulator.control_url("/control/store_a/receipts"), R"({"status":0})").status
+          == 400);
+    CHECK(
+      client.post(emulator.control_url("/control/store_a/receipts"), R"({"receipt_sha256":"abc"})")
+        .status
+      == 400);
   }
   SECTION("shared secret: 21004 unless the password matches") {
-    REQUIRE(client.post(emulator.control_url("/control/store_a/shared_secrets"),
-                        R"({"bundle_id":"com.revenuecat.sampleapp","password":"s3cret"})").status == 200);
+    REQUIRE(client
+              .post(emulator.control_url("/control/store_a/shared_secrets"),
+                    R"({"bundle_id":"com.revenuecat.sampleapp","password":"s3cret"})")
+              .status
+            == 200);
     CHECK(status_of(client.post(sandbox_url, verify_body(sandbox))) == 21004);
     CHECK(status_of(client.post(sandbox_url, verify_body(sandbox, "wrong"))) == 21004);
     CHECK(status_of(client.post(sandbox_url, verify_body(sandbox, "s3cret"))) == 0);
@@ -519,8 +591,12 @@ TEST_CASE("modes: down, error, html, slow") {
     set_mode("store_a", R"({"mode":"up"})");
     CHECK(status_of(client.post(prod_url, verify_body(sandbox))) == 21007);
     CHECK(status_of(kept.post(prod_url, verify_body(sandbox))) == 21007);
-    CHECK(client.get(emulator.control_url("/control/stores")).json().at("store_a").at("port").to_number<int>() ==
-          emulator.store_a_port());
+    CHECK(client.get(emulator.control_url("/control/stores"))
+            .json()
+            .at("store_a")
+            .at("port")
+            .to_number<int>()
+          == emulator.store_a_port());
 
     // Repeated switching stays healthy.
     for (int i = 0; i < 5; ++i) {
@@ -600,14 +676,18 @@ TEST_CASE("reset forgets everything and reopens the stores") {
   store_b_fixture f;
   f.register_purchase({{"package_name", "p"}, {"product_id", "x"}, {"token", "t"}});
   REQUIRE(f.get_b(products_path("p", "x", "t"), f.access_token).status == 200);
-  REQUIRE(f.client.put(f.emulator.control_url("/control/stores/store_b/mode"), R"({"mode":"down"})").status == 200);
+  REQUIRE(f.client.put(f.emulator.control_url("/control/stores/store_b/mode"), R"({"mode":"down"})")
+            .status
+          == 200);
   REQUIRE(f.client.post(f.emulator.control_url("/control/reset"), "").status == 200);
 
   auto stores = f.client.get(f.emulator.control_url("/control/stores")).json();
   CHECK(stores.at("store_b").at("mode").as_string() == "up");
   CHECK(stores.at("store_b").at("listening").as_bool());
   CHECK(f.get_b(products_path("p", "x", "t"), f.access_token).status == 401); // token forgotten
-  CHECK(f.request_token(make_jwt(f.key, service_account_claims(service_email, f.token_url()))).status == 400);
+  CHECK(
+    f.request_token(make_jwt(f.key, service_account_claims(service_email, f.token_url()))).status
+    == 400);
   auto calls = f.client.get(f.emulator.control_url("/control/calls")).json();
   CHECK(calls.at("store_b").at("token").to_number<std::uint64_t>() == 1);
   CHECK(calls.at("store_b").at("products").to_number<std::uint64_t>() == 1);
@@ -628,10 +708,16 @@ TEST_CASE("robust to hostile input") {
   std::string large = "{\"receipt-data\":\"" + std::string(1000 * 1000, 'A') + "\"}";
   CHECK(status_of(http_client().post(url, large)) == 21002);
   CHECK(status_of(http_client().post(url, "{\"receipt-data\":\"\xff\xfe\x80\"}")) == 21002);
-  CHECK(status_of(http_client().post(url, std::string(100000, '[') )) == 21002);
-  CHECK(http_client().post(emulator.control_url("/control/store_b/purchases"), std::string(100000, '[')).status == 400);
-  CHECK(http_client().post(emulator.control_url("/control/store_b/purchases"),
-                           R"({"package_name":"p","product_id":"x","token":"t","http_status":99999})").status == 400);
+  CHECK(status_of(http_client().post(url, std::string(100000, '['))) == 21002);
+  CHECK(http_client()
+          .post(emulator.control_url("/control/store_b/purchases"), std::string(100000, '['))
+          .status
+        == 400);
+  CHECK(http_client()
+          .post(emulator.control_url("/control/store_b/purchases"),
+                R"({"package_name":"p","product_id":"x","token":"t","http_status":99999})")
+          .status
+        == 400);
   CHECK(http_client().request("DELETE", emulator.store_b_url("/token")).status == 404);
 
   // The log stays valid JSON whatever was sent.

@@ -34,7 +34,8 @@ public:
       return missing(key, required), std::nullopt;
     auto n = get_int(o_, key);
     if (!n || *n < min || *n > max)
-      return fail(key, "must be an integer from " + std::to_string(min) + " to " + std::to_string(max)),
+      return fail(key,
+                  "must be an integer from " + std::to_string(min) + " to " + std::to_string(max)),
              std::nullopt;
     return n;
   }

@@ -127,7 +127,8 @@ std::map<std::string, std::string> parse_form(std::string_view body) {
     body = amp == std::string_view::npos ? std::string_view{} : body.substr(amp + 1);
     auto eq = pair.find('=');
     auto name = percent_decode(pair.substr(0, eq), true);
-    auto value = percent_decode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1), true);
+    auto value = percent_decode(
+      eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1), true);
     if (name && value && !name->empty())
       fields.emplace(std::move(*name), std::move(*value));
   }
@@ -141,7 +142,11 @@ std::string sanitize_utf8(std::string_view text) {
   const std::size_t n = text.size();
   for (std::size_t i = 0; i < n;) {
     unsigned char c = p[i];
-    std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    std::size_t len = c < 0x80 ? 1
+      : (c >> 5) == 0x6        ? 2
+      : (c >> 4) == 0xE        ? 3
+      : (c >> 3) == 0x1E       ? 4
+                               : 0;
     bool ok = len != 0 && i + len <= n;
     for (std::size_t k = 1; ok && k < len; ++k)
       ok = (p[i + k] & 0xC0) == 0x80;

@@ -43,8 +43,8 @@ std::optional<jwt> parse_jwt(std::string_view compact) {
   auto claims_json = parse_object(*claims);
   if (!header_json || !claims_json)
     return std::nullopt;
-  return jwt{std::move(*header_json), std::move(*claims_json),
-             std::string(compact.substr(0, dot2)), std::move(*signature)};
+  return jwt{std::move(*header_json), std::move(*claims_json), std::string(compact.substr(0, dot2)),
+             std::move(*signature)};
 }
 
 bool verify_rs256(const jwt& token, EVP_PKEY* key) {
@@ -56,7 +56,8 @@ bool verify_rs256(const jwt& token, EVP_PKEY* key) {
   return EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(token.signature.data()),
                           token.signature.size(),
                           reinterpret_cast<const unsigned char*>(token.signing_input.data()),
-                          token.signing_input.size()) == 1;
+                          token.signing_input.size())
+    == 1;
 }
 
 std::shared_ptr<EVP_PKEY> load_public_key(std::string_view pem) {
@@ -64,7 +65,7 @@ std::shared_ptr<EVP_PKEY> load_public_key(std::string_view pem) {
     return nullptr;
   auto read = [&](auto reader) -> EVP_PKEY* {
     std::unique_ptr<BIO, decltype(&BIO_free)> bio(
-        BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
+      BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
     return bio ? reader(bio.get()) : nullptr;
   };
   EVP_PKEY* key = read([](BIO* b) { return PEM_read_bio_PUBKEY(b, nullptr, nullptr, nullptr); });
@@ -76,14 +77,13 @@ std::shared_ptr<EVP_PKEY> load_public_key(std::string_view pem) {
       return k;
     });
   if (!key) // an empty passphrase: an encrypted key fails instead of prompting on a tty
-    key = read([](BIO* b) {
-      return PEM_read_bio_PrivateKey(b, nullptr, nullptr, const_cast<char*>(""));
-    });
+    key = read(
+      [](BIO* b) { return PEM_read_bio_PrivateKey(b, nullptr, nullptr, const_cast<char*>("")); });
   if (!key) // "RSA PUBLIC KEY" (PKCS#1) has no PEM_read_bio_* in the non-deprecated API
     key = read([](BIO* b) {
       EVP_PKEY* k = nullptr;
-      OSSL_DECODER_CTX* dctx = OSSL_DECODER_CTX_new_for_pkey(
-          &k, "PEM", "type-specific", "RSA", EVP_PKEY_PUBLIC_KEY, nullptr, nullptr);
+      OSSL_DECODER_CTX* dctx = OSSL_DECODER_CTX_new_for_pkey(&k, "PEM", "type-specific", "RSA",
+                                                             EVP_PKEY_PUBLIC_KEY, nullptr, nullptr);
       if (dctx && OSSL_DECODER_from_bio(dctx, b) != 1)
         k = nullptr;
       OSSL_DECODER_CTX_free(dctx);

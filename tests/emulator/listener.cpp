@@ -19,9 +19,11 @@ namespace receiptd::emulator {
 namespace Http = Pistache::Http;
 
 store_listener::store_listener(listener_options options)
-    : options_(std::move(options)), port_(options_.port) {}
+  : options_(std::move(options)), port_(options_.port) {}
 
-store_listener::~store_listener() { close(); }
+store_listener::~store_listener() {
+  close();
+}
 
 void store_listener::set_handler(std::shared_ptr<Http::Handler> handler) {
   handler_ = std::move(handler);
@@ -32,16 +34,16 @@ void store_listener::open() {
   if (endpoint_)
     return;
   auto endpoint = std::make_unique<Http::Endpoint>(
-      Pistache::Address(options_.host, Pistache::Port(port_.load())));
+    Pistache::Address(options_.host, Pistache::Port(port_.load())));
   // ReuseAddr: reopening after "down" must get the same port back even while
   // the old connections sit in TIME_WAIT. Backlog: a benchmark opens thousands
   // of connections at once. Pistache's default request limit (4 KiB) is far
   // below a receipt.
   endpoint->init(Http::Endpoint::options()
-                     .threads(options_.threads)
-                     .flags(Pistache::Tcp::Options::ReuseAddr)
-                     .backlog(4096)
-                     .maxRequestSize(options_.max_request_size));
+                   .threads(options_.threads)
+                   .flags(Pistache::Tcp::Options::ReuseAddr)
+                   .backlog(4096)
+                   .maxRequestSize(options_.max_request_size));
   endpoint->setHandler(handler_);
   std::unique_lock gate(gate_);
   // Bumped before serving: no request of the new endpoint can see an old value.
@@ -115,8 +117,8 @@ void store_listener::close_connections() const {
       continue;
     int listening = 0;
     socklen_t opt_len = sizeof(listening);
-    if (local_port != port_ ||
-        ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &opt_len) != 0 || listening)
+    if (local_port != port_
+        || ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &opt_len) != 0 || listening)
       continue;
     ::shutdown(fd, SHUT_RDWR);
     ::close(fd);

@@ -57,7 +57,7 @@ private:
 
   listener_options options_;
   std::shared_ptr<Pistache::Http::Handler> handler_;
-  std::mutex switch_mutex_;       // serializes open/close
+  std::mutex switch_mutex_;        // serializes open/close
   mutable std::shared_mutex gate_; // held shared while sending from another thread
   std::unique_ptr<Pistache::Http::Endpoint> endpoint_;
   std::atomic<std::uint64_t> generation_{0};

@@ -24,8 +24,8 @@ namespace {
 
 using namespace receiptd::emulator;
 
-constexpr std::string_view usage =
-    "usage: receiptd-emulator [--host=127.0.0.1] [--control-port=0] [--store-a-port=0]\n"
+constexpr std::string_view usage
+  = "usage: receiptd-emulator [--host=127.0.0.1] [--control-port=0] [--store-a-port=0]\n"
     "                         [--store-b-port=0] [--ready-file=PATH] [--threads=2]\n"
     "                         [--max-request-bytes=16777216]\n"
     "Port 0 picks a free port. Prints {\"control\":P,\"store_a\":P,\"store_b\":P} once\n"
@@ -151,8 +151,10 @@ int main(int argc, char** argv) {
   control_context context;
   context.state = &state;
   context.listeners = {&store_a, &store_b};
-  store_a.set_handler(Pistache::Http::make_handler<store_handler>(store_id::store_a, state, *delays, store_a));
-  store_b.set_handler(Pistache::Http::make_handler<store_handler>(store_id::store_b, state, *delays, store_b));
+  store_a.set_handler(
+    Pistache::Http::make_handler<store_handler>(store_id::store_a, state, *delays, store_a));
+  store_b.set_handler(
+    Pistache::Http::make_handler<store_handler>(store_id::store_b, state, *delays, store_b));
   control.set_handler(Pistache::Http::make_handler<control_handler>(context));
 
   try {
@@ -164,9 +166,8 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  const std::string ready = "{\"control\":" + std::to_string(control.port()) +
-                            ",\"store_a\":" + std::to_string(store_a.port()) +
-                            ",\"store_b\":" + std::to_string(store_b.port()) + "}";
+  const std::string ready = "{\"control\":" + std::to_string(control.port()) + ",\"store_a\":"
+    + std::to_string(store_a.port()) + ",\"store_b\":" + std::to_string(store_b.port()) + "}";
   if (!opts.ready_file.empty() && !write_ready_file(opts.ready_file, ready)) {
     std::cerr << "receiptd-emulator: cannot write " << opts.ready_file << "\n";
     return 1;

@@ -11,7 +11,9 @@ std::int64_t now_ms() {
   using namespace std::chrono;
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
-std::size_t index(store_id s) { return s == store_id::store_a ? 0 : 1; }
+std::size_t index(store_id s) {
+  return s == store_id::store_a ? 0 : 1;
+}
 } // namespace
 
 std::string_view to_string(store_id x) {
@@ -28,18 +30,23 @@ std::optional<store_id> parse_store_id(std::string_view text) {
 
 std::string_view to_string(store_mode x) {
   switch (x) {
-  case store_mode::up: return "up";
-  case store_mode::down: return "down";
-  case store_mode::error: return "error";
-  case store_mode::html: return "html";
-  case store_mode::slow: return "slow";
+    case store_mode::up:
+      return "up";
+    case store_mode::down:
+      return "down";
+    case store_mode::error:
+      return "error";
+    case store_mode::html:
+      return "html";
+    case store_mode::slow:
+      return "slow";
   }
   return "up";
 }
 
 std::optional<store_mode> parse_store_mode(std::string_view text) {
-  for (auto m : {store_mode::up, store_mode::down, store_mode::error, store_mode::html,
-                 store_mode::slow})
+  for (auto m :
+       {store_mode::up, store_mode::down, store_mode::error, store_mode::html, store_mode::slow})
     if (to_string(m) == text)
       return m;
   return std::nullopt;
@@ -111,7 +118,8 @@ void emulator_state::add_service_account(const std::string& client_email,
   service_accounts_[client_email] = std::move(key);
 }
 
-std::shared_ptr<EVP_PKEY> emulator_state::service_account_key(const std::string& client_email) const {
+std::shared_ptr<EVP_PKEY>
+emulator_state::service_account_key(const std::string& client_email) const {
   std::shared_lock lock(mutex_);
   auto it = service_accounts_.find(client_email);
   return it == service_accounts_.end() ? nullptr : it->second;
@@ -188,13 +196,13 @@ boost::json::object emulator_state::calls_json() const {
     return calls_[static_cast<std::size_t>(k)].load(std::memory_order_relaxed);
   };
   return {
-      {"store_a",
-       {{"production", n(call_kind::store_a_production)},
-        {"sandbox", n(call_kind::store_a_sandbox)}}},
-      {"store_b",
-       {{"token", n(call_kind::store_b_token)},
-        {"products", n(call_kind::store_b_products)},
-        {"subscriptionsv2", n(call_kind::store_b_subscriptionsv2)}}},
+    {"store_a",
+     {{"production", n(call_kind::store_a_production)},
+      {"sandbox", n(call_kind::store_a_sandbox)}}},
+    {"store_b",
+     {{"token", n(call_kind::store_b_token)},
+      {"products", n(call_kind::store_b_products)},
+      {"subscriptionsv2", n(call_kind::store_b_subscriptionsv2)}}},
   };
 }
 

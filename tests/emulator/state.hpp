@@ -56,13 +56,13 @@ struct play_purchase {
   std::string token;
   std::string kind = "product"; // "product" | "subscription"
   bool test = false;
-  int purchase_state = 0;       // products.get: 0 purchased, 1 cancelled, 2 pending
+  int purchase_state = 0; // products.get: 0 purchased, 1 cancelled, 2 pending
   int consumption_state = 0;
   bool acknowledged = true;
   bool auto_renewing = true;
-  std::int64_t purchase_time_ms = 0;     // default: the registration time
-  std::int64_t expiry_ms = 0;            // subscriptions; default: purchase time + 30 days
-  std::string order_id;                  // default: a generated "GPA.…"
+  std::int64_t purchase_time_ms = 0; // default: the registration time
+  std::int64_t expiry_ms = 0;        // subscriptions; default: purchase time + 30 days
+  std::string order_id;              // default: a generated "GPA.…"
   std::string region_code = "US";
   std::optional<std::string> subscription_state; // overrides the derived "SUBSCRIPTION_STATE_…"
   std::optional<int> http_status;
@@ -70,8 +70,14 @@ struct play_purchase {
 };
 
 // The calls GET /control/calls counts.
-enum class call_kind { store_a_production, store_a_sandbox, store_b_token, store_b_products,
-                       store_b_subscriptionsv2, count_ };
+enum class call_kind {
+  store_a_production,
+  store_a_sandbox,
+  store_b_token,
+  store_b_products,
+  store_b_subscriptionsv2,
+  count_
+};
 
 struct logged_request {
   store_id store = store_id::store_a;

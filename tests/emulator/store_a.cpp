@@ -15,7 +15,9 @@ namespace {
 
 using model::store_a::decoded_receipt;
 
-reply status_only(int status) { return json_reply(200, boost::json::object{{"status", status}}); }
+reply status_only(int status) {
+  return json_reply(200, boost::json::object{{"status", status}});
+}
 
 // Decoding a PKCS#7 receipt costs far more than answering; a benchmark sends
 // the same few receipts thousands of times. Keyed by SHA-256 of the bytes;
@@ -116,8 +118,8 @@ reply verify_receipt(const emulator_state& state, bool sandbox_path, std::string
     return status_only(21008);
 
   // 6. Valid.
-  return json_reply(200, apple_success_body(*receipt, apple_environment(env), *receipt_data,
-                                            exclude_old));
+  return json_reply(
+    200, apple_success_body(*receipt, apple_environment(env), *receipt_data, exclude_old));
 }
 
 } // namespace receiptd::emulator

@@ -28,32 +28,40 @@ struct error_kind {
 // What Google answers for each status, as observed from the API.
 error_kind error_for(int code) {
   switch (code) {
-  case 400: return {400, "INVALID_ARGUMENT", "Invalid Value", "global", "invalid"};
-  case 401:
-    return {401, "UNAUTHENTICATED",
-            "Request had invalid authentication credentials. Expected OAuth 2 access token, login "
-            "cookie or other valid authentication credential. See "
-            "https://developers.google.com/identity/sign-in/web/devconsole-project.",
-            "global", "authError"};
-  case 403:
-    return {403, "PERMISSION_DENIED",
-            "The current user has insufficient permissions to perform the requested operation.",
-            "androidpublisher", "permissionDenied"};
-  case 404:
-    return {404, "NOT_FOUND", "The purchase token was not found.", "androidpublisher",
-            "purchaseTokenNotFound"};
-  case 410:
-    return {410, "GONE",
-            "The subscription purchase is no longer available for query because it has been "
-            "expired for too long.",
-            "androidpublisher", "subscriptionPurchaseNoLongerAvailable"};
-  case 429:
-    return {429, "RESOURCE_EXHAUSTED", "Rate Limit Exceeded", "global", "rateLimitExceeded"};
-  case 500: return {500, "INTERNAL", "Internal error encountered.", "global", "backendError"};
-  case 502: return {502, "UNAVAILABLE", "Bad Gateway", "global", "backendError"};
-  case 503: return {503, "UNAVAILABLE", "The service is currently unavailable.", "global", "backendError"};
-  case 504: return {504, "DEADLINE_EXCEEDED", "Deadline exceeded.", "global", "backendError"};
-  default: return {code, "UNKNOWN", "Error", "global", "unknown"};
+    case 400:
+      return {400, "INVALID_ARGUMENT", "Invalid Value", "global", "invalid"};
+    case 401:
+      return {
+        401, "UNAUTHENTICATED",
+        "Request had invalid authentication credentials. Expected OAuth 2 access token, login "
+        "cookie or other valid authentication credential. See "
+        "https://developers.google.com/identity/sign-in/web/devconsole-project.",
+        "global", "authError"};
+    case 403:
+      return {403, "PERMISSION_DENIED",
+              "The current user has insufficient permissions to perform the requested operation.",
+              "androidpublisher", "permissionDenied"};
+    case 404:
+      return {404, "NOT_FOUND", "The purchase token was not found.", "androidpublisher",
+              "purchaseTokenNotFound"};
+    case 410:
+      return {410, "GONE",
+              "The subscription purchase is no longer available for query because it has been "
+              "expired for too long.",
+              "androidpublisher", "subscriptionPurchaseNoLongerAvailable"};
+    case 429:
+      return {429, "RESOURCE_EXHAUSTED", "Rate Limit Exceeded", "global", "rateLimitExceeded"};
+    case 500:
+      return {500, "INTERNAL", "Internal error encountered.", "global", "backendError"};
+    case 502:
+      return {502, "UNAVAILABLE", "Bad Gateway", "global", "backendError"};
+    case 503:
+      return {503, "UNAVAILABLE", "The service is currently unavailable.", "global",
+              "backendError"};
+    case 504:
+      return {504, "DEADLINE_EXCEEDED", "Deadline exceeded.", "global", "backendError"};
+    default:
+      return {code, "UNKNOWN", "Error", "global", "unknown"};
   }
 }
 
@@ -105,15 +113,15 @@ boost::json::object subscription_body(const play_purchase& p) {
                            {"autoRenewingPlan", {{"autoRenewEnabled", p.auto_renewing}}},
                            {"offerDetails", {{"basePlanId", "p1m"}}},
                            {"latestSuccessfulOrderId", p.order_id}};
-  boost::json::object o{{"kind", "androidpublisher#subscriptionPurchaseV2"},
-                        {"startTime", rfc3339(p.purchase_time_ms)},
-                        {"regionCode", p.region_code},
-                        {"subscriptionState", state},
-                        {"latestOrderId", p.order_id},
-                        {"acknowledgementState", p.acknowledged
-                                                     ? "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED"
-                                                     : "ACKNOWLEDGEMENT_STATE_PENDING"},
-                        {"lineItems", boost::json::array{std::move(line)}}};
+  boost::json::object o{
+    {"kind", "androidpublisher#subscriptionPurchaseV2"},
+    {"startTime", rfc3339(p.purchase_time_ms)},
+    {"regionCode", p.region_code},
+    {"subscriptionState", state},
+    {"latestOrderId", p.order_id},
+    {"acknowledgementState",
+     p.acknowledged ? "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" : "ACKNOWLEDGEMENT_STATE_PENDING"},
+    {"lineItems", boost::json::array{std::move(line)}}};
   if (state == "SUBSCRIPTION_STATE_CANCELED")
     o["canceledStateContext"] = {{"userInitiatedCancellation", boost::json::object{}}};
   if (p.test)
@@ -121,7 +129,9 @@ boost::json::object subscription_body(const play_purchase& p) {
   return o;
 }
 
-reply error_reply(int code) { return json_reply(code, google_error(code)); }
+reply error_reply(int code) {
+  return json_reply(code, google_error(code));
+}
 
 // A token nobody registered, under a package that accepts them: a purchased,
 // acknowledged purchase made now, its order id derived from the token (the
@@ -143,8 +153,8 @@ std::optional<play_purchase> unregistered_purchase(const emulator_state& state,
   std::string digits;
   for (char c : h)
     digits.push_back(static_cast<char>('0' + static_cast<unsigned char>(c) % 10));
-  p.order_id = "GPA.33" + digits.substr(0, 2) + "-" + digits.substr(2, 4) + "-" +
-               digits.substr(6, 4) + "-" + digits.substr(10, 5);
+  p.order_id = "GPA.33" + digits.substr(0, 2) + "-" + digits.substr(2, 4) + "-"
+    + digits.substr(6, 4) + "-" + digits.substr(10, 5);
   return p;
 }
 
@@ -183,8 +193,8 @@ reply purchase_endpoint(const emulator_state& state, const purchase_query& query
   if (!purchase)
     return error_reply(404);
   const bool is_subscription = purchase->kind == "subscription";
-  if (purchase->package_name != query.package_name || is_subscription != query.subscription ||
-      (!query.subscription && purchase->product_id != query.product_id))
+  if (purchase->package_name != query.package_name || is_subscription != query.subscription
+      || (!query.subscription && purchase->product_id != query.product_id))
     return error_reply(400);
 
   if (purchase->http_status || purchase->body) {
@@ -194,7 +204,8 @@ reply purchase_endpoint(const emulator_state& state, const purchase_query& query
     if (code != 200)
       return error_reply(code);
   }
-  return json_reply(200, query.subscription ? subscription_body(*purchase) : product_body(*purchase));
+  return json_reply(200,
+                    query.subscription ? subscription_body(*purchase) : product_body(*purchase));
 }
 
 } // namespace receiptd::emulator

@@ -15,8 +15,8 @@ namespace {
 
 constexpr std::string_view jwt_bearer = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 constexpr std::string_view publisher_scope = "https://www.googleapis.com/auth/androidpublisher";
-constexpr std::string_view bad_times =
-    "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. "
+constexpr std::string_view bad_times
+  = "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. "
     "Check your iat and exp values in the JWT claim.";
 
 reply oauth_error(std::string_view error, std::string_view description) {
@@ -42,7 +42,8 @@ reply token_endpoint(emulator_state& state, std::string_view body) {
   auto grant = form.find("grant_type");
   if (grant == form.end() || grant->second != jwt_bearer)
     return oauth_error("unsupported_grant_type",
-                       "Invalid grant_type: " + (grant == form.end() ? std::string() : grant->second));
+                       "Invalid grant_type: "
+                         + (grant == form.end() ? std::string() : grant->second));
   auto assertion = form.find("assertion");
   if (assertion == form.end() || assertion->second.empty())
     return oauth_error("invalid_request", "Missing required parameter: assertion");
@@ -67,15 +68,17 @@ reply token_endpoint(emulator_state& state, std::string_view body) {
   auto iat = get_int(token->claims, "iat");
   auto exp = get_int(token->claims, "exp");
   const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                               std::chrono::system_clock::now().time_since_epoch())
-                               .count();
-  if (!iat || !exp || *iat < 0 || *exp < 0 || *iat > now + 60 || *exp <= now || *exp - *iat > 3600 || *exp <= *iat)
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  if (!iat || !exp || *iat < 0 || *exp < 0 || *iat > now + 60 || *exp <= now || *exp - *iat > 3600
+      || *exp <= *iat)
     return oauth_error("invalid_grant", bad_times);
 
   auto issued = state.issue_token();
-  return json_reply(200, boost::json::object{{"access_token", issued.access_token},
-                                             {"expires_in", issued.expires_in},
-                                             {"token_type", "Bearer"}});
+  return json_reply(200,
+                    boost::json::object{{"access_token", issued.access_token},
+                                        {"expires_in", issued.expires_in},
+                                        {"token_type", "Bearer"}});
 }
 
 } // namespace receiptd::emulator

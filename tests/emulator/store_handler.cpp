@@ -49,8 +49,8 @@ route route_store_b(Http::Method method, std::string_view path) {
       return r;
     s.push_back(std::move(*decoded));
   }
-  if (s.size() < 8 || s[0] != "androidpublisher" || s[1] != "v3" || s[2] != "applications" ||
-      s[4] != "purchases")
+  if (s.size() < 8 || s[0] != "androidpublisher" || s[1] != "v3" || s[2] != "applications"
+      || s[4] != "purchases")
     return r;
   if (s.size() == 9 && s[5] == "products" && s[7] == "tokens") {
     r.kind = call_kind::store_b_products;
@@ -65,27 +65,32 @@ route route_store_b(Http::Method method, std::string_view path) {
 reply not_found(store_id store) {
   if (store == store_id::store_a)
     return json_reply(404, boost::json::object{{"error", "Not Found"}});
-  return json_reply(404, boost::json::object{
-      {"error",
-       {{"code", 404},
-        {"message", "Not Found"},
-        {"errors", boost::json::array{{{"message", "Not Found"}, {"domain", "global"}, {"reason", "notFound"}}}},
-        {"status", "NOT_FOUND"}}}});
+  return json_reply(404,
+                    boost::json::object{{"error",
+                                         {{"code", 404},
+                                          {"message", "Not Found"},
+                                          {"errors",
+                                           boost::json::array{{{"message", "Not Found"},
+                                                               {"domain", "global"},
+                                                               {"reason", "notFound"}}}},
+                                          {"status", "NOT_FOUND"}}}});
 }
 
 reply error_mode_reply(store_id store, int status) {
   if (store == store_id::store_b)
     return json_reply(status, google_error(status));
-  return json_reply(status, boost::json::object{{"error", "emulated store outage"}, {"http_status", status}});
+  return json_reply(
+    status, boost::json::object{{"error", "emulated store outage"}, {"http_status", status}});
 }
 
 // What a load balancer or captive portal serves: 200 with a page, not JSON.
 reply html_mode_reply() {
-  return html_reply(200,
-                    "<!DOCTYPE html>\n<html><head><title>503 Service Temporarily Unavailable</title>"
-                    "</head>\n<body><h1>Service Temporarily Unavailable</h1>\n<p>The server is "
-                    "temporarily unable to service your request. Please try again later.</p>\n"
-                    "</body></html>\n");
+  return html_reply(
+    200,
+    "<!DOCTYPE html>\n<html><head><title>503 Service Temporarily Unavailable</title>"
+    "</head>\n<body><h1>Service Temporarily Unavailable</h1>\n<p>The server is "
+    "temporarily unable to service your request. Please try again later.</p>\n"
+    "</body></html>\n");
 }
 
 reply answer(store_id store, emulator_state& state, const route& r, const Http::Request& request,
@@ -93,18 +98,19 @@ reply answer(store_id store, emulator_state& state, const route& r, const Http::
   if (!r.kind)
     return not_found(store);
   switch (*r.kind) {
-  case call_kind::store_a_production:
-  case call_kind::store_a_sandbox:
-    if (!r.post) // Apple 21000: "The request to the App Store was not made using the HTTP POST request method."
-      return json_reply(200, boost::json::object{{"status", 21000}});
-    return verify_receipt(state, *r.kind == call_kind::store_a_sandbox, request.body());
-  case call_kind::store_b_token:
-    return token_endpoint(state, request.body());
-  case call_kind::store_b_products:
-  case call_kind::store_b_subscriptionsv2:
-    return purchase_endpoint(state, r.purchase, authorization);
-  case call_kind::count_:
-    break;
+    case call_kind::store_a_production:
+    case call_kind::store_a_sandbox:
+      if (!r.post) // Apple 21000: "The request to the App Store was not made using the HTTP POST
+                   // request method."
+        return json_reply(200, boost::json::object{{"status", 21000}});
+      return verify_receipt(state, *r.kind == call_kind::store_a_sandbox, request.body());
+    case call_kind::store_b_token:
+      return token_endpoint(state, request.body());
+    case call_kind::store_b_products:
+    case call_kind::store_b_subscriptionsv2:
+      return purchase_endpoint(state, r.purchase, authorization);
+    case call_kind::count_:
+      break;
   }
   return not_found(store);
 }
@@ -129,15 +135,24 @@ void store_handler::onRequest(const Http::Request& request, Http::ResponseWriter
     if (r.kind && mode->mode != store_mode::down)
       state_->count(*r.kind);
     switch (mode->mode) {
-    case store_mode::error: response = error_mode_reply(store_, mode->status); break;
-    case store_mode::html: response = html_mode_reply(); break;
-    case store_mode::down: response = error_mode_reply(store_, 503); break; // racing a close
-    case store_mode::up:
-    case store_mode::slow: response = answer(store_, *state_, r, request, authorization); break;
+      case store_mode::error:
+        response = error_mode_reply(store_, mode->status);
+        break;
+      case store_mode::html:
+        response = html_mode_reply();
+        break;
+      case store_mode::down:
+        response = error_mode_reply(store_, 503);
+        break; // racing a close
+      case store_mode::up:
+      case store_mode::slow:
+        response = answer(store_, *state_, r, request, authorization);
+        break;
     }
   } catch (const std::exception& e) {
     // Never let a bad request take the emulator down; say what broke.
-    response = json_reply(500, boost::json::object{{"error", "emulator failure"}, {"detail", e.what()}});
+    response
+      = json_reply(500, boost::json::object{{"error", "emulator failure"}, {"detail", e.what()}});
   }
   if (mode && mode->mode == store_mode::slow) {
     auto due = delay_queue::clock::now() + std::chrono::milliseconds(mode->delay_ms);

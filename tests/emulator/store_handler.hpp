@@ -19,7 +19,7 @@ public:
 
   store_handler(store_id store, emulator_state& state, delay_queue& delays,
                 store_listener& listener)
-      : store_(store), state_(&state), delays_(&delays), listener_(&listener) {}
+    : store_(store), state_(&state), delays_(&delays), listener_(&listener) {}
 
   void onRequest(const Pistache::Http::Request& request,
                  Pistache::Http::ResponseWriter writer) override;

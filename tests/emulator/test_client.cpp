@@ -39,8 +39,8 @@ std::string read_file(const std::string& path) {
 
 std::int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+           std::chrono::system_clock::now().time_since_epoch())
+    .count();
 }
 
 // ---- emulator_process
@@ -126,7 +126,9 @@ std::string emulator_process::store_b_url(std::string_view path) const {
 
 // ---- http
 
-boost::json::value http_result::json() const { return boost::json::parse(body); }
+boost::json::value http_result::json() const {
+  return boost::json::parse(body);
+}
 
 namespace {
 
@@ -196,7 +198,9 @@ curl_slist* header_list(const std::vector<std::string>& headers) {
 } // namespace
 
 http_client::http_client() : curl_(curl_easy_init()) {}
-http_client::~http_client() { curl_easy_cleanup(curl_); }
+http_client::~http_client() {
+  curl_easy_cleanup(curl_);
+}
 
 http_result http_client::request(const std::string& method, const std::string& url,
                                  const std::string& body, const std::vector<std::string>& headers) {
@@ -218,7 +222,8 @@ std::vector<http_result> concurrent_posts(const std::string& url, const std::str
   for (int i = 0; i < n; ++i) {
     CURL* h = curl_easy_init();
     prepare(h, results[static_cast<std::size_t>(i)], "POST", url, body, list);
-    curl_easy_setopt(h, CURLOPT_PRIVATE, reinterpret_cast<char*>(&results[static_cast<std::size_t>(i)]));
+    curl_easy_setopt(h, CURLOPT_PRIVATE,
+                     reinterpret_cast<char*>(&results[static_cast<std::size_t>(i)]));
     curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
     curl_multi_add_handle(multi, h);
     handles.push_back(h);
@@ -267,7 +272,9 @@ rsa_key::rsa_key() : key_(EVP_RSA_gen(2048)) {
   if (!key_)
     throw std::runtime_error("RSA key generation failed");
 }
-rsa_key::~rsa_key() { EVP_PKEY_free(key_); }
+rsa_key::~rsa_key() {
+  EVP_PKEY_free(key_);
+}
 
 namespace {
 template <class Writer>
@@ -287,15 +294,18 @@ std::string rsa_key::public_pem() const {
 }
 
 std::string rsa_key::private_pem() const {
-  return pem([this](BIO* b) { PEM_write_bio_PrivateKey(b, key_, nullptr, nullptr, 0, nullptr, nullptr); });
+  return pem(
+    [this](BIO* b) { PEM_write_bio_PrivateKey(b, key_, nullptr, nullptr, 0, nullptr, nullptr); });
 }
 
 std::string rsa_key::sign_sha256(std::string_view data) const {
   EVP_MD_CTX* ctx = EVP_MD_CTX_new();
   size_t len = 0;
   std::string sig;
-  if (EVP_DigestSignInit(ctx, nullptr, EVP_sha256(), nullptr, key_) == 1 &&
-      EVP_DigestSign(ctx, nullptr, &len, reinterpret_cast<const unsigned char*>(data.data()), data.size()) == 1) {
+  if (EVP_DigestSignInit(ctx, nullptr, EVP_sha256(), nullptr, key_) == 1
+      && EVP_DigestSign(ctx, nullptr, &len, reinterpret_cast<const unsigned char*>(data.data()),
+                        data.size())
+        == 1) {
     sig.resize(len);
     EVP_DigestSign(ctx, reinterpret_cast<unsigned char*>(sig.data()), &len,
                    reinterpret_cast<const unsigned char*>(data.data()), data.size());
@@ -307,8 +317,8 @@ std::string rsa_key::sign_sha256(std::string_view data) const {
 
 std::string make_jwt(const rsa_key& key, const boost::json::object& claims) {
   using receiptd::model::base64url_encode;
-  std::string input = base64url_encode(R"({"alg":"RS256","typ":"JWT"})") + "." +
-                      base64url_encode(boost::json::serialize(claims));
+  std::string input = base64url_encode(R"({"alg":"RS256","typ":"JWT"})") + "."
+    + base64url_encode(boost::json::serialize(claims));
   return input + "." + base64url_encode(key.sign_sha256(input));
 }
 

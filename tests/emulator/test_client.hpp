@@ -42,13 +42,13 @@ private:
 };
 
 struct http_result {
-  CURLcode code = CURLE_OK;  // CURLE_COULDNT_CONNECT when refused
+  CURLcode code = CURLE_OK; // CURLE_COULDNT_CONNECT when refused
   long status = 0;
   std::string body;
   std::string content_type;
-  std::string connection;    // the Connection response header
-  double seconds = 0;        // total time of the transfer
-  long new_connections = 0;  // 0 when a kept-alive connection was reused
+  std::string connection;   // the Connection response header
+  double seconds = 0;       // total time of the transfer
+  long new_connections = 0; // 0 when a kept-alive connection was reused
 
   boost::json::value json() const; // throws when the body is not JSON
 };

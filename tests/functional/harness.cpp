@@ -94,8 +94,7 @@ std::string emulator_process::store_b_url() const {
 
 // ---- receiptd -------------------------------------------------------------------
 
-service_process::service_process(std::string dir, std::string db_url,
-                                 std::vector<std::string> args)
+service_process::service_process(std::string dir, std::string db_url, std::vector<std::string> args)
   : dir_(std::move(dir)), db_url_(std::move(db_url)), args_(std::move(args)) {}
 
 service_process::~service_process() {
@@ -105,10 +104,8 @@ service_process::~service_process() {
 
 void service_process::start() {
   port_ = free_port();
-  std::vector<std::string> argv{RECEIPTD_BINARY,
-                                "--http.port=" + std::to_string(port_),
-                                "--db.url=" + db_url_,
-                                "--trace.file=" + trace_file(),
+  std::vector<std::string> argv{RECEIPTD_BINARY, "--http.port=" + std::to_string(port_),
+                                "--db.url=" + db_url_, "--trace.file=" + trace_file(),
                                 "--bootstrap.create-first-app=false"};
   argv.insert(argv.end(), args_.begin(), args_.end());
   proc_ = std::make_unique<child_process>(argv, dir_ + "/receiptd.log", RECEIPTD_SOURCE_DIR);
@@ -161,7 +158,8 @@ std::vector<std::string> trust_args(const std::string& dir, const test_support::
   write_text(dir + "/test-root.pem", pki.root.pem());
   write_text(dir + "/test-intermediate.pem", pki.intermediate.pem());
   write_text(dir + "/test-itunes-intermediate.pem", pki.itunes_intermediate.pem());
-  return {"--store-a.trust-roots=[\"" + trust + "apple-root-ca.pem\",\"" + dir + "/test-root.pem\"]",
+  return {"--store-a.trust-roots=[\"" + trust + "apple-root-ca.pem\",\"" + dir
+            + "/test-root.pem\"]",
           "--store-a.intermediates=[\"" + trust + "apple-itunes-store-ca.pem\",\"" + trust
             + "apple-wwdr-ca.pem\",\"" + dir + "/test-intermediate.pem\",\"" + dir
             + "/test-itunes-intermediate.pem\"]",
@@ -170,13 +168,18 @@ std::vector<std::string> trust_args(const std::string& dir, const test_support::
 
 std::vector<std::string> service_args(const std::string& dir, const test_support::test_pki& pki,
                                       const emulator_process& emulator) {
-  std::vector<std::string> args{
-    "--store-a.production-url=" + emulator.store_a_production_url(),
-    "--store-a.sandbox-url=" + emulator.store_a_sandbox_url(),
-    "--store-b.api-url=" + emulator.store_b_url(), "--store-a.timeout=1500ms",
-    "--store-b.timeout=1500ms", "--validator.store-deadline=2s",
-    "--retry.initial=200ms", "--retry.max=1s", "--retry.poll-interval=100ms",
-    "--retry.lease=4s", "--http.threads=2", "--scheduler.max-threads=2"};
+  std::vector<std::string> args{"--store-a.production-url=" + emulator.store_a_production_url(),
+                                "--store-a.sandbox-url=" + emulator.store_a_sandbox_url(),
+                                "--store-b.api-url=" + emulator.store_b_url(),
+                                "--store-a.timeout=1500ms",
+                                "--store-b.timeout=1500ms",
+                                "--validator.store-deadline=2s",
+                                "--retry.initial=200ms",
+                                "--retry.max=1s",
+                                "--retry.poll-interval=100ms",
+                                "--retry.lease=4s",
+                                "--http.threads=2",
+                                "--scheduler.max-threads=2"};
   auto trust = trust_args(dir, pki);
   args.insert(args.end(), trust.begin(), trust.end());
   return args;
@@ -266,12 +269,9 @@ service_account_file make_service_account(suite& s) {
   };
   service_account_file f;
   f.email = unique("svc") + "@receiptd-tests.iam.gserviceaccount.com";
-  json::object sa{{"type", "service_account"},
-                  {"project_id", "receiptd-tests"},
-                  {"private_key_id", "k1"},
-                  {"private_key", text(priv)},
-                  {"client_email", f.email},
-                  {"token_uri", s.emulator.token_uri()}};
+  json::object sa{{"type", "service_account"}, {"project_id", "receiptd-tests"},
+                  {"private_key_id", "k1"},    {"private_key", text(priv)},
+                  {"client_email", f.email},   {"token_uri", s.emulator.token_uri()}};
   s.emulator.control("POST", "/control/store_b/service_accounts",
                      json::object{{"client_email", f.email}, {"public_key_pem", text(pub)}});
   BIO_free(priv);
@@ -333,8 +333,8 @@ std::string purchase_data_json(const std::string& package, const std::string& pr
   if (!order_id.empty())
     s += "\"orderId\":\"" + order_id + "\",";
   s += "\"packageName\":\"" + package + "\",\"productId\":\"" + product
-       + "\",\"purchaseTime\":1700000000000,\"purchaseState\":0,\"purchaseToken\":\"" + token
-       + "\",\"quantity\":1";
+    + "\",\"purchaseTime\":1700000000000,\"purchaseState\":0,\"purchaseToken\":\"" + token
+    + "\",\"quantity\":1";
   if (subscription)
     s += ",\"autoRenewing\":true";
   s += ",\"acknowledged\":false}";
@@ -353,9 +353,14 @@ std::string store_b_body(const std::string& data, const std::string& signature,
 void register_purchase(suite& s, const std::string& package, const std::string& product,
                        const std::string& token, const std::string& kind, bool test,
                        int http_status) {
-  json::object body{{"package_name", package}, {"product_id", product}, {"token", token},
-                    {"kind", kind},            {"test", test},          {"purchase_state", 0},
-                    {"acknowledged", true},    {"order_id", "GPA.1234-5678-9012-34567"}};
+  json::object body{{"package_name", package},
+                    {"product_id", product},
+                    {"token", token},
+                    {"kind", kind},
+                    {"test", test},
+                    {"purchase_state", 0},
+                    {"acknowledged", true},
+                    {"order_id", "GPA.1234-5678-9012-34567"}};
   if (kind == "subscription") {
     body["auto_renewing"] = true;
     body["expiry_ms"] = 1893456000000;

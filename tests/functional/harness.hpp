@@ -41,9 +41,9 @@ public:
   service_process(std::string dir, std::string db_url, std::vector<std::string> args);
   ~service_process();
 
-  void start();            // spawns receiptd and waits for /healthz
-  int stop();              // SIGTERM, waits; returns the exit status
-  void kill9();            // SIGKILL, waits
+  void start(); // spawns receiptd and waits for /healthz
+  int stop();   // SIGTERM, waits; returns the exit status
+  void kill9(); // SIGKILL, waits
   bool running() { return proc_ && proc_->running(); }
   std::string log() const { return proc_ ? proc_->log() : std::string(); }
   std::string trace_file() const { return dir_ + "/trace.jsonl"; }
@@ -77,8 +77,8 @@ struct suite {
   db::dialect dialect;
   std::string dir;
   std::string db_url;
-  test_support::test_pki pki;    // configured as trusted
-  test_support::test_pki rogue;  // not configured anywhere
+  test_support::test_pki pki;   // configured as trusted
+  test_support::test_pki rogue; // not configured anywhere
   emulator_process emulator;
   service_process service;
 

@@ -46,8 +46,8 @@ std::string http_response::header(const std::string& lower_name) const {
   return it == headers.end() ? std::string() : it->second;
 }
 
-http_response http_call(const std::string& method, const std::string& url,
-                        const std::string& body, const std::vector<std::string>& headers) {
+http_response http_call(const std::string& method, const std::string& url, const std::string& body,
+                        const std::vector<std::string>& headers) {
   static std::once_flag init;
   std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   http_response r;

@@ -10,7 +10,7 @@
 namespace receiptd::test {
 
 struct http_response {
-  long status = 0;           // 0: no answer (connection refused, …)
+  long status = 0; // 0: no answer (connection refused, …)
   std::string body;
   std::map<std::string, std::string> headers; // lower-case names
   std::string error;
@@ -20,7 +20,6 @@ struct http_response {
 };
 
 http_response http_call(const std::string& method, const std::string& url,
-                        const std::string& body = {},
-                        const std::vector<std::string>& headers = {});
+                        const std::string& body = {}, const std::vector<std::string>& headers = {});
 
 } // namespace receiptd::test

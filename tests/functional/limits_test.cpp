@@ -84,7 +84,8 @@ struct own_service {
   test_app app;
 
   own_service(suite& s, std::vector<std::string> args)
-    : dir(make_temp_dir("receiptd-limits")), db_url(fresh_database_url(s.dialect)),
+    : dir(make_temp_dir("receiptd-limits")),
+      db_url(fresh_database_url(s.dialect)),
       service(dir, db_url, with_defaults(s, std::move(args))) {
     service.start();
     app.package_name = unique_package("own");
@@ -142,8 +143,8 @@ std::vector<json::object> spans_of(const std::string& trace_file, const std::str
   return out;
 }
 
-bool has_span(const std::string& trace_file, const std::string& trace_id,
-              const std::string& actor, const std::string& outcome_prefix) {
+bool has_span(const std::string& trace_file, const std::string& trace_id, const std::string& actor,
+              const std::string& outcome_prefix) {
   for (auto& s : spans_of(trace_file, trace_id))
     if (str(s.at("actor")) == actor && str(s.at("outcome")).rfind(outcome_prefix, 0) == 0)
       return true;
@@ -264,9 +265,7 @@ TEST_CASE("every field past its maximum is 422 naming the field", "[limits][fiel
   auto& s = the_suite();
   auto package = unique_package("fields");
   auto app = create_store_b_app(s, package, test_licence_key());
-  auto post = [&](const std::string& body) {
-    return s.service.post(legacy_path, body, app.token);
-  };
+  auto post = [&](const std::string& body) { return s.service.post(legacy_path, body, app.token); };
   struct field {
     const char* name;
     std::size_t max;
@@ -276,8 +275,8 @@ TEST_CASE("every field past its maximum is 422 naming the field", "[limits][fiel
                  field{"package_name", model::max_package_name_length},
                  field{"user_identifier", model::max_user_identifier_length}}) {
     INFO(f.name);
-    json::object o{{"package_name", package}, {"purchase_token", unique("t")},
-                   {"product_id", "gold"}};
+    json::object o{
+      {"package_name", package}, {"purchase_token", unique("t")}, {"product_id", "gold"}};
     o[f.name] = random_text(f.max + 1);
     auto r = post(json::serialize(o));
     INFO(r.body);
@@ -297,9 +296,8 @@ TEST_CASE("metadata deeper than the maximum is 422; at the maximum it round-trip
   auto app = create_store_b_app(s, package, test_licence_key());
   for (std::size_t depth : {model::max_metadata_depth + 1, std::size_t{40}}) {
     INFO("depth " << depth);
-    auto r = s.service.post(legacy_path,
-                            legacy_body(package, unique("t"), "\"metadata\":" + nested(depth)),
-                            app.token);
+    auto r = s.service.post(
+      legacy_path, legacy_body(package, unique("t"), "\"metadata\":" + nested(depth)), app.token);
     INFO(r.body);
     REQUIRE(r.status == 422); // was 200/206 with "metadata": null
     CHECK(has_field_error(r, "metadata", "too_deep"));
@@ -307,8 +305,8 @@ TEST_CASE("metadata deeper than the maximum is 422; at the maximum it round-trip
   auto meta = nested(model::max_metadata_depth);
   auto token = unique("t");
   register_purchase(s, package, "gold", token, "product");
-  auto r = s.service.post(legacy_path, legacy_body(package, token, "\"metadata\":" + meta),
-                          app.token);
+  auto r
+    = s.service.post(legacy_path, legacy_body(package, token, "\"metadata\":" + meta), app.token);
   INFO(r.body);
   REQUIRE(r.status == 200);
   CHECK(json::serialize(r.json().at("metadata")) == meta);
@@ -339,7 +337,8 @@ TEST_CASE("a receipt wrapped in lines is stored and sent to verifyReceipt in can
   int seen = 0;
   auto log = s.emulator.control("GET", "/control/requests");
   for (auto& call : log.as_array())
-    if (str(call.at("store")) == "store_a" && str(call.at("body")).find(canonical.substr(0, 200)) != std::string::npos) {
+    if (str(call.at("store")) == "store_a"
+        && str(call.at("body")).find(canonical.substr(0, 200)) != std::string::npos) {
       CHECK(str(call.at("body")) == expected);
       ++seen;
     }
@@ -358,8 +357,9 @@ TEST_CASE("beyond max-in-flight-bytes: 503 with Retry-After, small uploads still
   auto& s = the_suite();
   store_b_back_up restore{s};
   // Two 30 KB uploads fill a 64 KiB budget; the count limit is far away.
-  own_service own(s, {"--http.max-body-bytes=40000", "--validator.max-in-flight-bytes=65536",
-                      "--validator.store-deadline=8s", "--http.header-timeout=10s"});
+  own_service own(s,
+                  {"--http.max-body-bytes=40000", "--validator.max-in-flight-bytes=65536",
+                   "--validator.store-deadline=8s", "--http.header-timeout=10s"});
   own.upload(s, unique("warm")); // the OAuth token is fetched once, before the store slows
   s.emulator.set_mode("store_b", "slow", 2500);
   auto padding = "\"padding\":\"" + std::string(30000, 'p') + "\"";
@@ -368,9 +368,8 @@ TEST_CASE("beyond max-in-flight-bytes: 503 with Retry-After, small uploads still
   std::vector<std::jthread> threads; // joined however the test ends
   for (int i = 0; i < 2; ++i)
     threads.emplace_back([&, i] { held[i] = own.upload(s, tokens[i], padding); });
-  bool both_at_store = eventually([&] {
-    return store_calls_for(s, tokens[0]) == 1 && store_calls_for(s, tokens[1]) == 1;
-  });
+  bool both_at_store = eventually(
+    [&] { return store_calls_for(s, tokens[0]) == 1 && store_calls_for(s, tokens[1]) == 1; });
   CHECK(both_at_store);
   auto third = own.upload(s, unique("big"), padding);
   INFO(third.body);
@@ -388,8 +387,9 @@ TEST_CASE("beyond max-in-flight-bytes: 503 with Retry-After, small uploads still
 TEST_CASE("an unknown token never takes an admission slot", "[limits][inflight]") {
   auto& s = the_suite();
   store_b_back_up restore{s};
-  own_service own(s, {"--validator.max-in-flight=1", "--validator.store-deadline=8s",
-                      "--http.header-timeout=10s"});
+  own_service own(
+    s,
+    {"--validator.max-in-flight=1", "--validator.store-deadline=8s", "--http.header-timeout=10s"});
   own.upload(s, unique("warm"));
   s.emulator.set_mode("store_b", "slow", 2000);
   auto token = unique("slot");
@@ -409,12 +409,12 @@ TEST_CASE("an unknown token never takes an admission slot", "[limits][inflight]"
 
 // ---- §6 the store-call queue ---------------------------------------------------------
 
-TEST_CASE("beyond store-b.max-queued a store call is not queued: 206 at once",
-          "[limits][queue]") {
+TEST_CASE("beyond store-b.max-queued a store call is not queued: 206 at once", "[limits][queue]") {
   auto& s = the_suite();
   store_b_back_up restore{s};
-  own_service own(s, {"--store-b.max-concurrent=1", "--store-b.max-queued=1",
-                      "--validator.store-deadline=8s", "--http.header-timeout=10s"});
+  own_service own(s,
+                  {"--store-b.max-concurrent=1", "--store-b.max-queued=1",
+                   "--validator.store-deadline=8s", "--http.header-timeout=10s"});
   own.upload(s, unique("warm"));
   s.emulator.set_mode("store_b", "slow", 2000);
   // One call runs, one waits, the third finds the queue full.
@@ -462,10 +462,12 @@ TEST_CASE("a store call whose validator gave up is dropped, never sent", "[limit
   t.join();
   CHECK(a.status == 206);
   CHECK(b.status == 206);
-  CHECK(eventually([&] {
-    return has_span(own.service.trace_file(), second, "store-b-client",
-                    "not sent: deadline passed");
-  }, std::chrono::seconds(10)));
+  CHECK(eventually(
+    [&] {
+      return has_span(own.service.trace_file(), second, "store-b-client",
+                      "not sent: deadline passed");
+    },
+    std::chrono::seconds(10)));
   CHECK(store_calls_for(s, second) == 0);
 }
 
@@ -476,8 +478,8 @@ TEST_CASE("a missing token or an oversized body is refused before the body arriv
   auto& s = the_suite();
   auto head = [&](const std::string& extra_headers, std::size_t content_length) {
     return "POST " + std::string(legacy_path) + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-           + "Content-Type: application/json\r\n" + extra_headers
-           + "Content-Length: " + std::to_string(content_length) + "\r\n\r\n{\"package_name\":";
+      + "Content-Type: application/json\r\n" + extra_headers
+      + "Content-Length: " + std::to_string(content_length) + "\r\n\r\n{\"package_name\":";
   };
   SECTION("no Authorization: 401 while the body is still on its way") {
     int fd = connect_to(s.service.port());
@@ -517,9 +519,9 @@ TEST_CASE("2,000 slow clients: uploads keep their latency, RSS stays bounded, th
   constexpr std::size_t cap = 2100;
   REQUIRE(raise_open_files() >= cap + 400);
   const auto header_timeout = std::chrono::seconds(10);
-  own_service own(s, {"--http.max-connections=" + std::to_string(cap),
-                      "--http.header-timeout=10s", "--http.body-timeout=10s",
-                      "--validator.store-deadline=2s"});
+  own_service own(s,
+                  {"--http.max-connections=" + std::to_string(cap), "--http.header-timeout=10s",
+                   "--http.body-timeout=10s", "--validator.store-deadline=2s"});
   auto timed_upload = [&] {
     auto t0 = clock_type::now();
     auto r = own.upload(s, unique("t"));
@@ -613,14 +615,15 @@ TEST_CASE("2,000 slow clients: uploads keep their latency, RSS stays bounded, th
   CHECK(refused >= 150 - (cap - slow_clients));
 
   // Every slow client is closed once its header timeout has passed.
-  bool all_closed = eventually([&] { return open_count.load() == 0; },
-                               header_timeout + std::chrono::seconds(5));
+  bool all_closed
+    = eventually([&] { return open_count.load() == 0; }, header_timeout + std::chrono::seconds(5));
   pacer.request_stop();
   pacer.join();
   CHECK(all_closed);
   std::size_t closed_early = 0;
   for (auto& c : clients) {
-    if (c.closed != clock_type::time_point{} && c.closed - c.opened < header_timeout - std::chrono::seconds(1))
+    if (c.closed != clock_type::time_point{}
+        && c.closed - c.opened < header_timeout - std::chrono::seconds(1))
       ++closed_early;
     ::close(c.fd);
   }

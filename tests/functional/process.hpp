@@ -13,8 +13,7 @@ namespace receiptd::test {
 class child_process {
 public:
   // Starts `argv[0]` with `argv`; stdout and stderr go to `log_path`.
-  child_process(std::vector<std::string> argv, std::string log_path,
-                std::string working_dir = {});
+  child_process(std::vector<std::string> argv, std::string log_path, std::string working_dir = {});
   ~child_process(); // SIGKILL if still running
 
   child_process(const child_process&) = delete;
@@ -61,7 +60,9 @@ bool eventually(F condition, std::chrono::milliseconds timeout = std::chrono::se
       return true;
     if (std::chrono::steady_clock::now() >= deadline)
       return false;
-    struct timespec ts{0, static_cast<long>(pause.count()) * 1000000L};
+    struct timespec ts {
+      0, static_cast<long>(pause.count()) * 1000000L
+    };
     nanosleep(&ts, nullptr);
     if (pause < std::chrono::milliseconds(100))
       pause *= 2;

@@ -19,12 +19,13 @@ struct failing_inserts {
     : s(su), table(std::move(tbl)), name("redact_probe_" + table) {
     if (s.dialect == receiptd::db::dialect::postgresql)
       // PostgreSQL's DETAIL then lists the whole failing row.
-      execute_sql(s.db_url, "ALTER TABLE " + table + " ADD CONSTRAINT " + name + " CHECK ("
-                              + column + " NOT LIKE '" + prefix + "%') NOT VALID");
+      execute_sql(s.db_url,
+                  "ALTER TABLE " + table + " ADD CONSTRAINT " + name + " CHECK (" + column
+                    + " NOT LIKE '" + prefix + "%') NOT VALID");
     else
-      execute_sql(s.db_url, "CREATE TRIGGER " + name + " BEFORE INSERT ON " + table
-                              + " WHEN NEW." + column + " LIKE '" + prefix
-                              + "%' BEGIN SELECT RAISE(ABORT, 'probe'); END");
+      execute_sql(s.db_url,
+                  "CREATE TRIGGER " + name + " BEFORE INSERT ON " + table + " WHEN NEW." + column
+                    + " LIKE '" + prefix + "%' BEGIN SELECT RAISE(ABORT, 'probe'); END");
   }
   ~failing_inserts() {
     try {
@@ -62,7 +63,7 @@ TEST_CASE("failed saves log no upload data", "[hostile][redaction]") {
   {
     failing_inserts probe(s, "store_b_purchase_orders", "package_name", "com.receiptd.redactprobe");
     auto extra = "\"user_identifier\":\"" + user + "\",\"ip_address\":\"" + ip
-                 + "\",\"metadata\":{\"k\":\"" + meta + "\"}";
+      + "\",\"metadata\":{\"k\":\"" + meta + "\"}";
     auto r = s.service.post("/client/store_b/purchase_orders", store_b_body(data, signature, extra),
                             app.token, {"X-Request-Id: " + request_id});
     INFO(r.body);
@@ -71,8 +72,8 @@ TEST_CASE("failed saves log no upload data", "[hostile][redaction]") {
     // The failure was logged (so the check below looks at the right lines).
     REQUIRE(eventually([&] { return s.service.log().find("failed") != std::string::npos; }));
   }
-  REQUIRE(eventually([&] { return read_text(s.service.trace_file()).find(request_id)
-                                  != std::string::npos; }));
+  REQUIRE(eventually(
+    [&] { return read_text(s.service.trace_file()).find(request_id) != std::string::npos; }));
   std::vector<std::string> secrets{token, user, meta, ip, signature.substr(0, 40)};
   check_absent("receiptd's log", s.service.log(), secrets);
   check_absent("the trace file", read_text(s.service.trace_file()), secrets);

@@ -17,7 +17,6 @@ std::string str(const json::value& v) {
   return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
 }
 
-
 } // namespace
 
 TEST_CASE("SIGKILL with pending jobs: completed after the restart", "[resilience][kill]") {
@@ -30,8 +29,8 @@ TEST_CASE("SIGKILL with pending jobs: completed after the restart", "[resilience
     auto token = unique("tok");
     register_purchase(s, package, "gold", token, "product");
     auto data = purchase_data_json(package, "gold", token);
-    auto r = s.service.post("/client/store_b/purchase_orders", store_b_body(data, sign_purchase(data)),
-                            app.token);
+    auto r = s.service.post("/client/store_b/purchase_orders",
+                            store_b_body(data, sign_purchase(data)), app.token);
     INFO(r.body);
     REQUIRE(r.status == 206);
     ids.push_back(str(r.json().at("id")));
@@ -41,10 +40,12 @@ TEST_CASE("SIGKILL with pending jobs: completed after the restart", "[resilience
   s.service.start();
   for (const auto& id : ids) {
     INFO("record " << id);
-    bool validated = eventually([&] {
-      auto r = s.service.get("/client/store_b/purchase_orders/" + id, app.token);
-      return r.status == 200 && str(r.json().at("validation_state")) == "validated";
-    }, std::chrono::seconds(30));
+    bool validated = eventually(
+      [&] {
+        auto r = s.service.get("/client/store_b/purchase_orders/" + id, app.token);
+        return r.status == 200 && str(r.json().at("validation_state")) == "validated";
+      },
+      std::chrono::seconds(30));
     CHECK(validated);
   }
 }
@@ -67,7 +68,8 @@ TEST_CASE("beyond max-in-flight: 503 with Retry-After", "[resilience][overload]"
   std::vector<http_response> answers(5);
   std::vector<std::thread> threads;
   for (auto& a : answers)
-    threads.emplace_back([&] { a = busy.post("/client/store_b/purchase_orders", body, app.token); });
+    threads.emplace_back(
+      [&] { a = busy.post("/client/store_b/purchase_orders", body, app.token); });
   for (auto& t : threads)
     t.join();
   s.emulator.set_mode("store_b", "up");

@@ -18,7 +18,9 @@ std::string str(const json::value& v) {
   return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
 }
 
-std::string code_of(const json::value& v) { return str(v.at("errors").at(0).at("code")); }
+std::string code_of(const json::value& v) {
+  return str(v.at("errors").at(0).at("code"));
+}
 
 json::value post(suite& s, const char* path, const std::string& body, const test_app& app,
                  long expect) {
@@ -72,12 +74,12 @@ TEST_CASE("a forged re-upload leaves a genuine pending purchase order as it was"
   std::string id;
   {
     store_down_guard down(s, "store_b");
-    auto genuine = post(s, orders, store_b_body(data, sign_purchase(data), R"("user_identifier":"alice")"),
-                        app, 206);
+    auto genuine = post(
+      s, orders, store_b_body(data, sign_purchase(data), R"("user_identifier":"alice")"), app, 206);
     id = str(genuine.at("id"));
     REQUIRE(has_job(s, id));
-    auto forged = post(s, orders, store_b_body(data, "AAAA", R"("user_identifier":"mallory")"),
-                       app, 402);
+    auto forged
+      = post(s, orders, store_b_body(data, "AAAA", R"("user_identifier":"mallory")"), app, 402);
     CHECK(code_of(forged) == "invalid_signature");
     auto stored = get(s, std::string(orders) + "/" + id, app);
     CHECK(str(stored.at("validation_state")) == "pending");
@@ -86,10 +88,12 @@ TEST_CASE("a forged re-upload leaves a genuine pending purchase order as it was"
     CHECK(has_job(s, id)); // its revalidation is still due
   }
   // The store is back: the untouched genuine record is validated by its job.
-  CHECK(eventually([&] {
-    auto r = s.service.get(std::string(orders) + "/" + id, app.token);
-    return r.status == 200 && str(r.json().at("validation_state")) == "validated";
-  }, std::chrono::seconds(30)));
+  CHECK(eventually(
+    [&] {
+      auto r = s.service.get(std::string(orders) + "/" + id, app.token);
+      return r.status == 200 && str(r.json().at("validation_state")) == "validated";
+    },
+    std::chrono::seconds(30)));
 }
 
 TEST_CASE("a re-upload from the wrong device leaves a genuine pending receipt as it was",

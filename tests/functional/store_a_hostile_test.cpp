@@ -50,8 +50,8 @@ json::value stored(suite& s, const std::string& id) {
 }
 
 // A 402 with the given code whose record GET returns, without in-app purchases.
-std::string expect_refused_without_purchases(suite& s, const test_app& app,
-                                             const timed_response& t, const std::string& code) {
+std::string expect_refused_without_purchases(suite& s, const test_app& app, const timed_response& t,
+                                             const std::string& code) {
   INFO(t.r.body.substr(0, 400) << t.r.error);
   REQUIRE(t.r.status == 402);
   auto j = t.r.json();
@@ -99,12 +99,13 @@ TEST_CASE("a developer certificate from the configured WWDR CA cannot sign a tra
              Catch::Contains("receipt-signing OID 1.2.840.113635.100.6.11.1"));
 
   SECTION("Apple-shaped leaves of the same PKI pass, v2 and v3") {
-    auto v3 = post(s, app, body_of(ts::make_transaction_receipt(transaction_for(bundle, 3),
-                                                                s.pki.leaf)));
+    auto v3
+      = post(s, app, body_of(ts::make_transaction_receipt(transaction_for(bundle, 3), s.pki.leaf)));
     INFO(v3.r.body);
     CHECK(v3.r.status == 200);
-    auto v2 = post(s, app, body_of(ts::make_transaction_receipt(transaction_for(bundle, 2),
-                                                                s.pki.transaction_leaf_v2)));
+    auto v2 = post(
+      s, app,
+      body_of(ts::make_transaction_receipt(transaction_for(bundle, 2), s.pki.transaction_leaf_v2)));
     INFO(v2.r.body);
     CHECK(v2.r.status == 200);
   }
@@ -222,15 +223,16 @@ TEST_CASE("keys outside sane sizes: 402 invalid_signature, or refused when loade
     REQUIRE(n > 0);
     std::string spki(reinterpret_cast<char*>(der), static_cast<std::size_t>(n));
     OPENSSL_free(der);
-    auto r = s.ctl({"app", "create", "--name=" + unique("bigkey"),
-                    "--package-name=com.example.bigkey",
-                    "--license-key=" + model::base64_encode(spki)});
+    auto r
+      = s.ctl({"app", "create", "--name=" + unique("bigkey"), "--package-name=com.example.bigkey",
+               "--license-key=" + model::base64_encode(spki)});
     CHECK(r.code != 0);
     CHECK_THAT(r.err + r.out, Catch::Contains("RSA-4160 key: more than 4096 bits"));
   }
 }
 
-TEST_CASE("store-a.max-in-app-purchases is the cap receiptd applies", "[store_a][hostile][config]") {
+TEST_CASE("store-a.max-in-app-purchases is the cap receiptd applies",
+          "[store_a][hostile][config]") {
   auto& s = the_suite();
   auto args = standard_service_args(s);
   args.push_back("--store-a.max-in-app-purchases=2");
@@ -241,16 +243,16 @@ TEST_CASE("store-a.max-in-app-purchases is the cap receiptd applies", "[store_a]
   p.bundle_id = "com.example.capped";
   p.receipt_type = "Production";
   for (int i = 0; i < 3; ++i)
-    p.in_app.push_back(ts::purchase("com.example.pro." + std::to_string(i), unique("3000"),
-                                    ts::utc(2024, 5, 1)));
+    p.in_app.push_back(
+      ts::purchase("com.example.pro." + std::to_string(i), unique("3000"), ts::utc(2024, 5, 1)));
   auto three = body_of(ts::make_unified_receipt(p, ts::apple_like_signer(s.pki)));
   auto r = capped.post(receipts, three, app.token);
   INFO(r.body.substr(0, 300));
   CHECK(r.status == 402);
   CHECK(r.body.find("malformed_receipt") != std::string::npos);
   p.in_app.pop_back();
-  auto two = capped.post(receipts, body_of(ts::make_unified_receipt(p, ts::apple_like_signer(s.pki))),
-                         app.token);
+  auto two = capped.post(
+    receipts, body_of(ts::make_unified_receipt(p, ts::apple_like_signer(s.pki))), app.token);
   INFO(two.body.substr(0, 300));
   CHECK(two.status != 402);
   CHECK(capped.stop() == 0);

@@ -23,8 +23,8 @@ std::string str(const json::value& v) {
 // global counters would not do).
 int calls(suite& s, const std::string& receipt, const char* endpoint) {
   auto log = s.emulator.control("GET", "/control/requests");
-  std::string path = std::string(endpoint) == "sandbox" ? "/sandbox/verifyReceipt"
-                                                        : "/verifyReceipt";
+  std::string path
+    = std::string(endpoint) == "sandbox" ? "/sandbox/verifyReceipt" : "/verifyReceipt";
   int n = 0;
   for (auto& r : log.as_array())
     if (str(r.at("store")) == "store_a" && str(r.at("path")) == path
@@ -100,8 +100,8 @@ TEST_CASE("21007 flip: a receipt that calls itself production but is a sandbox o
   s.emulator.control("POST", "/control/store_a/receipts",
                      json::object{{"receipt_data", receipt}, {"belongs_to", "Sandbox"}});
   auto r = upload(s, app, receipt, 200);
-  CHECK(calls(s, receipt, "production") == 1); // 21007 there …
-  CHECK(calls(s, receipt, "sandbox") == 1);    // … then once at the sandbox
+  CHECK(calls(s, receipt, "production") == 1);  // 21007 there …
+  CHECK(calls(s, receipt, "sandbox") == 1);     // … then once at the sandbox
   CHECK(str(r.at("environment")) == "sandbox"); // the store's answer wins
 }
 
@@ -133,8 +133,9 @@ TEST_CASE("transaction receipts: real sandbox and generated production", "[store
   auto& s = the_suite();
   SECTION("the real iOS 6 sandbox receipt") {
     auto app = create_store_a_app(s, "com.mbaasy.ios.demo");
-    auto r = upload(s, app, receipt_vector("transaction", "mbaasy-yearly-subscription-sandbox-2015"),
-                    200, R"("identifier_for_vendor":"4E5E1A3B-F01A-4855-820F-F349F1242148")");
+    auto r
+      = upload(s, app, receipt_vector("transaction", "mbaasy-yearly-subscription-sandbox-2015"),
+               200, R"("identifier_for_vendor":"4E5E1A3B-F01A-4855-820F-F349F1242148")");
     CHECK(str(r.at("style")) == "transaction");
     CHECK(str(r.at("environment")) == "sandbox");
     auto& p = r.at("in_app_purchases").as_array();
@@ -223,8 +224,7 @@ TEST_CASE("402: every fraud reason, stored", "[store_a][402]") {
   }
 }
 
-TEST_CASE("206 while verifyReceipt is unreachable, validated after it returns",
-          "[store_a][206]") {
+TEST_CASE("206 while verifyReceipt is unreachable, validated after it returns", "[store_a][206]") {
   auto& s = the_suite();
   auto app = create_store_a_app(s, "com.example.later");
   auto receipt = generated_unified(s, "com.example.later", "Production", s.pki);
@@ -259,9 +259,9 @@ TEST_CASE("ambiguous verifyReceipt answers are retried, never fraud", "[store_a]
   SECTION("is-retryable marks a retry") {
     auto app = create_store_a_app(s, unique("com.example.retryable"));
     auto receipt = generated_unified(s, app.bundle_id, "Production", s.pki);
-    s.emulator.control("POST", "/control/store_a/receipts",
-                       json::object{{"receipt_data", receipt}, {"status", 21199},
-                                    {"is_retryable", true}});
+    s.emulator.control(
+      "POST", "/control/store_a/receipts",
+      json::object{{"receipt_data", receipt}, {"status", 21199}, {"is_retryable", true}});
     upload(s, app, receipt, 206);
   }
   SECTION("21006 (expired subscription) is still genuine") {

@@ -64,8 +64,8 @@ json::value upload_signed(suite& s, const keyed_app& a, const std::string& token
                           bool subscription = false, const std::string& extra = "",
                           std::vector<std::string> headers = {}) {
   auto data = purchase_data_json(a.package, "gold", token, subscription);
-  auto r = s.service.post(orders, store_b_body(data, sign_purchase(data), extra), a.app.token,
-                          headers);
+  auto r
+    = s.service.post(orders, store_b_body(data, sign_purchase(data), extra), a.app.token, headers);
   INFO(r.body);
   REQUIRE(r.status == expect);
   return r.json();
@@ -95,7 +95,8 @@ TEST_CASE("200 for the real Play vectors validated by the Play Developer API", "
     CHECK(str(po.at("validation_state")) == "validated");
     CHECK(str(po.at("user_identifier")) == "u-1");
     CHECK(str(po.at("in_app_purchase").at("product_id")) == v.product);
-    CHECK(str(po.at("in_app_purchase").at("type")) == (v.subscription ? "subscription" : "product"));
+    CHECK(str(po.at("in_app_purchase").at("type"))
+          == (v.subscription ? "subscription" : "product"));
     CHECK(po.at("created_at").at("utc").as_string().ends_with(" UTC"));
     CHECK(str(po.at("ip_address")) == "127.0.0.1");
   }
@@ -145,8 +146,10 @@ TEST_CASE("legacy purchase orders", "[store_b][legacy]") {
   auto& s = the_suite();
   auto a = fresh_app(s);
   auto body = [&](const std::string& token, const std::string& product = "gold") {
-    return json::serialize(json::object{{"package_name", a.package}, {"purchase_token", token},
-                                        {"product_id", product}, {"order_id", "GPA.9"}});
+    return json::serialize(json::object{{"package_name", a.package},
+                                        {"purchase_token", token},
+                                        {"product_id", product},
+                                        {"order_id", "GPA.9"}});
   };
   SECTION("a known product: 200, is_legacy") {
     auto token = unique("tok");
@@ -282,8 +285,8 @@ TEST_CASE("422: every field rule, never stored", "[store_b][422]") {
   auto token = unique("tok");
   auto data = purchase_data_json(a.package, "gold", token);
   auto sig = sign_purchase(data);
-  auto expect_422 = [&](const std::string& path, const std::string& body,
-                        const std::string& field, const std::string& code) {
+  auto expect_422 = [&](const std::string& path, const std::string& body, const std::string& field,
+                        const std::string& code) {
     auto r = s.service.post(path, body, a.app.token);
     INFO(path << " " << body << " → " << r.body);
     REQUIRE(r.status == 422);
@@ -298,27 +301,36 @@ TEST_CASE("422: every field rule, never stored", "[store_b][422]") {
   expect_422(orders, "not json", "", "invalid_json");
   expect_422(orders, "[1,2,3]", "", "not_an_object");
   expect_422(orders, "", "", "invalid_json");
-  expect_422(orders, json::serialize(json::object{{"purchase_signature", sig}}), "purchase_data", "missing");
-  expect_422(orders, json::serialize(json::object{{"purchase_data", data}}), "purchase_signature", "missing");
-  expect_422(orders, json::serialize(json::object{{"purchase_data", 12}, {"purchase_signature", sig}}),
+  expect_422(orders, json::serialize(json::object{{"purchase_signature", sig}}), "purchase_data",
+             "missing");
+  expect_422(orders, json::serialize(json::object{{"purchase_data", data}}), "purchase_signature",
+             "missing");
+  expect_422(orders,
+             json::serialize(json::object{{"purchase_data", 12}, {"purchase_signature", sig}}),
              "purchase_data", "wrong_type");
-  expect_422(orders, json::serialize(json::object{{"purchase_data", data}, {"purchase_signature", true}}),
+  expect_422(orders,
+             json::serialize(json::object{{"purchase_data", data}, {"purchase_signature", true}}),
              "purchase_signature", "wrong_type");
-  expect_422(orders, json::serialize(json::object{{"purchase_data", "nope"}, {"purchase_signature", sig}}),
+  expect_422(orders,
+             json::serialize(json::object{{"purchase_data", "nope"}, {"purchase_signature", sig}}),
              "purchase_data", "invalid_purchase_data");
-  expect_422(orders, json::serialize(json::object{{"purchase_data", data}, {"purchase_signature", "%%%"}}),
+  expect_422(orders,
+             json::serialize(json::object{{"purchase_data", data}, {"purchase_signature", "%%%"}}),
              "purchase_signature", "invalid_base64");
   expect_422(orders, store_b_body(data, sig, R"("ip_address":"300.1.2.3")"), "ip_address",
              "invalid_ip_address");
   expect_422(orders, store_b_body(data, sig, R"("ip_address":42)"), "ip_address", "wrong_type");
   expect_422(orders, store_b_body(data, sig, R"("metadata":"campaign")"), "metadata", "wrong_type");
   expect_422(orders, store_b_body(data, sig, R"("metadata":[1])"), "metadata", "wrong_type");
-  expect_422(orders, store_b_body(data, sig, R"("user_identifier":7)"), "user_identifier", "wrong_type");
+  expect_422(orders, store_b_body(data, sig, R"("user_identifier":7)"), "user_identifier",
+             "wrong_type");
   expect_422(legacy, "{}", "package_name", "missing");
   expect_422(legacy, "{}", "purchase_token", "missing");
   expect_422(legacy, "{}", "product_id", "missing");
-  expect_422(legacy, R"({"package_name":1,"purchase_token":"t","product_id":"p"})", "package_name", "wrong_type");
-  expect_422(legacy, R"({"package_name":"p","purchase_token":"","product_id":"p"})", "purchase_token", "blank");
+  expect_422(legacy, R"({"package_name":1,"purchase_token":"t","product_id":"p"})", "package_name",
+             "wrong_type");
+  expect_422(legacy, R"({"package_name":"p","purchase_token":"","product_id":"p"})",
+             "purchase_token", "blank");
   expect_422(legacy, "[]", "", "not_an_object");
   // Nothing was stored: the token uploads fresh afterwards.
   register_purchase(s, a.package, "gold", token, "product");
@@ -348,7 +360,8 @@ TEST_CASE("re-upload of the same purchase token returns the same record", "[stor
   auto a = fresh_app(s);
   auto token = unique("tok");
   register_purchase(s, a.package, "gold", token, "product");
-  auto first = upload_signed(s, a, token, 200, false, R"("user_identifier":"u1","metadata":{"v":1})");
+  auto first
+    = upload_signed(s, a, token, 200, false, R"("user_identifier":"u1","metadata":{"v":1})");
   auto second = upload_signed(s, a, token, 200, false, R"("metadata":{"v":2})");
   CHECK(str(second.at("id")) == str(first.at("id")));
   CHECK(second.at("created_at") == first.at("created_at"));
@@ -468,8 +481,8 @@ TEST_CASE("X-Request-Id is echoed and the upload leaves spans", "[store_b][trace
   // Spans reach the file shortly after the answer (the tracer writes in batches).
   std::set<std::string> actors;
   bool spans = eventually([&] {
-    auto t = run_program({RECEIPTCTL_BINARY, "trace", trace_id,
-                          "--trace-file=" + s.service.trace_file()});
+    auto t = run_program(
+      {RECEIPTCTL_BINARY, "trace", trace_id, "--trace-file=" + s.service.trace_file()});
     if (t.exit_code != 0)
       return false;
     actors.clear();
@@ -507,14 +520,14 @@ TEST_CASE("a forged re-upload of a validated purchase is refused and changes not
   auto token = unique("tok");
   register_purchase(s, a.package, "gold", token, "product");
   auto data = purchase_data_json(a.package, "gold", token);
-  auto genuine = s.service.post(orders, store_b_body(data, sign_purchase(data), R"("metadata":{"v":1})"),
-                                a.app.token);
+  auto genuine = s.service.post(
+    orders, store_b_body(data, sign_purchase(data), R"("metadata":{"v":1})"), a.app.token);
   REQUIRE(genuine.status == 200);
   auto id = str(genuine.json().at("id"));
   auto forged = data;
   forged.replace(forged.find("\"quantity\":1"), 12, "\"quantity\":9");
-  auto r = s.service.post(orders, store_b_body(forged, sign_purchase(data), R"("metadata":{"v":2})"),
-                          a.app.token);
+  auto r = s.service.post(
+    orders, store_b_body(forged, sign_purchase(data), R"("metadata":{"v":2})"), a.app.token);
   INFO(r.body);
   REQUIRE(r.status == 402);
   CHECK(str(r.json().at("errors").at(0).at("code")) == "invalid_signature");
@@ -553,8 +566,9 @@ TEST_CASE("Play answers that are not a verdict: 206, never fraud", "[store_b][20
     auto at = text.find(sa.email);
     text.replace(at, sa.email.size(), "stranger@receiptd-tests.iam.gserviceaccount.com");
     write_text(other, text);
-    auto created = s.ctl({"app", "create", "--name=" + unique("app"), "--package-name=" + package,
-                          "--license-key=" + test_licence_key(), "--service-account-file=" + other});
+    auto created
+      = s.ctl({"app", "create", "--name=" + unique("app"), "--package-name=" + package,
+               "--license-key=" + test_licence_key(), "--service-account-file=" + other});
     REQUIRE(created.code == 0);
     auto token = unique("tok");
     register_purchase(s, package, "gold", token, "product");
@@ -578,18 +592,28 @@ TEST_CASE("garbage bodies: always a 4xx with the error shape, the service stays 
   auto& s = the_suite();
   auto a = fresh_app(s);
   std::mt19937 rng(42);
-  std::vector<std::string> bodies{"", "{", "}", "null", "[]", "\"\"", "1e999", "{\"a\":",
-                                  std::string(100, '{'), std::string(100, '[') + std::string(100, ']'),
-                                  "{\"purchase_data\":\"\\ud800\"}", "\xff\xfe\x00\x01",
-                                  R"({"purchase_data":"{\"packageName\":1}","purchase_signature":"AA=="})"};
+  std::vector<std::string> bodies{
+    "",
+    "{",
+    "}",
+    "null",
+    "[]",
+    "\"\"",
+    "1e999",
+    "{\"a\":",
+    std::string(100, '{'),
+    std::string(100, '[') + std::string(100, ']'),
+    "{\"purchase_data\":\"\\ud800\"}",
+    "\xff\xfe\x00\x01",
+    R"({"purchase_data":"{\"packageName\":1}","purchase_signature":"AA=="})"};
   for (int i = 0; i < 60; ++i) {
     std::string b(rng() % 300, '\0');
     for (auto& c : b)
       c = static_cast<char>(rng() % 256);
     bodies.push_back(b);
   }
-  for (const auto& path : {std::string(orders), std::string(legacy),
-                           std::string("/client/store_a/receipts")}) {
+  for (const auto& path :
+       {std::string(orders), std::string(legacy), std::string("/client/store_a/receipts")}) {
     for (const auto& b : bodies) {
       auto r = s.service.post(path, b, a.app.token);
       INFO(path << " ← " << json::serialize(json::value(b.substr(0, 40))) << " → " << r.status);

@@ -30,9 +30,9 @@ TEST_CASE("a service account whose token_uri is plain http off loopback is not u
   auto sa = json::parse(read_text(account.path)).as_object();
   sa["token_uri"] = "http://oauth.example.com/token";
   write_text(account.path, json::serialize(sa));
-  auto created = s.ctl({"app", "create", "--name=" + unique("plain"), "--package-name=" + package,
-                        "--license-key=" + test_licence_key(),
-                        "--service-account-file=" + account.path});
+  auto created
+    = s.ctl({"app", "create", "--name=" + unique("plain"), "--package-name=" + package,
+             "--license-key=" + test_licence_key(), "--service-account-file=" + account.path});
   INFO(created.err);
   REQUIRE(created.code == 0);
   std::string token(created.json.at("token").as_string());
@@ -44,6 +44,6 @@ TEST_CASE("a service account whose token_uri is plain http off loopback is not u
   INFO(r.body);
   // An operator problem: stored, revalidated later, never fraud.
   CHECK(r.status == 206);
-  CHECK(eventually([&] { return s.service.log().find("token_uri that is not https")
-                                != std::string::npos; }));
+  CHECK(eventually(
+    [&] { return s.service.log().find("token_uri that is not https") != std::string::npos; }));
 }

@@ -29,8 +29,7 @@ namespace receiptd::fuzz {
 }
 
 // A property every input must keep (not an assert: it also holds in release builds).
-#define FUZZ_CHECK(cond) \
-  ((cond) ? (void)0 : ::receiptd::fuzz::violated(#cond, __FILE__, __LINE__))
+#define FUZZ_CHECK(cond) ((cond) ? (void)0 : ::receiptd::fuzz::violated(#cond, __FILE__, __LINE__))
 
 inline std::string_view as_text(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};
@@ -73,11 +72,11 @@ inline std::string source_file(const std::string& relative) {
 // StoreKit test root so that path is fuzzed too.
 inline const model::store_a::trust_anchors& apple_anchors() {
   static const auto anchors = [] {
-    auto a = model::store_a::load_trust_anchors(
-      {{source_file("config/trust/apple-root-ca.pem")},
-       {source_file("config/trust/apple-itunes-store-ca.pem"),
-        source_file("config/trust/apple-wwdr-ca.pem")},
-       {source_file("config/trust/storekit-test.pem")}});
+    auto a
+      = model::store_a::load_trust_anchors({{source_file("config/trust/apple-root-ca.pem")},
+                                            {source_file("config/trust/apple-itunes-store-ca.pem"),
+                                             source_file("config/trust/apple-wwdr-ca.pem")},
+                                            {source_file("config/trust/storekit-test.pem")}});
     if (!a) {
       std::fprintf(stderr, "fuzz: trust: %s\n", a.errors().front().message.c_str());
       std::abort();

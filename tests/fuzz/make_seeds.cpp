@@ -3,7 +3,8 @@
 // PKI (tests/support/crypto) for shapes no public vector has (SHA-1 and signed
 // attributes, many in-app entries, absent fields, v3 transaction blobs, …).
 // Run by hand when a target's layout changes; the output is checked in:
-//   cmake --build build --target fuzz_make_seeds && build/tests/fuzz/fuzz_make_seeds tests/fuzz/corpus
+//   cmake --build build --target fuzz_make_seeds && build/tests/fuzz/fuzz_make_seeds
+//   tests/fuzz/corpus
 // Generated files are named gen-*, files from tests/data real-*; both are
 // rewritten, other files in corpus/ (hand-written seeds) are left alone.
 
@@ -92,11 +93,13 @@ std::string play_sign(EVP_PKEY* key, const std::string& data) {
   std::string sig;
   if (EVP_DigestSignInit(ctx, nullptr, EVP_sha1(), nullptr, key) != 1
       || EVP_DigestSign(ctx, nullptr, &len, reinterpret_cast<const unsigned char*>(data.data()),
-                        data.size()) != 1)
+                        data.size())
+        != 1)
     throw std::runtime_error("sign");
   sig.resize(len);
   if (EVP_DigestSign(ctx, reinterpret_cast<unsigned char*>(sig.data()), &len,
-                     reinterpret_cast<const unsigned char*>(data.data()), data.size()) != 1)
+                     reinterpret_cast<const unsigned char*>(data.data()), data.size())
+      != 1)
     throw std::runtime_error("sign");
   sig.resize(len);
   EVP_MD_CTX_free(ctx);
@@ -262,7 +265,8 @@ void store_b_seeds() {
           + read("tests/data/google-play/go-iap-playstore-fixed-key/negative/signature_wrong.b64"));
 
   // Purchases signed with android-easy-checkout's published test key.
-  auto der = b64file("tests/data/google-play/android-easy-checkout-test-keypair/test_private_key_pkcs8.b64");
+  auto der = b64file(
+    "tests/data/google-play/android-easy-checkout-test-keypair/test_private_key_pkcs8.b64");
   const auto* p = reinterpret_cast<const unsigned char*>(der.data());
   EVP_PKEY* key = d2i_AutoPrivateKey(nullptr, &p, static_cast<long>(der.size()));
   if (key == nullptr)
@@ -281,28 +285,33 @@ void store_b_seeds() {
   }
   EVP_PKEY_free(key);
 
-  write("upload_store_b_legacy", "gen-full",
-        R"({"package_name":"com.example.receiptd","purchase_token":"opaque-token-up-to-1000-characters","product_id":"premium_yearly","order_id":"GPA.1234-5678-9012-34567","user_identifier":"user-1","ip_address":"::ffff:192.0.2.1","metadata":{"k":"v"}})");
+  write(
+    "upload_store_b_legacy", "gen-full",
+    R"({"package_name":"com.example.receiptd","purchase_token":"opaque-token-up-to-1000-characters","product_id":"premium_yearly","order_id":"GPA.1234-5678-9012-34567","user_identifier":"user-1","ip_address":"::ffff:192.0.2.1","metadata":{"k":"v"}})");
   write("upload_store_b_legacy", "gen-minimal",
         R"({"package_name":"my.package","purchase_token":"some-token","product_id":"myproduct"})");
-  write("upload_store_b_legacy", "gen-wrong-types",
-        R"({"package_name":1,"purchase_token":"","product_id":null,"order_id":[],"ip_address":"300.1.1.1","metadata":"x"})");
+  write(
+    "upload_store_b_legacy", "gen-wrong-types",
+    R"({"package_name":1,"purchase_token":"","product_id":null,"order_id":[],"ip_address":"300.1.1.1","metadata":"x"})");
 }
 
 void store_answer_seeds() {
-  const char* const apple[] = {"aporat-inAppPurchaseResponse", "aporat-status-21002-malformed",
-                               "revenuecat-verifyReceiptSample1",
-                               "voltrue2-latest_receipt_info-with-duplicates"};
+  const char* const apple[]
+    = {"aporat-inAppPurchaseResponse", "aporat-status-21002-malformed",
+       "revenuecat-verifyReceiptSample1", "voltrue2-latest_receipt_info-with-duplicates"};
   for (const char* f : apple)
     write("store_a_verify_receipt_api", std::string("real-") + f,
-          std::string(1, '\0') + read(std::string("tests/data/responses/apple-verifyReceipt/") + f + ".json"));
+          std::string(1, '\0')
+            + read(std::string("tests/data/responses/apple-verifyReceipt/") + f + ".json"));
   const std::pair<const char*, std::string> hand[] = {
     {"gen-21007", std::string(1, '\0') + R"({"status":21007})"},
     {"gen-21008-sandbox", std::string(1, '\x08') + R"({"status":21008})"},
     {"gen-21100-retryable", std::string(1, '\0') + R"({"status":21100,"is-retryable":true})"},
     {"gen-21003", std::string(1, '\0') + R"({"status":21003,"environment":"Production"})"},
     {"gen-html", std::string(1, '\0') + "<html><body>Service Unavailable</body></html>"},
-    {"gen-ios6", std::string(1, '\0') + R"({"status":0,"receipt":{"bid":"com.example.receiptd","transaction_id":"1000000000000001","product_id":"p","expires_date":"1479427200000","is_trial_period":"false","web_order_line_item_id":"1000000030000001","cancellation_date_ms":"1470000000000"}})"},
+    {"gen-ios6",
+     std::string(1, '\0')
+       + R"({"status":0,"receipt":{"bid":"com.example.receiptd","transaction_id":"1000000000000001","product_id":"p","expires_date":"1479427200000","is_trial_period":"false","web_order_line_item_id":"1000000030000001","cancellation_date_ms":"1470000000000"}})"},
     {"gen-503", std::string(1, '\x03') + "{}"},
   };
   for (const auto& [name, bytes] : hand)
@@ -324,13 +333,18 @@ void store_answer_seeds() {
           std::string(1, static_cast<char>(mode))
             + read(std::string("tests/data/responses/google-play-developer-api/") + f + ".json"));
   write("store_b_play_api", "gen-token",
-        std::string(1, '\x10') + R"({"access_token":"ya29.c.b0Aaek","expires_in":3599,"token_type":"Bearer"})");
+        std::string(1, '\x10')
+          + R"({"access_token":"ya29.c.b0Aaek","expires_in":3599,"token_type":"Bearer"})");
   write("store_b_play_api", "gen-token-error",
         std::string(1, '\x12') + R"({"error":"invalid_grant","error_description":"Invalid JWT"})");
-  write("store_b_play_api", "gen-product-mismatch",
-        std::string(1, '\x00') + R"({"kind":"androidpublisher#productPurchase","productId":"cheap","purchaseState":0,"purchaseType":0,"purchaseTimeMillis":"1700000000000","acknowledgementState":1})");
-  write("store_b_play_api", "gen-subscription-lines",
-        std::string(1, '\x08') + R"({"kind":"androidpublisher#subscriptionPurchaseV2","subscriptionState":"SUBSCRIPTION_STATE_ACTIVE","startTime":"2024-01-01T00:00:00.123Z","testPurchase":{},"acknowledgementState":"ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED","lineItems":[{"productId":"premium_yearly","expiryTime":"2025-01-01T00:00:00Z","autoRenewingPlan":{"autoRenewEnabled":true}}]})");
+  write(
+    "store_b_play_api", "gen-product-mismatch",
+    std::string(1, '\x00')
+      + R"({"kind":"androidpublisher#productPurchase","productId":"cheap","purchaseState":0,"purchaseType":0,"purchaseTimeMillis":"1700000000000","acknowledgementState":1})");
+  write(
+    "store_b_play_api", "gen-subscription-lines",
+    std::string(1, '\x08')
+      + R"({"kind":"androidpublisher#subscriptionPurchaseV2","subscriptionState":"SUBSCRIPTION_STATE_ACTIVE","startTime":"2024-01-01T00:00:00.123Z","testPurchase":{},"acknowledgementState":"ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED","lineItems":[{"productId":"premium_yearly","expiryTime":"2025-01-01T00:00:00Z","autoRenewingPlan":{"autoRenewEnabled":true}}]})");
 }
 
 } // namespace

@@ -19,9 +19,12 @@ namespace receiptd::fuzz {
 // tests/data's tpinappreceipt-sandbox-g5-ios), a MAC address (macOS), or none.
 inline std::optional<std::string> device_id_for(std::size_t selector) {
   switch (selector % 3) {
-    case 0: return std::string("956328D9-CC6A-47F4-BE40-6953FB0AB6C7");
-    case 1: return std::string("f8:ff:c2:1e:91:82");
-    default: return std::nullopt;
+    case 0:
+      return std::string("956328D9-CC6A-47F4-BE40-6953FB0AB6C7");
+    case 1:
+      return std::string("f8:ff:c2:1e:91:82");
+    default:
+      return std::nullopt;
   }
 }
 

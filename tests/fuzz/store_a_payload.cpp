@@ -31,7 +31,8 @@ std::string wrap(std::string_view payload) {
   static const std::string signed_data_oid("\x06\x09\x2a\x86\x48\x86\xf7\x0d\x01\x07\x02", 11);
   static const std::string data_oid("\x06\x09\x2a\x86\x48\x86\xf7\x0d\x01\x07\x01", 11);
   std::string inner = data_oid + tlv(0xa0, tlv(0x04, payload));
-  std::string sd = std::string("\x02\x01\x01", 3) + tlv(0x31, "") + tlv(0x30, inner) + tlv(0x31, "");
+  std::string sd
+    = std::string("\x02\x01\x01", 3) + tlv(0x31, "") + tlv(0x30, inner) + tlv(0x31, "");
   return tlv(0x30, signed_data_oid + tlv(0xa0, tlv(0x30, sd)));
 }
 

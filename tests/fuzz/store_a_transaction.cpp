@@ -22,8 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   auto fields = fuzz::split_fields(rest, 3);
   std::string outer = "{\n\t\"signature\" = \"" + model::base64_encode(fields[1])
-                      + "\";\n\t\"purchase-info\" = \"" + model::base64_encode(fields[0])
-                      + "\";\n";
+    + "\";\n\t\"purchase-info\" = \"" + model::base64_encode(fields[0]) + "\";\n";
   outer.append(fields[2]);
   outer += "\n}";
   fuzz::check_store_a_bytes(outer, data[0] >> 1);

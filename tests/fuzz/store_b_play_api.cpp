@@ -30,8 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                                                     : model::product_kind::subscription;
   purchase.purchase_time = 1437564796303;
   purchase.purchase_state = model::purchase_state::purchased;
-  auto verdict = sb::classify_purchase_response(api, status, body, status == 0 ? "timeout" : "",
-                                                purchase);
+  auto verdict
+    = sb::classify_purchase_response(api, status, body, status == 0 ? "timeout" : "", purchase);
   if (status != 200 && status != 410)
     FUZZ_CHECK(verdict.outcome != model::store_outcome::confirmed);
   fuzz::parses_as_json(boost::json::serialize(model::in_app_purchase_json(purchase)));

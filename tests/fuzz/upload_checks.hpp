@@ -39,9 +39,15 @@ inline void check_echo(const model::upload_common& sent, const boost::json::obje
   const auto& ip = resource.at("ip_address");
   using kind = model::ip_choice::kind;
   switch (sent.ip.k) {
-    case kind::omitted: FUZZ_CHECK(ip.is_string() && ip.as_string() == peer_ip); break;
-    case kind::null: FUZZ_CHECK(ip.is_null()); break;
-    case kind::address: FUZZ_CHECK(ip.is_string() && ip.as_string() == sent.ip.address); break;
+    case kind::omitted:
+      FUZZ_CHECK(ip.is_string() && ip.as_string() == peer_ip);
+      break;
+    case kind::null:
+      FUZZ_CHECK(ip.is_null());
+      break;
+    case kind::address:
+      FUZZ_CHECK(ip.is_string() && ip.as_string() == sent.ip.address);
+      break;
   }
 }
 

@@ -84,7 +84,7 @@ TEST_CASE("tokens resolve to their app until revoked", "[apps][tokens]") {
     CHECK(REQUIRE_OK(d.revoke_token(t1.id, t0 + 10)));
     CHECK_FALSE(REQUIRE_OK(d.app_by_token_hash(hash_a)).has_value());
     CHECK(REQUIRE_OK(d.app_by_token_hash(hash_b)).has_value()); // the other one still works
-    CHECK_FALSE(REQUIRE_OK(d.revoke_token(t1.id, t0 + 20)));     // already revoked
+    CHECK_FALSE(REQUIRE_OK(d.revoke_token(t1.id, t0 + 20)));    // already revoked
     auto after = REQUIRE_OK(d.list_tokens(f.app.id));
     CHECK(after[0].revoked_at == t0 + 10); // the first revocation stands
     CHECK_FALSE(after[1].revoked_at.has_value());

@@ -14,8 +14,8 @@ TEST_CASE("concurrent claimers never get the same job", "[jobs][concurrency]") {
   database_fixture f;
   constexpr int job_count = 120;
   for (int i = 0; i < job_count; ++i)
-    REQUIRE_OK(f.db->save_purchase_order(minimal_purchase_order(f.app.id, "t" + std::to_string(i)),
-                                         t0 + i));
+    REQUIRE_OK(
+      f.db->save_purchase_order(minimal_purchase_order(f.app.id, "t" + std::to_string(i)), t0 + i));
 
   constexpr int workers = 3;
   std::vector<std::unique_ptr<db::database>> sessions;
@@ -29,8 +29,8 @@ TEST_CASE("concurrent claimers never get the same job", "[jobs][concurrency]") {
     threads.emplace_back([&, w] {
       start.arrive_and_wait();
       for (;;) {
-        auto batch = sessions[w]->claim_due_jobs("w" + std::to_string(w), t0 + job_count,
-                                                 t0 + 3'600'000, 7);
+        auto batch
+          = sessions[w]->claim_due_jobs("w" + std::to_string(w), t0 + job_count, t0 + 3'600'000, 7);
         if (!batch) {
           errors[w] = batch.err().message();
           return;

@@ -28,8 +28,7 @@ TEST_CASE("a reading connection never keeps a stale snapshot", "[durability]") {
   auto changed = two.record;
   changed.echo.user_identifier = "changed";
   REQUIRE_OK(f.db->save_purchase_order(changed, t0));
-  CHECK(REQUIRE_OK(reader->find_purchase_order(two.record.id))->echo.user_identifier
-        == "changed");
+  CHECK(REQUIRE_OK(reader->find_purchase_order(two.record.id))->echo.user_identifier == "changed");
   // The reader can write right after reading.
   CHECK(REQUIRE_OK(reader->claim_due_jobs("reader", t0, t0 + 1000, 10)).size() == 2);
 }
@@ -76,8 +75,7 @@ TEST_CASE("URLs get their connection defaults", "[url]") {
 
 // SQLite has no server session to lose: the case is hidden ([.]), and only the
 // PostgreSQL run selects it by its tag (tests/integration/CMakeLists.txt).
-TEST_CASE("a lost PostgreSQL session reconnects on the next call",
-          "[.][postgresql][reconnect]") {
+TEST_CASE("a lost PostgreSQL session reconnects on the next call", "[.][postgresql][reconnect]") {
   INFO("this case needs RECEIPTD_TEST_DB=postgresql");
   REQUIRE(dialect_under_test() == db::dialect::postgresql);
   database_fixture f;

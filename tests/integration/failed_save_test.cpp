@@ -23,8 +23,8 @@ constexpr int failures = 40;
 
 model::purchase_order_record orphan(int i) {
   // No such app: the foreign key refuses the insert.
-  auto r = minimal_purchase_order("00000000-0000-4000-8000-00000000ffff",
-                                  "orphan-" + std::to_string(i));
+  auto r
+    = minimal_purchase_order("00000000-0000-4000-8000-00000000ffff", "orphan-" + std::to_string(i));
   r.purchase_data = std::string(big, 'x');
   return r;
 }

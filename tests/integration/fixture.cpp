@@ -45,8 +45,7 @@ model::purchase_order_record full_purchase_order(const std::string& app_id,
   r.purchase.expiry_time = 253'402'300'799'999; // 9999-12-31T23:59:59.999Z
   r.purchase.subscription_state = "SUBSCRIPTION_STATE_ACTIVE";
   r.purchase.is_test = true;
-  r.purchase_data
-    = "{\"orderId\":\"GPA.1234\",\n \"note\":\"it's; \\\"quoted\\\" — ünïcödé ✓\"}";
+  r.purchase_data = "{\"orderId\":\"GPA.1234\",\n \"note\":\"it's; \\\"quoted\\\" — ünïcödé ✓\"}";
   r.purchase_signature = "c2lnbmF0dXJl+/==";
   r.echo.user_identifier = "user'; DROP TABLE apps; --";
   r.echo.metadata = R"({"level":7,"tags":["a","b"],"nested":{"q":"\"x\""}})";
@@ -151,8 +150,7 @@ void check_same(const model::apple_in_app_purchase& got, const model::apple_in_a
 
 } // namespace
 
-void check_same(const model::purchase_order_record& got,
-                const model::purchase_order_record& want) {
+void check_same(const model::purchase_order_record& got, const model::purchase_order_record& want) {
   CHECK(got.id == want.id);
   CHECK(got.app_id == want.app_id);
   CHECK(got.is_legacy == want.is_legacy);

@@ -12,12 +12,12 @@
 #include "tests/support/db/test_db.hpp"
 
 // The value of a model::result, or a test failure showing its model::error.
-#define REQUIRE_OK(expr)                                                                   \
-  ([&]() {                                                                                 \
-    auto out_ = (expr);                                                                    \
-    INFO("error: " << (out_.ok() ? std::string("none") : out_.err().message()));         \
-    REQUIRE(out_.ok());                                                                    \
-    return std::move(out_).value();                                                        \
+#define REQUIRE_OK(expr)                                                                           \
+  ([&]() {                                                                                         \
+    auto out_ = (expr);                                                                            \
+    INFO("error: " << (out_.ok() ? std::string("none") : out_.err().message()));                   \
+    REQUIRE(out_.ok());                                                                            \
+    return std::move(out_).value();                                                                \
   }())
 
 namespace receiptd::test {
@@ -49,8 +49,7 @@ model::receipt_record full_receipt(const std::string& app_id, const std::string&
 model::receipt_record minimal_receipt(const std::string& app_id, const std::string& hash);
 
 // Field-by-field CHECKs (the model types have no operator==).
-void check_same(const model::purchase_order_record& got,
-                const model::purchase_order_record& want);
+void check_same(const model::purchase_order_record& got, const model::purchase_order_record& want);
 void check_same(const model::receipt_record& got, const model::receipt_record& want);
 void check_same(const model::validation_job& got, const model::validation_job& want);
 

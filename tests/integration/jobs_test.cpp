@@ -101,8 +101,8 @@ TEST_CASE("completion is fenced by the claim's version", "[jobs]") {
 TEST_CASE("completing a receipt's job replaces its in-app purchases", "[jobs]") {
   database_fixture f;
   auto& d = *f.db;
-  auto record = REQUIRE_OK(d.save_receipt(minimal_receipt(f.app.id, std::string(64, 'r')), t0))
-                  .record;
+  auto record
+    = REQUIRE_OK(d.save_receipt(minimal_receipt(f.app.id, std::string(64, 'r')), t0)).record;
   auto job = REQUIRE_OK(d.claim_due_jobs("w", t0, t0 + lease, 5)).at(0);
   CHECK(job.kind == model::record_kind::store_a_receipt);
   auto verdict = full_receipt(f.app.id, record.receipt_hash, 7);

@@ -69,7 +69,7 @@ TEST_CASE("a re-uploaded purchase order keeps its id and merges", "[records][reu
     again.fraud = model::fraud_reason::none;
     again.echo.user_identifier = std::nullopt; // not sent: kept
     again.echo.metadata = R"({"v":2})";
-    again.echo.ip_address = std::nullopt;      // always replaced
+    again.echo.ip_address = std::nullopt; // always replaced
     again.created_at = t0 + 50;
     again.updated_at = t0 + 60;
     auto result = REQUIRE_OK(d.save_purchase_order(again, t0 + 100));
@@ -185,8 +185,8 @@ TEST_CASE("a batch of saves commits once; a refused save fails alone", "[records
   auto receipt = full_receipt(f.app.id, std::string(64, 'b'), 3);
   auto pending = minimal_purchase_order(f.app.id, "batch-2");
   pending.state = model::validation_state::pending;
-  std::vector<db::batch_save> batch{{first, t0}, {again, t0}, {orphan, t0}, {receipt, t0},
-                                    {pending, t0 + 5}};
+  std::vector<db::batch_save> batch{
+    {first, t0}, {again, t0}, {orphan, t0}, {receipt, t0}, {pending, t0 + 5}};
   auto results = REQUIRE_OK(d.save_batch(batch));
   REQUIRE(results.size() == 5);
   CHECK(results[0].ok());

@@ -17,10 +17,9 @@ TEST_CASE("database errors lose their data", "[redaction]") {
         == "invalid input syntax for type bigint: \"…\"");
   CHECK(redacted_message("probe while executing \"insert into apps …\" with :name=\"x\"")
         == "probe");
-  CHECK(redacted_message("unterminated 'quote and then a secret")
-        == "unterminated '…");
+  CHECK(redacted_message("unterminated 'quote and then a secret") == "unterminated '…");
   soci::soci_error e("sqlite3_statement_backend::loadOne: probe");
   CHECK(safe_message(e) == "sqlite3_statement_backend::loadOne: probe");
-  CHECK(redacted_url("postgresql://host=h port=1 dbname=d user=u password=hunter2")
-        .find("hunter2") == std::string::npos);
+  CHECK(redacted_url("postgresql://host=h port=1 dbname=d user=u password=hunter2").find("hunter2")
+        == std::string::npos);
 }

@@ -19,8 +19,7 @@ TEST_CASE("base64 decoding is strict about the alphabet", "[encoding]") {
 }
 
 TEST_CASE("digests and constant-time comparison", "[encoding]") {
-  CHECK(sha256_hex("abc")
-        == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   CHECK(hex_encode(sha1("abc")) == "a9993e364706816aba3e25717850c26c9cd0d89d");
   CHECK(constant_time_equal("abc", "abc"));
   CHECK_FALSE(constant_time_equal("abc", "abd"));

@@ -32,8 +32,9 @@ TEST_CASE("an error not about a field is listed under its code's name", "[errors
   CHECK(e.fields()[0].field.empty());
   CHECK(e.fields()[0].code == "overloaded");
   CHECK(e.message() == "too many uploads in flight; retry shortly");
-  CHECK(error_body(e.fields())
-        == R"({"errors":[{"code":"overloaded","message":"too many uploads in flight; retry shortly"}]})");
+  CHECK(
+    error_body(e.fields())
+    == R"({"errors":[{"code":"overloaded","message":"too many uploads in flight; retry shortly"}]})");
 }
 
 TEST_CASE("field errors are an invalid request, and a result holds them or its value", "[errors]") {

@@ -68,8 +68,7 @@ TEST_CASE("legacy Store B fields: at their maximum accepted, one byte more refus
   };
   for (auto f : {field{"package_name", max_package_name_length},
                  field{"purchase_token", max_purchase_token_length},
-                 field{"product_id", max_product_id_length},
-                 field{"order_id", max_order_id_length},
+                 field{"product_id", max_product_id_length}, field{"order_id", max_order_id_length},
                  field{"user_identifier", max_user_identifier_length}}) {
     INFO(f.name);
     CHECK(parse_store_b_legacy_upload(legacy_with(f.name, text(f.max))).ok());
@@ -90,26 +89,30 @@ TEST_CASE("signed Store B: purchase_data, its fields and the signature are bound
           "[request][limits]") {
   SECTION("purchase_data itself") {
     auto padded = play_data;
-    padded.insert(padded.size() - 1, ",\"developerPayload\":\"" + text(max_purchase_data_length) + "\"");
+    padded.insert(padded.size() - 1,
+                  ",\"developerPayload\":\"" + text(max_purchase_data_length) + "\"");
     auto r = parse_store_b_upload(signed_body(padded));
     REQUIRE_FALSE(r.ok());
     CHECK(has_error(r.errors(), "purchase_data", "too_long"));
   }
   SECTION("the purchase token inside it (it becomes the record's indexed token)") {
     auto data = R"({"packageName":"my.package","productId":"p1","purchaseToken":")"
-                + text(max_purchase_token_length + 1) + R"(","purchaseState":0})";
+      + text(max_purchase_token_length + 1) + R"(","purchaseState":0})";
     auto r = parse_store_b_upload(signed_body(data));
     REQUIRE_FALSE(r.ok());
     CHECK(has_error(r.errors(), "purchase_data", "too_long"));
     auto at_max = R"({"packageName":"my.package","productId":"p1","purchaseToken":")"
-                  + text(max_purchase_token_length) + R"(","purchaseState":0})";
+      + text(max_purchase_token_length) + R"(","purchaseState":0})";
     CHECK(parse_store_b_upload(signed_body(at_max)).ok());
   }
   SECTION("orderId, productId and packageName inside it") {
     for (auto key : {"orderId", "productId", "packageName"}) {
       INFO(key);
-      json::object d{{"orderId", "GPA.1"}, {"packageName", "my.package"}, {"productId", "p1"},
-                     {"purchaseToken", "tok"}, {"purchaseState", 0}};
+      json::object d{{"orderId", "GPA.1"},
+                     {"packageName", "my.package"},
+                     {"productId", "p1"},
+                     {"purchaseToken", "tok"},
+                     {"purchaseState", 0}};
       d[key] = text(300);
       auto r = parse_store_b_upload(signed_body(json::serialize(d)));
       REQUIRE_FALSE(r.ok());
@@ -117,10 +120,12 @@ TEST_CASE("signed Store B: purchase_data, its fields and the signature are bound
     }
   }
   SECTION("purchase_signature") {
-    auto r = parse_store_b_upload(signed_body(play_data, text(max_purchase_signature_length + 4, 'A')));
+    auto r
+      = parse_store_b_upload(signed_body(play_data, text(max_purchase_signature_length + 4, 'A')));
     REQUIRE_FALSE(r.ok());
     CHECK(has_error(r.errors(), "purchase_signature", "too_long"));
-    CHECK(parse_store_b_upload(signed_body(play_data, text(max_purchase_signature_length, 'A'))).ok());
+    CHECK(
+      parse_store_b_upload(signed_body(play_data, text(max_purchase_signature_length, 'A'))).ok());
   }
 }
 
@@ -139,7 +144,8 @@ TEST_CASE("Store A fields: receipt, identifier_for_vendor, country_code, ip_addr
     CHECK(has_error(r.errors(), "identifier_for_vendor", "too_long"));
   }
   SECTION("country_code: two letters; anything longer is not a country code") {
-    auto r = parse_store_a_upload(R"({"receipt":"aGVsbG8=","country_code":")" + text(100000) + "\"}");
+    auto r
+      = parse_store_a_upload(R"({"receipt":"aGVsbG8=","country_code":")" + text(100000) + "\"}");
     REQUIRE_FALSE(r.ok());
     CHECK(r.errors().size() == 1);
     CHECK(r.errors()[0].field == "country_code");
@@ -196,8 +202,7 @@ TEST_CASE("metadata: bounded in size and depth, never silently dropped", "[reque
   }
 }
 
-TEST_CASE("metadata at the maximum depth comes back exactly in the resource",
-          "[request][limits]") {
+TEST_CASE("metadata at the maximum depth comes back exactly in the resource", "[request][limits]") {
   auto meta = nested(max_metadata_depth);
   auto upload = parse_store_b_legacy_upload(legacy("\"metadata\":" + meta));
   REQUIRE(upload.ok());

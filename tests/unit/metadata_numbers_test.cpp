@@ -14,7 +14,7 @@ namespace {
 
 std::string body(const std::string& metadata) {
   return R"({"package_name":"p","purchase_token":"t","product_id":"x","metadata":)" + metadata
-         + "}";
+    + "}";
 }
 
 } // namespace
@@ -31,7 +31,8 @@ TEST_CASE("metadata numbers beyond a double are a field error", "[request][metad
 }
 
 TEST_CASE("metadata numbers a double holds are kept as JSON", "[request][metadata]") {
-  for (const char* m : {R"({"a":1e308})", R"({"a":1e-400})", R"({"a":-0,"b":12345678901234567890})"}) {
+  for (const char* m :
+       {R"({"a":1e308})", R"({"a":1e-400})", R"({"a":-0,"b":12345678901234567890})"}) {
     INFO(m);
     auto r = parse_store_b_legacy_upload(body(m));
     REQUIRE(r.ok());

@@ -35,10 +35,9 @@ purchase_order_record sample_order() {
 
 TEST_CASE("purchase order resource carries every SPEC §2.2 field", "[json]") {
   auto o = purchase_order_json(sample_order());
-  for (auto key : {"id", "app_family_id", "package_name", "is_legacy", "is_fraud",
-                   "fraud_reason", "environment", "purchase_token", "order_id",
-                   "user_identifier", "metadata", "ip_address", "in_app_purchase",
-                   "created_at", "updated_at", "validation_state"})
+  for (auto key : {"id", "app_family_id", "package_name", "is_legacy", "is_fraud", "fraud_reason",
+                   "environment", "purchase_token", "order_id", "user_identifier", "metadata",
+                   "ip_address", "in_app_purchase", "created_at", "updated_at", "validation_state"})
     CHECK(o.contains(key));
   CHECK(o.at("is_fraud") == false);
   CHECK(o.at("fraud_reason").is_null());
@@ -65,8 +64,8 @@ TEST_CASE("receipt resource carries every SPEC §2.1 field", "[json]") {
   r.in_app_purchases = {p, p};
   auto o = receipt_json(r);
   for (auto key : {"id", "style", "app_family_id", "bundle_id", "is_fraud", "fraud_reason",
-                   "environment", "user_identifier", "metadata", "ip_address",
-                   "in_app_purchases", "created_at", "updated_at"})
+                   "environment", "user_identifier", "metadata", "ip_address", "in_app_purchases",
+                   "created_at", "updated_at"})
     CHECK(o.contains(key));
   CHECK(o.at("style") == "transaction");
   CHECK(o.at("environment") == "sandbox");

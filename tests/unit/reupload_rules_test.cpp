@@ -50,12 +50,11 @@ receipt_record receipt(validation_state state, fraud_reason fraud = fraud_reason
 
 TEST_CASE("a re-upload failing its own proof never touches a record that passed its own",
           "[merge][hostile]") {
-  for (auto stored_state : {validation_state::pending, validation_state::validated,
-                            validation_state::failed}) {
+  for (auto stored_state :
+       {validation_state::pending, validation_state::validated, validation_state::failed}) {
     for (auto reason : {fraud_reason::invalid_signature, fraud_reason::untrusted_certificate,
                         fraud_reason::malformed_receipt, fraud_reason::package_name_mismatch,
-                        fraud_reason::bundle_id_mismatch,
-                        fraud_reason::device_hash_mismatch}) {
+                        fraud_reason::bundle_id_mismatch, fraud_reason::device_hash_mismatch}) {
       auto old = order(stored_state);
       auto forged = order(validation_state::rejected, reason);
       forged.purchase_signature = "AAAA";

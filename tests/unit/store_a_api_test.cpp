@@ -44,8 +44,9 @@ TEST_CASE("verifyReceipt status classes", "[store_a][api][status]") {
   CHECK(outcome_of(200, "<html><body>maintenance</body></html>") == store_outcome::unreachable);
   CHECK(outcome_of(200, "{}") == store_outcome::unreachable);
   CHECK(outcome_of(0, "") == store_outcome::unreachable);
-  CHECK(outcome_of(200, data_file("responses/apple-verifyReceipt/aporat-status-21002-malformed.json"))
-        == store_outcome::unreachable);
+  CHECK(
+    outcome_of(200, data_file("responses/apple-verifyReceipt/aporat-status-21002-malformed.json"))
+    == store_outcome::unreachable);
 }
 
 TEST_CASE("21007 and 21008 name the other endpoint", "[store_a][api][flip]") {
@@ -53,7 +54,8 @@ TEST_CASE("21007 and 21008 name the other endpoint", "[store_a][api][flip]") {
   CHECK(a.retry_on == verify_endpoint::sandbox);
   auto b = classify_verify_receipt(200, status_body(21008), "", verify_endpoint::sandbox);
   CHECK(b.retry_on == verify_endpoint::production);
-  CHECK_FALSE(classify_verify_receipt(200, status_body(0), "", verify_endpoint::production).retry_on);
+  CHECK_FALSE(
+    classify_verify_receipt(200, status_body(0), "", verify_endpoint::production).retry_on);
 }
 
 TEST_CASE("the store's environment wins, else the endpoint that answered", "[store_a][api]") {
@@ -72,11 +74,14 @@ TEST_CASE("the request body", "[store_a][api]") {
   CHECK(b.at("receipt-data") == "AAAA");
   CHECK(b.at("password") == "secret");
   CHECK(b.at("exclude-old-transactions") == true);
-  CHECK_FALSE(boost::json::parse(verify_receipt_body("AAAA", "", false)).as_object().contains("password"));
+  CHECK_FALSE(
+    boost::json::parse(verify_receipt_body("AAAA", "", false)).as_object().contains("password"));
 }
 
-TEST_CASE("the real RevenueCat answer enriches the real RevenueCat receipt", "[store_a][api][vectors]") {
-  auto bytes = *base64_decode(data_file("apple-unified/revenuecat-sample1-sandbox-ios/receipt.b64"));
+TEST_CASE("the real RevenueCat answer enriches the real RevenueCat receipt",
+          "[store_a][api][vectors]") {
+  auto bytes
+    = *base64_decode(data_file("apple-unified/revenuecat-sample1-sandbox-ios/receipt.b64"));
   auto decoded = decode_receipt(bytes);
   REQUIRE(decoded);
   auto purchases = decoded->in_app;

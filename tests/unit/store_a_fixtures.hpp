@@ -38,7 +38,8 @@ inline std::string trust_pem(const std::string& file) {
 
 // The decoded bytes of tests/data/<kind>/<name>/receipt.b64.
 inline std::string vector_bytes(const std::string& kind, const std::string& name) {
-  auto bytes = receiptd::model::base64_decode(read_file(data_path(kind + "/" + name + "/receipt.b64")));
+  auto bytes
+    = receiptd::model::base64_decode(read_file(data_path(kind + "/" + name + "/receipt.b64")));
   if (!bytes)
     throw std::runtime_error(name + ": receipt.b64 is not base64");
   return *bytes;
@@ -57,19 +58,19 @@ inline std::shared_ptr<const sa::trust_anchors> load(const sa::trust_config& cfg
 
 // Production trust: Apple Root CA; iTunes Store CA and WWDR CA for transaction receipts.
 inline const sa::trust_anchors& apple_anchors() {
-  static const auto anchors = load({{trust_pem("apple-root-ca.pem")},
-                                    {trust_pem("apple-itunes-store-ca.pem"),
-                                     trust_pem("apple-wwdr-ca.pem")},
-                                    {}});
+  static const auto anchors
+    = load({{trust_pem("apple-root-ca.pem")},
+            {trust_pem("apple-itunes-store-ca.pem"), trust_pem("apple-wwdr-ca.pem")},
+            {}});
   return *anchors;
 }
 
 // The same plus the opt-in Xcode StoreKit test root.
 inline const sa::trust_anchors& apple_and_storekit_anchors() {
-  static const auto anchors = load({{trust_pem("apple-root-ca.pem")},
-                                    {trust_pem("apple-itunes-store-ca.pem"),
-                                     trust_pem("apple-wwdr-ca.pem")},
-                                    {trust_pem("storekit-test.pem")}});
+  static const auto anchors
+    = load({{trust_pem("apple-root-ca.pem")},
+            {trust_pem("apple-itunes-store-ca.pem"), trust_pem("apple-wwdr-ca.pem")},
+            {trust_pem("storekit-test.pem")}});
   return *anchors;
 }
 
@@ -91,7 +92,9 @@ inline const char* const transaction_vectors[] = {
   "mindmob-download-sandbox-2012",
 };
 
-inline bool is_xcode(const std::string& name) { return name.rfind("xcode-", 0) == 0; }
+inline bool is_xcode(const std::string& name) {
+  return name.rfind("xcode-", 0) == 0;
+}
 
 inline receiptd::model::unix_ms now_ms() {
   using namespace std::chrono;

@@ -28,7 +28,8 @@ std::vector<corpus_entry> corpus() {
     out.push_back({name, vector_bytes("apple-unified", name), ""});
   for (const char* name : transaction_vectors)
     out.push_back({name, vector_bytes("apple-transaction", name), ""});
-  out.push_back({"unsigned mock", vector_bytes("apple-transaction", "apple-library-legacy-minimal-unsigned"), ""});
+  out.push_back({"unsigned mock",
+                 vector_bytes("apple-transaction", "apple-library-legacy-minimal-unsigned"), ""});
   for (auto& e : out)
     if (auto d = sa::decode_receipt(e.bytes))
       e.bundle = d->bundle_id;
@@ -46,8 +47,8 @@ bool exercise(const std::string& bytes, const std::string& bundle) {
   // that do not decode may be refused for their signature first; either way
   // nothing they claim is kept.
   const bool past_chain = v.reason == fraud_reason::none
-                          || v.reason == fraud_reason::bundle_id_mismatch
-                          || v.reason == fraud_reason::device_hash_mismatch;
+    || v.reason == fraud_reason::bundle_id_mismatch
+    || v.reason == fraud_reason::device_hash_mismatch;
   if (past_chain) {
     CHECK(decoded.ok());
     CHECK(v.receipt.has_value());
@@ -104,9 +105,15 @@ TEST_CASE("randomly mutated receipts never crash", "[store_a][fuzz]") {
     for (std::size_t n = count(rng); n > 0; --n) {
       auto at = pos(rng);
       switch (kind(rng)) {
-      case 0: s[at] = static_cast<char>(byte(rng)); break;           // random byte
-      case 1: s[at] = static_cast<char>(s[at] ^ (1 << (byte(rng) % 8))); break; // one bit
-      default: s[at] = static_cast<char>(0x80 | byte(rng)); break;  // length-ish byte
+        case 0:
+          s[at] = static_cast<char>(byte(rng));
+          break; // random byte
+        case 1:
+          s[at] = static_cast<char>(s[at] ^ (1 << (byte(rng) % 8)));
+          break; // one bit
+        default:
+          s[at] = static_cast<char>(0x80 | byte(rng));
+          break; // length-ish byte
       }
     }
     return s;
@@ -132,7 +139,7 @@ TEST_CASE("randomly mutated receipts never crash", "[store_a][fuzz]") {
           auto b = in_blob ? mutate(blob, 0, blob.size()) : blob;
           auto pi = in_blob ? info : mutate(info, 0, info.size());
           std::string text = "{\"signature\" = \"" + base64_encode(b) + "\"; \"purchase-info\" = \""
-                             + base64_encode(pi) + "\";}";
+            + base64_encode(pi) + "\";}";
           exercise(text, e.bundle);
         }
       }

@@ -38,16 +38,16 @@ const ts::test_cert& transaction_leaf(int bits) {
 }
 
 const sa::trust_anchors& test_anchors() {
-  static const auto anchors = load({{pki_sha256().root.pem(), pki_sha1().root.pem()},
-                                    {pki_sha256().intermediate.pem(),
-                                     pki_sha256().itunes_intermediate.pem()},
-                                    {}});
+  static const auto anchors
+    = load({{pki_sha256().root.pem(), pki_sha1().root.pem()},
+            {pki_sha256().intermediate.pem(), pki_sha256().itunes_intermediate.pem()},
+            {}});
   return *anchors;
 }
 
 sa::verification verify(const std::string& bytes, const sa::trust_anchors& anchors,
-                         const std::string& bundle, std::optional<std::string> ifv = {},
-                         std::optional<unix_ms> at = {}) {
+                        const std::string& bundle, std::optional<std::string> ifv = {},
+                        std::optional<unix_ms> at = {}) {
   return sa::verify_receipt(bytes, anchors, bundle, ifv, sa::verify_options{at});
 }
 
@@ -102,7 +102,7 @@ TEST_CASE("generated unified receipt: every field round-trips", "[store_a][gener
   CHECK(d.in_app[0].product_id == "com.example.receiptd.coins");
   CHECK(d.in_app[0].quantity == 5);
   CHECK(d.in_app[0].cancellation_date == ts::utc(2024, 5, 2));
-  CHECK_FALSE(d.in_app[0].expires_date);          // written as "" → absent
+  CHECK_FALSE(d.in_app[0].expires_date);           // written as "" → absent
   CHECK_FALSE(d.in_app[0].web_order_line_item_id); // written as INTEGER 0 → absent
   CHECK(d.in_app[0].is_trial_period == false);
   CHECK_FALSE(d.in_app[0].product_type);
@@ -126,7 +126,8 @@ TEST_CASE("generated unified receipt: every field round-trips", "[store_a][gener
 TEST_CASE("generated unified receipts: digests and signer shapes", "[store_a][generated]") {
   ts::unified_receipt_params p;
   SECTION("SHA-256 content digest, SHA-256 certificates") {
-    auto bytes = ts::make_unified_receipt(p, ts::apple_like_signer(pki_sha256(), ts::digest::sha256));
+    auto bytes
+      = ts::make_unified_receipt(p, ts::apple_like_signer(pki_sha256(), ts::digest::sha256));
     CHECK(verify(bytes, test_anchors(), p.bundle_id).reason == fraud_reason::none);
   }
   SECTION("SHA-1 content digest, SHA-1 certificates") {
@@ -220,9 +221,9 @@ TEST_CASE("generated unified receipts: chain and OID failures", "[store_a][gener
     CHECK(verify(bytes, *anchors, p.bundle_id, {}, ts::utc(2023, 6, 1)).reason
           == fraud_reason::untrusted_certificate);
     p.creation_date = ts::utc(2020, 6, 1); // before the chain existed
-    CHECK(verify(ts::make_unified_receipt(p, ts::apple_like_signer(pki)), *anchors, p.bundle_id)
-            .reason
-          == fraud_reason::untrusted_certificate);
+    CHECK(
+      verify(ts::make_unified_receipt(p, ts::apple_like_signer(pki)), *anchors, p.bundle_id).reason
+      == fraud_reason::untrusted_certificate);
   }
 }
 
@@ -384,8 +385,9 @@ TEST_CASE("generated transaction receipts with v2 and v3 blobs", "[store_a][gene
       CHECK(got.is_trial_period == true);
 
       CHECK(verify(bytes, test_anchors(), "com.other").reason == fraud_reason::bundle_id_mismatch);
-      CHECK(verify(bytes, test_anchors(), p.bundle_id, "00000000-0000-0000-0000-000000000000").reason
-            == fraud_reason::device_hash_mismatch);
+      CHECK(
+        verify(bytes, test_anchors(), p.bundle_id, "00000000-0000-0000-0000-000000000000").reason
+        == fraud_reason::device_hash_mismatch);
       // The intermediate must be configured: transaction receipts embed only the leaf.
       auto root_only = load({{pki_sha256().root.pem()}, {}, {}});
       CHECK(verify(bytes, *root_only, p.bundle_id).reason == fraud_reason::untrusted_certificate);
@@ -419,10 +421,18 @@ TEST_CASE("validly signed but hostile payloads are malformed", "[store_a][genera
   };
   ts::unified_receipt_params p;
   auto good = ts::make_unified_payload(p);
-  SECTION("empty content") { malformed_when_signed(""); }
-  SECTION("not a SET") { malformed_when_signed("\x30\x00"); }
-  SECTION("bytes after the SET") { malformed_when_signed(good + "x"); }
-  SECTION("truncated SET") { malformed_when_signed(good.substr(0, good.size() - 1)); }
+  SECTION("empty content") {
+    malformed_when_signed("");
+  }
+  SECTION("not a SET") {
+    malformed_when_signed("\x30\x00");
+  }
+  SECTION("bytes after the SET") {
+    malformed_when_signed(good + "x");
+  }
+  SECTION("truncated SET") {
+    malformed_when_signed(good.substr(0, good.size() - 1));
+  }
   SECTION("bundle id twice") {
     p.extra_attributes = {{2, std::string("\x0c\x04", 2) + "evil"}};
     malformed_when_signed(ts::make_unified_payload(p));
@@ -443,7 +453,8 @@ TEST_CASE("validly signed but hostile payloads are malformed", "[store_a][genera
     malformed_when_signed(ts::make_unified_payload(p));
   }
   SECTION("attribute type wider than 64 bits") {
-    auto attr = std::string("\x30\x10\x02\x09\x01\x00\x00\x00\x00\x00\x00\x00\x00\x02\x01\x01\x04\x00", 18);
+    auto attr
+      = std::string("\x30\x10\x02\x09\x01\x00\x00\x00\x00\x00\x00\x00\x00\x02\x01\x01\x04\x00", 18);
     malformed_when_signed(std::string("\x31\x12", 2) + attr);
   }
   SECTION("more certificates than any receipt carries") {

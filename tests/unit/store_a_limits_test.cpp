@@ -169,11 +169,12 @@ TEST_CASE("the wrapper's shape is bounded before it is decoded", "[store_a][host
     // version, issuerAndSerialNumber (empty name, serial 1), SHA-256,
     // rsaEncryption, a signature that signs nothing.
     auto si = ts::der_tlv(
-      0x30, ts::der_tlv(0x02, "\x01")
-              + ts::der_tlv(0x30, ts::der_tlv(0x30, "") + ts::der_tlv(0x02, "\x01"))
-              + ts::sha256_algorithm()
-              + ts::der_tlv(0x30, std::string("\x06\x09\x2A\x86\x48\x86\xF7\x0D\x01\x01\x01\x05\x00", 13))
-              + ts::der_tlv(0x04, "signature"));
+      0x30,
+      ts::der_tlv(0x02, "\x01")
+        + ts::der_tlv(0x30, ts::der_tlv(0x30, "") + ts::der_tlv(0x02, "\x01"))
+        + ts::sha256_algorithm()
+        + ts::der_tlv(0x30, std::string("\x06\x09\x2A\x86\x48\x86\xF7\x0D\x01\x01\x01\x05\x00", 13))
+        + ts::der_tlv(0x04, "signature"));
     p.signer_infos = {si};
     CHECK(verify_parts(p).detail == "signer certificate is not embedded");
     p.signer_infos.assign(5, si);
@@ -207,13 +208,13 @@ TEST_CASE("the BER walker", "[store_a][hostile][ber]") {
   CHECK(read("\x30\x00"s) == std::pair{true, std::size_t{2}});
   CHECK(read("\x30\x80\x04\x01x\x00\x00"s) == std::pair{true, std::size_t{7}});
   CHECK(read("\x30\x80\x30\x80\x00\x00\x00\x00"s) == std::pair{true, std::size_t{8}});
-  CHECK_FALSE(read("\x30\x80\x04\x01x"s).first);         // no end-of-contents
-  CHECK_FALSE(read("\x04\x80\x00\x00"s).first);          // indefinite primitive
-  CHECK_FALSE(read("\x00\x00"s).first);                  // end-of-contents as an element
-  CHECK_FALSE(read("\x30\xFF"s).first);                  // reserved length form
-  CHECK_FALSE(read("\x30\x84\xFF\xFF\xFF\xFF"s).first);  // longer than the input
+  CHECK_FALSE(read("\x30\x80\x04\x01x"s).first);        // no end-of-contents
+  CHECK_FALSE(read("\x04\x80\x00\x00"s).first);         // indefinite primitive
+  CHECK_FALSE(read("\x00\x00"s).first);                 // end-of-contents as an element
+  CHECK_FALSE(read("\x30\xFF"s).first);                 // reserved length form
+  CHECK_FALSE(read("\x30\x84\xFF\xFF\xFF\xFF"s).first); // longer than the input
   CHECK_FALSE(read("\x30\x89\x01\x00\x00\x00\x00\x00\x00\x00\x00"s).first); // > size_t
-  CHECK(read("\x1F\x81\x00\x00"s) == std::pair{true, std::size_t{4}}); // high tag number 128
+  CHECK(read("\x1F\x81\x00\x00"s) == std::pair{true, std::size_t{4}});      // high tag number 128
   CHECK_FALSE(read("\x1F\x81\x81\x81\x81\x01\x00"s).first); // tag number beyond 28 bits
   // Nesting of indefinite lengths: 30 levels are walked, 31 are refused, and
   // 100,000 cost one linear pass (no recursion, no stack).
@@ -237,7 +238,8 @@ TEST_CASE("the BER walker", "[store_a][hostile][ber]") {
   CHECK(ber::count_children(*e, 2) == std::size_t{3}); // stops after limit + 1
 }
 
-TEST_CASE("every real receipt passes the shape check, BER ones included", "[store_a][hostile][pkcs7]") {
+TEST_CASE("every real receipt passes the shape check, BER ones included",
+          "[store_a][hostile][pkcs7]") {
   for (const char* name : unified_vectors) {
     INFO(name);
     CHECK(sa::decode_receipt(vector_bytes("apple-unified", name)));
@@ -342,7 +344,7 @@ TEST_CASE("a transaction leaf larger than any Apple certificate is malformed",
     blob += static_cast<char>((huge_cert.size() >> shift) & 0xFF);
   blob += huge_cert;
   std::string forged = "{\"signature\" = \"" + base64_encode(blob) + "\"; \"purchase-info\" = \""
-                       + base64_encode(t.purchase_info_bytes) + "\";}";
+    + base64_encode(t.purchase_info_bytes) + "\";}";
   auto v = verify(forged);
   CHECK(v.reason == fraud_reason::malformed_receipt);
   CHECK_THAT(v.detail, Catch::Contains("larger than any Apple certificate"));

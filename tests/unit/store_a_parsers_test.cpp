@@ -51,20 +51,20 @@ TEST_CASE("old-style plist dictionaries", "[store_a][plist]") {
     bad("");
     bad("   ");
     bad("\"a\" = \"b\";");
-    bad("{ \"a\" = \"b\" }");      // missing ';'
-    bad("{ \"a\" \"b\"; }");       // missing '='
-    bad("{ \"a\" = \"b\";");       // unterminated dictionary
-    bad("{ \"a\" = \"b; }");       // unterminated string
-    bad("{ \"a\" = \"b\\");        // escape at the end
-    bad("{ \"a\" = { \"b\" = \"c\"; }; }"); // nested dictionary
-    bad("{ \"a\" = (\"b\"); }");   // array
-    bad("{ \"a\" = <0102>; }");    // data
+    bad("{ \"a\" = \"b\" }");                 // missing ';'
+    bad("{ \"a\" \"b\"; }");                  // missing '='
+    bad("{ \"a\" = \"b\";");                  // unterminated dictionary
+    bad("{ \"a\" = \"b; }");                  // unterminated string
+    bad("{ \"a\" = \"b\\");                   // escape at the end
+    bad("{ \"a\" = { \"b\" = \"c\"; }; }");   // nested dictionary
+    bad("{ \"a\" = (\"b\"); }");              // array
+    bad("{ \"a\" = <0102>; }");               // data
     bad("{ \"a\" = \"1\"; \"a\" = \"2\"; }"); // duplicate key
     bad("{ \"a\" = \"1\"; } trailing");
-    bad("{ \"a\" = \"\xc3\x28\"; }");    // not UTF-8
-    bad("{ \"a\" = \"\\Udc00\"; }");     // lone low surrogate
-    bad("{ \"a\" = \"\\Ud800x\"; }");    // lone high surrogate
-    bad("{ \"a\" = \"\\U\"; }");         // no hex digits
+    bad("{ \"a\" = \"\xc3\x28\"; }"); // not UTF-8
+    bad("{ \"a\" = \"\\Udc00\"; }");  // lone low surrogate
+    bad("{ \"a\" = \"\\Ud800x\"; }"); // lone high surrogate
+    bad("{ \"a\" = \"\\U\"; }");      // no hex digits
     bad("{ = \"b\"; }");
   }
   SECTION("a hostile key is shortened in the message") {
@@ -88,7 +88,9 @@ TEST_CASE("DER reader bounds", "[store_a][der]") {
   CHECK_FALSE(der::read(in));
   in = std::string_view("\x1f\x01\x00", 3); // high tag number
   CHECK_FALSE(der::read(in));
-  in = std::string_view("\x04\x81\x02" "ab!", 6); // long form (non-minimal but bounded)
+  in = std::string_view("\x04\x81\x02"
+                        "ab!",
+                        6); // long form (non-minimal but bounded)
   auto t = der::read(in);
   REQUIRE(t);
   CHECK(t->value == "ab");
@@ -128,10 +130,10 @@ TEST_CASE("style detection and undecodable bytes", "[store_a][decode]") {
   CHECK(code(with_blob("")) == "malformed_receipt");
   CHECK(code(with_blob(std::string(1, '\x04') + blob.substr(1))) == "malformed_receipt");
   CHECK(code(with_blob(blob.substr(0, 100))) == "malformed_receipt");
-  CHECK(code(with_blob(blob + "x")) == "malformed_receipt");          // length mismatch
+  CHECK(code(with_blob(blob + "x")) == "malformed_receipt"); // length mismatch
   CHECK(code(with_blob(blob.substr(0, blob.size() - 1))) == "malformed_receipt");
   auto bad_cert = blob;
-  bad_cert[133] = '\x31';                                               // not a certificate
+  bad_cert[133] = '\x31'; // not a certificate
   CHECK(code(with_blob(bad_cert)) == "malformed_receipt");
   std::string not_base64 = "{\"signature\" = \"***\"; \"purchase-info\" = \"e30=\";}";
   CHECK(code(not_base64) == "malformed_receipt");
@@ -147,7 +149,8 @@ TEST_CASE("trust loading fails fast on bad material", "[store_a][trust]") {
   };
   CHECK_THAT(error({}), Catch::Contains("no trust root"));
   CHECK_THAT(error({{"not a pem"}, {}, {}}), Catch::Contains("root_pems[0]"));
-  CHECK_THAT(error({{trust_pem("apple-root-ca.pem"), ""}, {}, {}}), Catch::Contains("root_pems[1]"));
+  CHECK_THAT(error({{trust_pem("apple-root-ca.pem"), ""}, {}, {}}),
+             Catch::Contains("root_pems[1]"));
   CHECK_THAT(error({{trust_pem("apple-root-ca.pem")}, {"garbage"}, {}}),
              Catch::Contains("intermediate_pems[0]"));
   CHECK_THAT(error({{trust_pem("apple-wwdr-ca.pem")}, {}, {}}), Catch::Contains("self-signed"));
@@ -156,8 +159,9 @@ TEST_CASE("trust loading fails fast on bad material", "[store_a][trust]") {
   broken.insert(200, "!!!");
   CHECK_THAT(error({{broken}, {}, {}}), Catch::Contains("root_pems[0]"));
   // Several certificates in one text are fine; so is a sandbox root alone.
-  CHECK(sa::load_trust_anchors({{trust_pem("apple-root-ca.pem") + trust_pem("storekit-test.pem")},
-                                {trust_pem("apple-itunes-store-ca.pem") + trust_pem("apple-wwdr-ca.pem")},
-                                {}}));
+  CHECK(sa::load_trust_anchors(
+    {{trust_pem("apple-root-ca.pem") + trust_pem("storekit-test.pem")},
+     {trust_pem("apple-itunes-store-ca.pem") + trust_pem("apple-wwdr-ca.pem")},
+     {}}));
   CHECK(sa::load_trust_anchors({{}, {}, {trust_pem("storekit-test.pem")}}));
 }

@@ -23,9 +23,8 @@ const ts::test_pki& pki() {
 }
 
 std::shared_ptr<const sa::trust_anchors> anchors() {
-  return load({{pki().root.pem()},
-               {pki().intermediate.pem(), pki().itunes_intermediate.pem()},
-               {}});
+  return load(
+    {{pki().root.pem()}, {pki().intermediate.pem(), pki().itunes_intermediate.pem()}, {}});
 }
 
 // A certificate issued by `issuer` of the test PKI; `shape` edits the options
@@ -69,7 +68,8 @@ sa::verification verify(const std::string& bytes, const sa::trust_anchors& a) {
 
 } // namespace
 
-TEST_CASE("Apple-like test leaves pass the pins of their blob version", "[store_a][hostile][pins]") {
+TEST_CASE("Apple-like test leaves pass the pins of their blob version",
+          "[store_a][hostile][pins]") {
   auto a = anchors();
   auto v2 = verify(ts::make_transaction_receipt(params(2), pki().transaction_leaf_v2), *a);
   INFO(v2.detail);
@@ -107,8 +107,9 @@ TEST_CASE("every leaf pin is needed", "[store_a][hostile][pins]") {
                    3, "extended key usage");
   }
   SECTION("a CA certificate") {
-    expect_refused(leaf_under(pki().intermediate, 2048, [](ts::cert_options& o) { o.is_ca = true; }),
-                   3, "CA certificate");
+    expect_refused(
+      leaf_under(pki().intermediate, 2048, [](ts::cert_options& o) { o.is_ca = true; }), 3,
+      "CA certificate");
   }
   SECTION("v3: not Apple's organisation") {
     expect_refused(leaf_under(pki().intermediate, 2048,
@@ -168,7 +169,8 @@ TEST_CASE("the issuer is pinned per blob version", "[store_a][hostile][pins]") {
   }
 }
 
-TEST_CASE("the verification cache does not stand in for the pins", "[store_a][hostile][pins][cache]") {
+TEST_CASE("the verification cache does not stand in for the pins",
+          "[store_a][hostile][pins][cache]") {
   auto a = anchors();
   const auto& cache = a->cache();
   // A genuine v3 receipt puts its chain into the cache …

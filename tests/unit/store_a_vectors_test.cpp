@@ -20,7 +20,9 @@ namespace json = boost::json;
 
 namespace {
 
-std::string str(const json::value& v) { return std::string(v.as_string()); }
+std::string str(const json::value& v) {
+  return std::string(v.as_string());
+}
 
 std::optional<unix_ms> rfc(const json::value& v) {
   if (v.is_null())
@@ -218,7 +220,7 @@ pkcs7_layout locate(const std::string& der) {
 std::string uuid_text(const std::string& raw16) {
   auto hex = hex_encode(raw16);
   return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-"
-         + hex.substr(16, 4) + "-" + hex.substr(20);
+    + hex.substr(16, 4) + "-" + hex.substr(20);
 }
 
 } // namespace
@@ -256,8 +258,8 @@ TEST_CASE("header fields and environments of the unified vectors", "[store_a][ve
     {"appreceiptvalidator-purchasingexperiments-sandbox-ios", "ProductionSandbox",
      environment::sandbox, "com.hannesoid.PurchasingExperiments", "1", "1.0",
      "2023-02-22T14:30:15Z", 2},
-    {"kvitto-production-macos-xcode7", "Production", environment::production,
-     "com.apple.dt.Xcode", "7.0", "4.3", "2015-09-22T08:55:28Z", 0},
+    {"kvitto-production-macos-xcode7", "Production", environment::production, "com.apple.dt.Xcode",
+     "7.0", "4.3", "2015-09-22T08:55:28Z", 0},
     {"mbaasy-grandunified-sandbox-2015", "ProductionSandbox", environment::sandbox,
      "com.mbaasy.ios.demo", "1", "1.0", "2015-08-13T07:50:46Z", 7},
     {"revenuecat-sample1-sandbox-ios", "ProductionSandbox", environment::sandbox,
@@ -454,7 +456,7 @@ TEST_CASE("embedded chain manipulations of real receipts", "[store_a][vectors][c
   REQUIRE(verify(bytes, apple_anchors(), bundle).reason == fraud_reason::none);
 
   SECTION("leaf only (TPInAppReceipt chainVerifierFailsWhenSingleNonXcodeCertificate)") {
-    auto der = rewrite([](STACK_OF(X509)* certs) {
+    auto der = rewrite([](STACK_OF(X509) * certs) {
       while (sk_X509_num(certs) > 1)
         X509_free(sk_X509_pop(certs));
     });
@@ -462,7 +464,7 @@ TEST_CASE("embedded chain manipulations of real receipts", "[store_a][vectors][c
     CHECK(v.reason == fraud_reason::untrusted_certificate);
   }
   SECTION("no certificates at all: the signer cannot be found") {
-    auto der = rewrite([](STACK_OF(X509)* certs) {
+    auto der = rewrite([](STACK_OF(X509) * certs) {
       while (sk_X509_num(certs) > 0)
         X509_free(sk_X509_pop(certs));
     });
@@ -508,7 +510,8 @@ TEST_CASE("device hash of the unified vectors", "[store_a][vectors]") {
     REQUIRE(raw->size() == 16); // a UUID's bytes
     auto id = uuid_text(*raw);
     REQUIRE(parse_uuid(id));
-    auto bytes = vector_bytes("apple-unified", "appreceiptvalidator-purchasingexperiments-sandbox-ios");
+    auto bytes
+      = vector_bytes("apple-unified", "appreceiptvalidator-purchasingexperiments-sandbox-ios");
     auto v = verify(bytes, apple_anchors(), "com.hannesoid.PurchasingExperiments", id);
     INFO(v.detail);
     CHECK(v.reason == fraud_reason::none); // upstream: validation succeeds
@@ -570,7 +573,8 @@ TEST_CASE("transaction receipts decode to their purchase-info", "[store_a][vecto
   // mindmob, that Apple's verifyReceipt accepted it with productId, purchaseDate and
   // quantity set); the values below are the locally decoded ones in SOURCES.md.
   SECTION("mbaasy yearly subscription") {
-    auto d = decode_ok(vector_bytes("apple-transaction", "mbaasy-yearly-subscription-sandbox-2015"));
+    auto d
+      = decode_ok(vector_bytes("apple-transaction", "mbaasy-yearly-subscription-sandbox-2015"));
     CHECK(d.style == receipt_style::transaction);
     CHECK(d.env == environment::sandbox);
     CHECK(d.bundle_id == "com.mbaasy.ios.demo");
@@ -620,8 +624,8 @@ TEST_CASE("transaction receipts decode to their purchase-info", "[store_a][vecto
     REQUIRE(d.in_app.size() == 1);
     const auto& p = d.in_app[0];
     CHECK(p.product_id == "com.mindmobapp.download"); // upstream: truthy
-    CHECK(p.purchase_date == 1335798355868);           // upstream: truthy
-    CHECK(p.quantity == 1);                            // upstream: truthy
+    CHECK(p.purchase_date == 1335798355868);          // upstream: truthy
+    CHECK(p.quantity == 1);                           // upstream: truthy
     CHECK(p.transaction_id == "1000000046178817");
     CHECK_FALSE(transaction(d).purchase_info.count("unique-vendor-identifier"));
   }
@@ -695,16 +699,16 @@ TEST_CASE("tampered transaction receipts", "[store_a][vectors][crypto]") {
       // One byte of the signature.
       auto blob = *base64_decode(t.outer.at("signature"));
       blob[5] ^= 0x01;
-      CHECK(verify(with_outer(t, "signature", base64_encode(blob)), apple_anchors(), d.bundle_id)
-              .reason
-            == fraud_reason::invalid_signature);
+      CHECK(
+        verify(with_outer(t, "signature", base64_encode(blob)), apple_anchors(), d.bundle_id).reason
+        == fraud_reason::invalid_signature);
 
       // The version byte is signed too: 2 → 3 breaks the blob layout.
       blob = *base64_decode(t.outer.at("signature"));
       blob[0] = 3;
-      CHECK(verify(with_outer(t, "signature", base64_encode(blob)), apple_anchors(), d.bundle_id)
-              .reason
-            == fraud_reason::malformed_receipt);
+      CHECK(
+        verify(with_outer(t, "signature", base64_encode(blob)), apple_anchors(), d.bundle_id).reason
+        == fraud_reason::malformed_receipt);
 
       // The untouched receipt re-serialized still verifies (order of keys is free).
       CHECK(verify(with_outer(t, "pod", "100"), apple_anchors(), d.bundle_id).reason
@@ -724,8 +728,8 @@ TEST_CASE("transaction device check uses unique-vendor-identifier", "[store_a][v
         == fraud_reason::device_hash_mismatch);
   // A receipt from before vendor identifiers cannot confirm the device.
   auto old = vector_bytes("apple-transaction", "mindmob-download-sandbox-2012");
-  CHECK(verify(old, apple_anchors(), "com.mindmobapp.MindMob",
-               "5C275B5A-3E66-4026-9523-845B225755FC")
-          .reason
-        == fraud_reason::device_hash_mismatch);
+  CHECK(
+    verify(old, apple_anchors(), "com.mindmobapp.MindMob", "5C275B5A-3E66-4026-9523-845B225755FC")
+      .reason
+    == fraud_reason::device_hash_mismatch);
 }

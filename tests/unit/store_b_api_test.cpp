@@ -18,14 +18,14 @@ using namespace receiptd::model::store_b;
 using receiptd::test::data_file;
 
 TEST_CASE("purchase URLs escape every path segment", "[store_b][api]") {
-  CHECK(purchase_url("https://androidpublisher.googleapis.com/", purchase_api::products,
-                     "com.ex", "gold 1", "a/b")
+  CHECK(purchase_url("https://androidpublisher.googleapis.com/", purchase_api::products, "com.ex",
+                     "gold 1", "a/b")
         == "https://androidpublisher.googleapis.com/androidpublisher/v3/applications/"
            "com.ex/purchases/products/gold%201/tokens/a%2Fb");
-  CHECK(purchase_url("http://127.0.0.1:9", purchase_api::subscriptions_v2, "com.ex",
-                     "ignored", "tok")
-        == "http://127.0.0.1:9/androidpublisher/v3/applications/com.ex/purchases/"
-           "subscriptionsv2/tokens/tok");
+  CHECK(
+    purchase_url("http://127.0.0.1:9", purchase_api::subscriptions_v2, "com.ex", "ignored", "tok")
+    == "http://127.0.0.1:9/androidpublisher/v3/applications/com.ex/purchases/"
+       "subscriptionsv2/tokens/tok");
 }
 
 TEST_CASE("Play answers map onto the status table", "[store_b][api][status]") {
@@ -51,7 +51,8 @@ TEST_CASE("Play answers map onto the status table", "[store_b][api][status]") {
 
 TEST_CASE("products.get enrichment and test purchases", "[store_b][api]") {
   play_purchase p;
-  auto body = data_file("responses/google-play-developer-api/candy_check-products.get-200-valid_but_not_consumed.json");
+  auto body = data_file(
+    "responses/google-play-developer-api/candy_check-products.get-200-valid_but_not_consumed.json");
   auto v = classify_purchase_response(purchase_api::products, 200, body, "", p);
   CHECK(v.outcome == store_outcome::confirmed);
   CHECK(p.kind == product_kind::product);
@@ -72,7 +73,8 @@ TEST_CASE("products.get enrichment and test purchases", "[store_b][api]") {
 TEST_CASE("subscriptionsv2 enrichment", "[store_b][api]") {
   play_purchase p;
   p.product_id = "";
-  auto body = data_file("responses/google-play-developer-api/guardian-subscriptionsv2.get-active-GB.json");
+  auto body
+    = data_file("responses/google-play-developer-api/guardian-subscriptionsv2.get-active-GB.json");
   auto v = classify_purchase_response(purchase_api::subscriptions_v2, 200, body, "", p);
   CHECK(v.outcome == store_outcome::confirmed);
   CHECK(v.env == environment::production);
@@ -149,7 +151,8 @@ TEST_CASE("service-account JWT is RS256 over the documented claims", "[store_b][
 TEST_CASE("bad service accounts and token answers", "[store_b][oauth]") {
   CHECK_FALSE(service_account::parse("nope"));
   CHECK_FALSE(service_account::parse(R"({"client_email":"a"})"));
-  CHECK_FALSE(service_account::parse(R"({"client_email":"a","private_key":"-----BEGIN PRIVATE KEY-----\nxx\n-----END PRIVATE KEY-----\n"})"));
+  CHECK_FALSE(service_account::parse(
+    R"({"client_email":"a","private_key":"-----BEGIN PRIVATE KEY-----\nxx\n-----END PRIVATE KEY-----\n"})"));
   auto t = parse_token_response(200, R"({"access_token":"abc","expires_in":3599})", 1000);
   REQUIRE(t);
   CHECK(t->value == "abc");

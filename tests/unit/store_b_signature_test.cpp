@@ -20,8 +20,7 @@ triple load(const std::string& name) {
           data_file(dir + "public_key.b64")};
 }
 
-bool verifies(const std::string& key_b64, const std::string& data,
-              const std::string& sig_b64) {
+bool verifies(const std::string& key_b64, const std::string& data, const std::string& sig_b64) {
   auto key = store_b::licence_key::parse(key_b64);
   REQUIRE(key);
   auto sig = base64_decode(sig_b64);
@@ -31,8 +30,7 @@ bool verifies(const std::string& key_b64, const std::string& data,
 
 } // namespace
 
-TEST_CASE("real Play signatures verify over the exact purchase data bytes",
-          "[store_b][vectors]") {
+TEST_CASE("real Play signatures verify over the exact purchase data bytes", "[store_b][vectors]") {
   auto name = GENERATE(std::string("voltrue2-trivialdrive-subscription"),
                        std::string("go-iap-playstore-fixed-key"),
                        std::string("android-easy-checkout-test-keypair"));
@@ -87,8 +85,7 @@ TEST_CASE("go-iap negative cases", "[store_b][vectors]") {
   }
 }
 
-TEST_CASE("android-easy-checkout: a signature over other data fails",
-          "[store_b][vectors]") {
+TEST_CASE("android-easy-checkout: a signature over other data fails", "[store_b][vectors]") {
   auto t = load("android-easy-checkout-test-keypair");
   auto dir = std::string("google-play/android-easy-checkout-test-keypair/negative/");
   auto other_sig = data_file(dir + "signature_over_autorenewing_false.b64");

@@ -10,8 +10,7 @@ using namespace receiptd::model;
 
 namespace {
 
-bool has_error(const field_errors& errors, const std::string& field,
-               const std::string& code) {
+bool has_error(const field_errors& errors, const std::string& field, const std::string& code) {
   for (const auto& e : errors)
     if (e.field == field && e.code == code)
       return true;
@@ -70,7 +69,8 @@ TEST_CASE("Store A: country code, identifier_for_vendor", "[request][store_a]") 
   CHECK(ok->country_code == std::string("DE"));
   CHECK(ok->identifier_for_vendor == std::string("956328D9-CC6A-47F4-BE40-6953FB0AB6C7"));
   for (auto cc : {R"("DEU")", R"("D")", R"("1A")", R"("")", "7"}) {
-    auto r = parse_store_a_upload(std::string(R"({"receipt":"aGVsbG8=","country_code":)") + cc + "}");
+    auto r
+      = parse_store_a_upload(std::string(R"({"receipt":"aGVsbG8=","country_code":)") + cc + "}");
     auto e = errors_of(r);
     CHECK((has_error(e, "country_code", "invalid_country_code")
            || has_error(e, "country_code", "wrong_type")));
@@ -78,43 +78,53 @@ TEST_CASE("Store A: country code, identifier_for_vendor", "[request][store_a]") 
   CHECK(has_error(errors_of(parse_store_a_upload(
                     R"({"receipt":"aGVsbG8=","identifier_for_vendor":"not-a-uuid"})")),
                   "identifier_for_vendor", "invalid_identifier_for_vendor"));
-  CHECK(parse_store_a_upload(R"({"receipt":"aGVsbG8=","identifier_for_vendor":"f8:ff:c2:1e:91:82"})"));
+  CHECK(
+    parse_store_a_upload(R"({"receipt":"aGVsbG8=","identifier_for_vendor":"f8:ff:c2:1e:91:82"})"));
 }
 
 TEST_CASE("common fields: metadata, user_identifier, ip_address", "[request]") {
   SECTION("metadata must be an object, echoed compactly") {
-    auto ok = parse_store_a_upload(R"({"receipt":"aGVsbG8=","metadata":{ "campaign" : "x", "n": [1, 2] }})");
+    auto ok = parse_store_a_upload(
+      R"({"receipt":"aGVsbG8=","metadata":{ "campaign" : "x", "n": [1, 2] }})");
     REQUIRE(ok);
     CHECK(ok->common.metadata == std::string(R"({"campaign":"x","n":[1,2]})"));
     for (auto m : {"[]", "\"x\"", "1", "true"})
-      CHECK(has_error(errors_of(parse_store_a_upload(std::string(R"({"receipt":"aGVsbG8=","metadata":)") + m + "}")),
+      CHECK(has_error(errors_of(parse_store_a_upload(
+                        std::string(R"({"receipt":"aGVsbG8=","metadata":)") + m + "}")),
                       "metadata", "wrong_type"));
     auto null_meta = parse_store_a_upload(R"({"receipt":"aGVsbG8=","metadata":null})");
     REQUIRE(null_meta);
     CHECK_FALSE(null_meta->common.metadata);
   }
   SECTION("user_identifier must be a string of bounded length") {
-    CHECK(has_error(errors_of(parse_store_a_upload(R"({"receipt":"aGVsbG8=","user_identifier":5})")),
-                    "user_identifier", "wrong_type"));
+    CHECK(
+      has_error(errors_of(parse_store_a_upload(R"({"receipt":"aGVsbG8=","user_identifier":5})")),
+                "user_identifier", "wrong_type"));
     std::string long_id(max_user_identifier_length + 1, 'u');
-    CHECK(has_error(errors_of(parse_store_a_upload(R"({"receipt":"aGVsbG8=","user_identifier":")" + long_id + "\"}")),
+    CHECK(has_error(errors_of(parse_store_a_upload(R"({"receipt":"aGVsbG8=","user_identifier":")"
+                                                   + long_id + "\"}")),
                     "user_identifier", "too_long"));
   }
   SECTION("ip_address: omitted, null, IPv4, IPv6, invalid") {
-    auto omitted = parse_store_b_legacy_upload(R"({"package_name":"p","purchase_token":"t","product_id":"x"})");
+    auto omitted = parse_store_b_legacy_upload(
+      R"({"package_name":"p","purchase_token":"t","product_id":"x"})");
     REQUIRE(omitted);
     CHECK(omitted->common.echo("10.1.2.3").ip_address == std::string("10.1.2.3"));
-    auto null_ip = parse_store_b_legacy_upload(R"({"package_name":"p","purchase_token":"t","product_id":"x","ip_address":null})");
+    auto null_ip = parse_store_b_legacy_upload(
+      R"({"package_name":"p","purchase_token":"t","product_id":"x","ip_address":null})");
     REQUIRE(null_ip);
     CHECK_FALSE(null_ip->common.echo("10.1.2.3").ip_address);
-    auto v6 = parse_store_b_legacy_upload(R"({"package_name":"p","purchase_token":"t","product_id":"x","ip_address":"2001:DB8:0:0::1"})");
+    auto v6 = parse_store_b_legacy_upload(
+      R"({"package_name":"p","purchase_token":"t","product_id":"x","ip_address":"2001:DB8:0:0::1"})");
     REQUIRE(v6);
     CHECK(v6->common.echo("10.1.2.3").ip_address == std::string("2001:db8::1"));
     for (auto bad : {R"("999.1.1.1")", R"("example.com")", R"("")", "12", "[]"}) {
       auto r = parse_store_b_legacy_upload(
-        std::string(R"({"package_name":"p","purchase_token":"t","product_id":"x","ip_address":)") + bad + "}");
+        std::string(R"({"package_name":"p","purchase_token":"t","product_id":"x","ip_address":)")
+        + bad + "}");
       auto e = errors_of(r);
-      CHECK((has_error(e, "ip_address", "invalid_ip_address") || has_error(e, "ip_address", "wrong_type")));
+      CHECK((has_error(e, "ip_address", "invalid_ip_address")
+             || has_error(e, "ip_address", "wrong_type")));
     }
   }
 }
@@ -132,11 +142,14 @@ TEST_CASE("Store B: purchase_data and purchase_signature", "[request][store_b]")
 
   CHECK(has_error(errors_of(parse_store_b_upload(R"({"purchase_signature":"AAAA"})")),
                   "purchase_data", "missing"));
-  CHECK(has_error(errors_of(parse_store_b_upload(R"({"purchase_data":{"a":1},"purchase_signature":"AAAA"})")),
-                  "purchase_data", "wrong_type"));
-  CHECK(has_error(errors_of(parse_store_b_upload(R"({"purchase_data":"not json","purchase_signature":"AAAA"})")),
-                  "purchase_data", "invalid_purchase_data"));
-  CHECK(has_error(errors_of(parse_store_b_upload(R"({"purchase_data":"{\"packageName\":\"p\"}","purchase_signature":"AAAA"})")),
+  CHECK(has_error(
+    errors_of(parse_store_b_upload(R"({"purchase_data":{"a":1},"purchase_signature":"AAAA"})")),
+    "purchase_data", "wrong_type"));
+  CHECK(has_error(
+    errors_of(parse_store_b_upload(R"({"purchase_data":"not json","purchase_signature":"AAAA"})")),
+    "purchase_data", "invalid_purchase_data"));
+  CHECK(has_error(errors_of(parse_store_b_upload(
+                    R"({"purchase_data":"{\"packageName\":\"p\"}","purchase_signature":"AAAA"})")),
                   "purchase_data", "invalid_purchase_data"));
   boost::json::object no_sig{{"purchase_data", play_data}};
   CHECK(has_error(errors_of(parse_store_b_upload(boost::json::serialize(no_sig))),
@@ -152,7 +165,8 @@ TEST_CASE("Store B: purchase_data and purchase_signature", "[request][store_b]")
     CHECK(e.size() == 4);
   }
   SECTION("the real purchase data keeps its exact bytes") {
-    auto data = receiptd::test::data_file("google-play/voltrue2-trivialdrive-subscription/signed_data.txt");
+    auto data
+      = receiptd::test::data_file("google-play/voltrue2-trivialdrive-subscription/signed_data.txt");
     boost::json::object o{{"purchase_data", data}, {"purchase_signature", "AAAA"}};
     auto r = parse_store_b_upload(boost::json::serialize(o));
     REQUIRE(r);
@@ -183,9 +197,10 @@ TEST_CASE("NUL characters are refused in every text field", "[request]") {
   CHECK(has_error(errors_of(parse_store_b_legacy_upload(
                     R"({"package_name":"p\u0000","purchase_token":"t","product_id":"x"})")),
                   "package_name", "invalid_characters"));
-  CHECK(has_error(errors_of(parse_store_b_legacy_upload(
-                    R"({"package_name":"p","purchase_token":"t","product_id":"x","user_identifier":"a\u0000"})")),
-                  "user_identifier", "invalid_characters"));
+  CHECK(has_error(
+    errors_of(parse_store_b_legacy_upload(
+      R"({"package_name":"p","purchase_token":"t","product_id":"x","user_identifier":"a\u0000"})")),
+    "user_identifier", "invalid_characters"));
   auto meta = parse_store_b_legacy_upload(
     R"({"package_name":"p","purchase_token":"t","product_id":"x","metadata":{"k":"a\u0000b"}})");
   REQUIRE(meta);

@@ -26,7 +26,9 @@ namespace {
 template <auto free_fn>
 struct deleter {
   template <class T>
-  void operator()(T* p) const noexcept { free_fn(p); }
+  void operator()(T* p) const noexcept {
+    free_fn(p);
+  }
 };
 using bio_ptr = std::unique_ptr<BIO, deleter<BIO_free_all>>;
 using x509_ptr = std::unique_ptr<X509, deleter<X509_free>>;
@@ -145,8 +147,12 @@ std::string integer(std::int64_t v) {
   return tlv(0x02, bytes);
 }
 
-std::string utf8(std::string_view s) { return tlv(0x0C, s); }
-std::string ia5(std::string_view s) { return tlv(0x16, s); }
+std::string utf8(std::string_view s) {
+  return tlv(0x0C, s);
+}
+std::string ia5(std::string_view s) {
+  return tlv(0x16, s);
+}
 
 std::string rfc3339(unix_ms ms) {
   auto s = model::format_utc(ms); // "2023-02-22 14:30:15 UTC"
@@ -237,9 +243,9 @@ std::string test_cert::der() const {
 
 std::string test_cert::key_pem() const {
   bio_ptr bio{BIO_new(BIO_s_mem())};
-  check(bio && PEM_write_bio_PrivateKey(bio.get(), key_.get(), nullptr, nullptr, 0, nullptr,
-                                        nullptr)
-                 == 1,
+  check(bio
+          && PEM_write_bio_PrivateKey(bio.get(), key_.get(), nullptr, nullptr, 0, nullptr, nullptr)
+            == 1,
         "PEM key");
   return bio_text(bio.get());
 }
@@ -255,15 +261,15 @@ test_cert make_cert(const cert_options& o, const test_cert* issuer) {
   check(X509_set_version(cert, X509_VERSION_3) == 1, "version");
   std::uint64_t serial = 0;
   check(RAND_bytes(reinterpret_cast<unsigned char*>(&serial), sizeof serial) == 1, "serial");
-  check(ASN1_INTEGER_set_int64(X509_get_serialNumber(cert),
-                               static_cast<std::int64_t>(serial >> 1) | 1)
-          == 1,
-        "serial");
+  check(
+    ASN1_INTEGER_set_int64(X509_get_serialNumber(cert), static_cast<std::int64_t>(serial >> 1) | 1)
+      == 1,
+    "serial");
   X509_NAME* name = X509_get_subject_name(cert);
   auto add_entry = [&](const char* field, const std::string& value) {
     check(X509_NAME_add_entry_by_txt(name, field, MBSTRING_UTF8,
-                                     reinterpret_cast<const unsigned char*>(value.c_str()), -1,
-                                     -1, 0)
+                                     reinterpret_cast<const unsigned char*>(value.c_str()), -1, -1,
+                                     0)
             == 1,
           "subject");
   };
@@ -277,7 +283,7 @@ test_cert make_cert(const cert_options& o, const test_cert* issuer) {
   check(ASN1_TIME_set(X509_getm_notBefore(cert), static_cast<time_t>(o.not_before / 1000))
             != nullptr
           && ASN1_TIME_set(X509_getm_notAfter(cert), static_cast<time_t>(o.not_after / 1000))
-               != nullptr,
+            != nullptr,
         "validity");
   check(X509_set_pubkey(cert, key) == 1, "public key");
 
@@ -401,8 +407,7 @@ std::string sign_pkcs7(std::string_view content, const receipt_signer& s) {
   bio_ptr in{BIO_new_mem_buf(content.data(), static_cast<int>(content.size()))};
   pkcs7_ptr p7{PKCS7_sign(nullptr, nullptr, nullptr, nullptr, flags)};
   check(in && p7, "PKCS7_sign");
-  check(PKCS7_sign_add_signer(p7.get(), s.cert.x509(), s.cert.key(), md_of(s.content_digest),
-                              flags)
+  check(PKCS7_sign_add_signer(p7.get(), s.cert.x509(), s.cert.key(), md_of(s.content_digest), flags)
           != nullptr,
         "PKCS7 signer");
   for (const auto& c : s.chain)
@@ -429,7 +434,8 @@ std::string make_transaction_receipt(const transaction_receipt_params& p, const 
     {"original-transaction-id", p.original_transaction_id},
     {"purchase-date-ms", std::to_string(p.purchase_date)},
     {"purchase-date", model::format_utc(p.purchase_date).substr(0, 19) + " Etc/GMT"},
-    {"original-purchase-date-ms", std::to_string(p.original_purchase_date.value_or(p.purchase_date))},
+    {"original-purchase-date-ms",
+     std::to_string(p.original_purchase_date.value_or(p.purchase_date))},
     {"quantity", std::to_string(p.quantity)},
   };
   if (p.expires_date)
@@ -454,8 +460,7 @@ std::string make_transaction_receipt(const transaction_receipt_params& p, const 
           && EVP_DigestSignFinal(ctx.get(), nullptr, &sig_len) == 1,
         "transaction signature");
   std::string sig(sig_len, '\0');
-  check(EVP_DigestSignFinal(ctx.get(), reinterpret_cast<unsigned char*>(sig.data()), &sig_len)
-          == 1,
+  check(EVP_DigestSignFinal(ctx.get(), reinterpret_cast<unsigned char*>(sig.data()), &sig_len) == 1,
         "transaction signature");
   sig.resize(sig_len);
   const std::size_t expected = p.blob_version == 2 ? 128 : 256;
@@ -482,7 +487,9 @@ std::string make_transaction_receipt(const transaction_receipt_params& p, const 
 
 // ---- hostile structures ---------------------------------------------------------
 
-std::string der_tlv(std::uint8_t tag, std::string_view content) { return tlv(tag, content); }
+std::string der_tlv(std::uint8_t tag, std::string_view content) {
+  return tlv(tag, content);
+}
 
 std::string make_in_app_flood_payload(std::size_t count, const std::string& bundle_id) {
   std::string attrs = attribute(2, utf8(bundle_id));

@@ -73,15 +73,17 @@ inline constexpr const char* apple_iphone_developer_oid = "1.2.840.113635.100.6.
 
 // Apple's names, as the real certificates carry them (config/trust, tests/data).
 inline constexpr const char* apple_organization = "Apple Inc.";
-inline constexpr const char* apple_wwdr_name = "Apple Worldwide Developer Relations Certification Authority";
+inline constexpr const char* apple_wwdr_name
+  = "Apple Worldwide Developer Relations Certification Authority";
 inline constexpr const char* apple_itunes_ca_name = "Apple iTunes Store Certification Authority";
-inline constexpr const char* apple_receipt_signing_name = "Mac App Store and iTunes Store Receipt Signing";
+inline constexpr const char* apple_receipt_signing_name
+  = "Mac App Store and iTunes Store Receipt Signing";
 inline constexpr const char* apple_purchase_receipt_name = "PurchaseReceiptCertificate";
 
 struct cert_options {
   std::string common_name = "receiptd test certificate";
   std::string organization = "receiptd tests";
-  std::string organizational_unit; // empty: none
+  std::string organizational_unit;   // empty: none
   std::string key_algorithm = "RSA"; // "RSA" (key_bits), "EC" (P-256) or "DSA" (key_bits)
   int key_bits = 2048;
   unsigned long long rsa_exponent = 65537; // RSA public exponent (odd)
@@ -113,12 +115,12 @@ struct test_pki {
 };
 
 struct pki_options {
-  std::string name = "receiptd test";   // prefix of the common names
+  std::string name = "receiptd test";       // prefix of the common names
   digest signature_digest = digest::sha256; // certificate signatures
-  int leaf_key_bits = 2048;             // 1024 for v2 transaction receipts (128-byte signature)
-  bool leaf_marker = true;              // leaf carries apple_receipt_signing_oid
-  bool intermediate_marker = true;      // intermediate carries apple_wwdr_intermediate_oid
-  bool with_itunes = true;              // make itunes_intermediate and transaction_leaf_v2
+  int leaf_key_bits = 2048;                 // 1024 for v2 transaction receipts (128-byte signature)
+  bool leaf_marker = true;                  // leaf carries apple_receipt_signing_oid
+  bool intermediate_marker = true;          // intermediate carries apple_wwdr_intermediate_oid
+  bool with_itunes = true;                  // make itunes_intermediate and transaction_leaf_v2
   unix_ms not_before = utc(2020, 1, 1);
   unix_ms not_after = utc(2040, 1, 1);
   unix_ms leaf_not_after = utc(2040, 1, 1);
@@ -141,12 +143,12 @@ model::apple_in_app_purchase purchase(std::string product_id, std::string transa
 
 struct unified_receipt_params {
   std::string bundle_id = "com.example.receiptd";
-  std::optional<std::string> receipt_type = "ProductionSandbox"; // attr 0; nullopt: omitted
-  std::optional<std::string> app_version = "1";                  // attr 3
-  std::optional<std::string> original_app_version = "1.0";       // attr 19
+  std::optional<std::string> receipt_type = "ProductionSandbox";       // attr 0; nullopt: omitted
+  std::optional<std::string> app_version = "1";                        // attr 3
+  std::optional<std::string> original_app_version = "1.0";             // attr 19
   std::optional<std::string> opaque = std::string("0123456789abcdef"); // attr 4, raw
-  std::optional<unix_ms> creation_date = utc(2024, 6, 1, 12);    // attr 12
-  std::optional<unix_ms> expiration_date;                        // attr 21
+  std::optional<unix_ms> creation_date = utc(2024, 6, 1, 12);          // attr 12
+  std::optional<unix_ms> expiration_date;                              // attr 21
   // attr 5: SHA-1(device_id ‖ opaque ‖ attr 2 value) when device_id (raw bytes, e.g. 16
   // UUID bytes) is set; sha1_hash overrides it; neither: attr 5 omitted.
   std::optional<std::string> device_id;
@@ -175,13 +177,13 @@ struct transaction_receipt_params {
   unix_ms purchase_date = utc(2015, 11, 18, 4, 34, 41);
   std::optional<unix_ms> original_purchase_date;
   int quantity = 1;
-  std::optional<unix_ms> expires_date;               // written as ms, like iOS 6
+  std::optional<unix_ms> expires_date; // written as ms, like iOS 6
   std::optional<std::string> web_order_line_item_id;
   std::optional<std::string> unique_vendor_identifier;
   std::optional<bool> is_trial_period;
   std::vector<std::pair<std::string, std::string>> extra_purchase_info;
   std::optional<std::string> environment = "Sandbox"; // nullopt: key omitted (production)
-  int blob_version = 2; // 2: leaf must be RSA-1024; 3: RSA-2048
+  int blob_version = 2;                               // 2: leaf must be RSA-1024; 3: RSA-2048
 };
 
 // The decoded bytes of an iOS 6 transaction receipt (the outer plist text),

@@ -54,7 +54,7 @@ std::string unique_suffix() {
   static std::atomic<int> counter{0};
   static const unsigned salt = std::random_device{}();
   return std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_"
-         + std::to_string(salt % 100000);
+    + std::to_string(salt % 100000);
 }
 
 std::string fresh_sqlite_url() {

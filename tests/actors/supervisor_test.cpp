@@ -1,0 +1,244 @@
+// The supervisor on the deterministic scheduler: tokens (unknown, cached, lookup
+// failing), admission (count and bytes), record lookups, and the answer it owes
+// for a validator that dies.
+#include <catch2/catch.hpp>
+
+#include <boost/json.hpp>
+
+#include "actors/supervisor.hpp"
+#include "fixture.hpp"
+#include "model/access_token.hpp"
+
+using namespace receiptd;
+using namespace receiptd::actors;
+using namespace receiptd::test;
+
+namespace {
+
+constexpr const char* good_token = "rcpt_good";
+const std::string legacy_body
+  = R"({"package_name":"com.example","purchase_token":"tok","product_id":"gold"})";
+
+struct supervisor_bench : actor_fixture {
+  std::shared_ptr<persistence_log> log = std::make_shared<persistence_log>();
+  callers_ptr store_callers = std::make_shared<std::vector<caf::strong_actor_ptr>>();
+  validator_deps_ptr deps;
+  config::validator_settings admission;
+  config::auth_settings auth;
+  supervisor_actor supervisor;
+
+  supervisor_bench() {
+    model::app a;
+    a.id = "app-1";
+    a.package_name = "com.example";
+    log->apps_by_token_hash[model::access_token_hash(good_token)] = a;
+    auto d = std::make_shared<validator_deps>();
+    d->persistence = keep(sys->spawn(fake_persistence, log));
+    d->store_b = keep(sys->spawn(holding_store, store_callers)); // validators wait on it
+    d->settings.store_deadline = std::chrono::seconds(5);
+    d->settings.retry = {.initial_ms = 1000, .max_ms = 60000, .multiplier = 2.0, .max_attempts = 5};
+    d->clock = &clock;
+    d->random = &random;
+    deps = d;
+  }
+
+  // Validators still waiting on the store would outlive the test (their deadline
+  // is on the test clock, which stops here): end them with it.
+  ~supervisor_bench() {
+    for (auto& v : *store_callers)
+      caf::anon_send_exit(caf::actor_cast<caf::actor>(v), caf::exit_reason::kill);
+  }
+
+  void start() { supervisor = keep(spawn_supervisor(*sys, admission, auth, deps)); }
+
+  std::shared_ptr<recording_sink> send(http::inbound_request req) {
+    auto sink = std::make_shared<recording_sink>();
+    caf::anon_send(supervisor, upload_atom_v, inbound{std::move(req), sink});
+    run();
+    return sink;
+  }
+
+  std::shared_ptr<recording_sink> upload(const std::string& token = good_token,
+                                         const std::string& body = legacy_body) {
+    http::inbound_request req(http::route::store_b_legacy_upload);
+    req.token = token;
+    req.body = body;
+    req.trace_id = "t-upload";
+    return send(std::move(req));
+  }
+
+  std::shared_ptr<recording_sink> get(const std::string& id,
+                                      const std::string& token = good_token) {
+    http::inbound_request req(http::route::store_b_get);
+    req.token = token;
+    req.record_id = id;
+    req.trace_id = "t-get";
+    return send(std::move(req));
+  }
+};
+
+std::string error_code(const http::reply& r) {
+  return std::string(boost::json::parse(r.body).at("errors").at(0).at("code").as_string());
+}
+
+} // namespace
+
+TEST_CASE("an unknown token is a 401 and starts no validator", "[actors][supervisor]") {
+  supervisor_bench b;
+  b.start();
+  auto sink = b.upload("rcpt_unknown");
+  REQUIRE(sink->replies.size() == 1);
+  CHECK(sink->replies[0].status == 401);
+  CHECK(error_code(sink->replies[0]) == "unauthorized");
+  CHECK_FALSE(sink->replies[0].retry_after_seconds.has_value());
+  CHECK(b.log->authentications == 1);
+  CHECK(b.store_callers->empty());
+}
+
+TEST_CASE("beyond max-in-flight uploads: 503 overloaded until a validator ends",
+          "[actors][supervisor]") {
+  supervisor_bench b;
+  b.admission.max_in_flight = 1;
+  b.start();
+  auto first = b.upload();
+  CHECK(first->replies.empty()); // its validator waits on the store
+  REQUIRE(b.store_callers->size() == 1);
+  auto second = b.upload();
+  REQUIRE(second->replies.size() == 1);
+  CHECK(second->replies[0].status == 503);
+  CHECK(second->replies[0].retry_after_seconds == 1);
+  CHECK(error_code(second->replies[0]) == "overloaded");
+  // The first validator ends at the store deadline (206), and gives its place back.
+  b.sched->advance_time(std::chrono::seconds(5));
+  b.run();
+  REQUIRE(first->replies.size() == 1);
+  CHECK(first->replies[0].status == 206);
+  auto third = b.upload();
+  CHECK(third->replies.empty());
+  CHECK(b.store_callers->size() == 2);
+}
+
+TEST_CASE("beyond max-in-flight-bytes: 503 overloaded", "[actors][supervisor]") {
+  supervisor_bench b;
+  SECTION("one byte short of two bodies: the second is refused") {
+    b.admission.max_in_flight_bytes = 2 * legacy_body.size() - 1;
+    b.start();
+    CHECK(b.upload()->replies.empty());
+    auto second = b.upload();
+    REQUIRE(second->replies.size() == 1);
+    CHECK(second->replies[0].status == 503);
+    CHECK(second->replies[0].retry_after_seconds == 1);
+    CHECK(error_code(second->replies[0]) == "overloaded");
+    CHECK(b.store_callers->size() == 1);
+  }
+  SECTION("exactly two bodies: both are admitted") {
+    b.admission.max_in_flight_bytes = 2 * legacy_body.size();
+    b.start();
+    CHECK(b.upload()->replies.empty());
+    CHECK(b.upload()->replies.empty());
+    CHECK(b.store_callers->size() == 2);
+  }
+}
+
+TEST_CASE("the token cache: the database is asked again once the TTL has passed",
+          "[actors][supervisor]") {
+  supervisor_bench b;
+  b.auth.token_cache_ttl = std::chrono::seconds(10);
+  b.log->records["po-1"] = found_record{"app-1", R"({"id":"po-1"})"};
+  b.start();
+  auto get_ok = [&] {
+    auto sink = b.get("po-1");
+    REQUIRE(sink->replies.size() == 1);
+    CHECK(sink->replies[0].status == 200);
+  };
+  get_ok();
+  CHECK(b.log->authentications == 1);
+  get_ok();
+  CHECK(b.log->authentications == 1); // cached
+  b.clock.advance(std::chrono::milliseconds(9999));
+  get_ok();
+  CHECK(b.log->authentications == 1); // still within the TTL
+  b.clock.advance(std::chrono::milliseconds(1));
+  get_ok();
+  CHECK(b.log->authentications == 2); // 10 s after it was cached
+  get_ok();
+  CHECK(b.log->authentications == 2); // cached again from that lookup
+}
+
+TEST_CASE("without a token cache every request asks the database", "[actors][supervisor]") {
+  supervisor_bench b; // auth.token-cache-ttl = 0, the default
+  b.log->records["po-1"] = found_record{"app-1", R"({"id":"po-1"})"};
+  b.start();
+  b.get("po-1");
+  b.get("po-1");
+  CHECK(b.log->authentications == 2);
+}
+
+TEST_CASE("a failed token lookup is a 503 storage_unavailable", "[actors][supervisor]") {
+  supervisor_bench b;
+  b.log->authentication_fails = true;
+  b.start();
+  auto sink = b.upload();
+  REQUIRE(sink->replies.size() == 1);
+  CHECK(sink->replies[0].status == 503);
+  CHECK(sink->replies[0].retry_after_seconds == 1);
+  CHECK(error_code(sink->replies[0]) == "storage_unavailable");
+  CHECK(b.store_callers->empty());
+}
+
+TEST_CASE("a record is shown only to the app that owns it", "[actors][supervisor]") {
+  supervisor_bench b;
+  b.log->records["po-mine"] = found_record{"app-1", R"({"id":"po-mine"})"};
+  b.log->records["po-theirs"] = found_record{"app-2", R"({"id":"po-theirs"})"};
+  b.start();
+  auto mine = b.get("po-mine");
+  REQUIRE(mine->replies.size() == 1);
+  CHECK(mine->replies[0].status == 200);
+  CHECK(mine->replies[0].body == R"({"id":"po-mine"})");
+  for (auto id : {"po-theirs", "po-missing"}) {
+    auto sink = b.get(id);
+    REQUIRE(sink->replies.size() == 1);
+    CHECK(sink->replies[0].status == 404);
+    CHECK(error_code(sink->replies[0]) == "not_found");
+    CHECK(sink->replies[0].body.find("po-theirs") == std::string::npos);
+  }
+}
+
+TEST_CASE("a validator that dies without answering: 500 internal_error, place given back",
+          "[actors][supervisor]") {
+  supervisor_bench b;
+  b.admission.max_in_flight = 1;
+  b.start();
+  auto sink = b.upload();
+  REQUIRE(b.store_callers->size() == 1); // the validator, waiting on the store
+  CHECK(sink->replies.empty());
+  caf::anon_send_exit(caf::actor_cast<caf::actor>(b.store_callers->front()),
+                      caf::exit_reason::kill);
+  b.run();
+  REQUIRE(sink->replies.size() == 1);
+  CHECK(sink->replies[0].status == 500);
+  CHECK(error_code(sink->replies[0]) == "internal_error");
+  CHECK(b.log->saved.empty());
+  auto next = b.upload();
+  CHECK(next->replies.empty()); // admitted: the dead validator's place is free
+  CHECK(b.store_callers->size() == 2);
+}
+
+// A GET's body bytes are taken from max-in-flight-bytes at admission; the lookup
+// gives them back (it gave back 0 before: every GET sent with a body shrank the
+// byte budget for good).
+TEST_CASE("a GET with a body gives its bytes back", "[actors][supervisor]") {
+  supervisor_bench b;
+  b.admission.max_in_flight_bytes = legacy_body.size();
+  b.log->records["po-1"] = found_record{"app-1", R"({"id":"po-1"})"};
+  b.start();
+  http::inbound_request req(http::route::store_b_get);
+  req.token = good_token;
+  req.record_id = "po-1";
+  req.body = "x";
+  auto got = b.send(std::move(req));
+  REQUIRE(got->replies.size() == 1);
+  CHECK(got->replies[0].status == 200);
+  auto upload = b.upload();
+  CHECK(upload->replies.empty()); // admitted: the byte budget is whole again
+}
