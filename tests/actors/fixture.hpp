@@ -107,11 +107,15 @@ struct actor_fixture {
   template <class Answer, class Handle, class Check>
   std::shared_ptr<std::optional<Answer>> ask(const Handle& client, Check check) {
     auto out = std::make_shared<std::optional<Answer>>();
-    sys->spawn([=](caf::event_based_actor* self) {
-      self->request(client, caf::infinite, actors::check_atom_v, check).then([=](Answer& a) {
-        *out = std::move(a);
-      });
-    });
+    // Spawned with its arguments, not capturing them: CAF 0.17 dereferences the
+    // (null) argument tuple of an argument-less spawn, which UBSan reports.
+    sys->spawn(
+      [](caf::event_based_actor* self, Handle client, Check check,
+         std::shared_ptr<std::optional<Answer>> out) {
+        self->request(client, caf::infinite, actors::check_atom_v, check)
+          .then([out](Answer& a) { *out = std::move(a); });
+      },
+      client, std::move(check), out);
     return out;
   }
 
