@@ -8,20 +8,14 @@
 #include <sstream>
 
 #include "config/options.hpp"
+#include "config_load.hpp"
 
 using receiptd::config::receiptd_config;
 
 namespace {
 
 std::string load(std::vector<std::string> args) {
-  args.insert(args.begin(), "receiptd");
-  std::vector<char*> argv;
-  for (auto& a : args)
-    argv.push_back(a.data());
-  receiptd_config cfg;
-  std::ostringstream help;
-  auto loaded = cfg.load(static_cast<int>(argv.size()), argv.data(), help);
-  return loaded ? std::string() : loaded.err().message();
+  return receiptd::test::load_config(std::move(args)).problem;
 }
 
 std::string shipped_ini() {

@@ -9,18 +9,14 @@
 #include "model/records.hpp"
 #include "model/resource_json.hpp"
 #include "model/upload_request.hpp"
+#include "field_errors.hpp"
 
 using namespace receiptd::model;
 namespace json = boost::json;
 
 namespace {
 
-bool has_error(const field_errors& errors, const std::string& field, const std::string& code) {
-  for (const auto& e : errors)
-    if (e.field == field && e.code == code)
-      return true;
-  return false;
-}
+using receiptd::test::has_error;
 
 // A legacy body with one more member (JSON text, so it may nest past any parser limit).
 std::string legacy(const std::string& extra) {

@@ -4,18 +4,14 @@
 #include <boost/json/serialize.hpp>
 
 #include "model/upload_request.hpp"
+#include "field_errors.hpp"
 #include "test_files.hpp"
 
 using namespace receiptd::model;
 
 namespace {
 
-bool has_error(const field_errors& errors, const std::string& field, const std::string& code) {
-  for (const auto& e : errors)
-    if (e.field == field && e.code == code)
-      return true;
-  return false;
-}
+using receiptd::test::has_error;
 
 template <class Result>
 field_errors errors_of(const Result& r) {
