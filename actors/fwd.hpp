@@ -22,13 +22,16 @@ using persistence_calls = caf::typed_actor<
                   model::purchase_order_record>::with<bool>,
   caf::replies_to<complete_atom, trace_context, model::validation_job,
                   model::receipt_record>::with<bool>,
-  caf::replies_to<reschedule_atom, trace_context, model::validation_job>::with<bool>>;
+  caf::replies_to<reschedule_atom, trace_context, model::validation_job>::with<bool>,
+  // the auth revision now (db::database::auth_revision): the token cache's check
+  caf::replies_to<auth_revision_atom>::with<std::int64_t>>;
 
 // The persistence pool: the calls above, plus token lookups and saves, which it
 // gathers into batches for its workers (actors/persistence.cpp).
 using persistence_actor = persistence_calls::extend<
-  // token hash → the owning app, when the token is known and not revoked
-  caf::replies_to<authenticate_atom, trace_context, std::string>::with<std::optional<model::app>>,
+  // token hash → the owning app, when the token is known and not revoked, with the
+  // auth revision the lookup was read at
+  caf::replies_to<authenticate_atom, trace_context, std::string>::with<authenticated>,
   // store an upload (insert or re-upload merge, job kept in step); the stored record
   caf::replies_to<save_atom, trace_context, model::purchase_order_record,
                   model::unix_ms>::with<model::purchase_order_record>,
@@ -45,8 +48,10 @@ using store_a_client_actor
   = caf::typed_actor<caf::replies_to<check_atom, store_a_check>::with<store_a_answer>,
                      caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
 
-// The supervisor: the HTTP layer's only contact.
-using supervisor_actor = caf::typed_actor<caf::reacts_to<upload_atom, inbound>>;
+// The supervisor: the HTTP layer's only contact. It ticks itself to check the
+// auth revision while it caches tokens.
+using supervisor_actor
+  = caf::typed_actor<caf::reacts_to<upload_atom, inbound>, caf::reacts_to<tick_atom>>;
 
 // The retry scheduler: ticks to claim due jobs; validators report back.
 using retry_scheduler_actor

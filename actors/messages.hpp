@@ -32,6 +32,15 @@ struct inbound {
   http::reply_sink_ptr reply;
 };
 
+// A token lookup's answer: the app owning the token (none when it is unknown or
+// revoked), and the auth revision of the snapshot it was read in
+// (db::database::auth_revision): the supervisor's token cache drops it once the
+// revision has grown past it.
+struct authenticated {
+  std::optional<model::app> app;
+  std::int64_t revision = 0;
+};
+
 // An app with its credentials parsed once (parsing a key costs more than using it).
 struct app_context {
   model::app app;

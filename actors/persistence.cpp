@@ -34,7 +34,7 @@ struct pending {
   std::function<void(const caf::error&)> fail;
 };
 using pending_save = pending<batched_save, db::batch_saved>;
-using pending_auth = pending<auth_batch::value_type, std::optional<model::app>>;
+using pending_auth = pending<auth_batch::value_type, authenticated>;
 
 struct pool_state {
   std::vector<persistence_worker_actor> workers;
@@ -192,15 +192,14 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
   using rr = model::receipt_record;
   constexpr bool read = false, write = true;
   return {
-    [=](authenticate_atom, trace_context ctx,
-        std::string hash) -> caf::result<std::optional<model::app>> {
+    [=](authenticate_atom, trace_context ctx, std::string hash) -> caf::result<authenticated> {
       auto& st = self->state;
       if (st.outstanding() >= st.max_queued)
         return overloaded();
-      auto rp = self->make_response_promise<std::optional<model::app>>();
+      auto rp = self->make_response_promise<authenticated>();
       st.auths.push_back(
         pending_auth{{std::move(ctx), std::move(hash)},
-                     [rp](std::optional<model::app>& app) mutable { rp.deliver(std::move(app)); },
+                     [rp](authenticated& found) mutable { rp.deliver(std::move(found)); },
                      [rp](const caf::error& e) mutable { rp.deliver(e); }});
       pump(self);
       return rp;
@@ -228,6 +227,7 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
     [=](reschedule_atom a, trace_context ctx, model::validation_job j) {
       return forward<bool>(self, write, a, std::move(ctx), std::move(j));
     },
+    [=](auth_revision_atom a) { return forward<std::int64_t>(self, read, a); },
   };
 }
 

@@ -106,14 +106,23 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
       }
       auto db = self->state.session();
       auto out
-        = db ? (*db)->apps_by_token_hashes(hashes) : model::result<auth_batch_result>(db.err());
+        = db ? (*db)->apps_by_token_hashes(hashes) : model::result<db::token_lookups>(db.err());
       for (auto& s : spans)
         s.outcome(out ? "ok" : "error");
       if (!out) {
         log_error("token lookup failed: " + out.err().message());
         return db_failure(out.err().message());
       }
-      return std::move(out).value();
+      auth_batch_result answers;
+      answers.reserve(out->apps.size());
+      for (auto& app : out->apps) // each tagged with the revision of their common snapshot
+        answers.push_back({std::move(app), out->revision});
+      return answers;
+    },
+    // Outside any upload: no trace, no span.
+    [=](auth_revision_atom) -> caf::result<std::int64_t> {
+      return run<std::int64_t>(self, trace_context{}, "auth_revision",
+                               [](db::database& db) { return db.auth_revision(); });
     },
     [=](get_atom, const trace_context& ctx, model::record_kind kind,
         const std::string& id) -> caf::result<found_record> {

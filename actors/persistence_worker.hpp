@@ -22,7 +22,7 @@ struct batched_save {
 using save_batch = std::vector<batched_save>;
 using save_batch_result = std::vector<db::batch_saved>;                // in batch order
 using auth_batch = std::vector<std::pair<trace_context, std::string>>; // token hashes
-using auth_batch_result = std::vector<std::optional<model::app>>;
+using auth_batch_result = std::vector<authenticated>;                  // in batch order
 
 } // namespace receiptd::actors
 

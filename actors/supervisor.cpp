@@ -5,6 +5,8 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "actors/app_context.hpp"
@@ -16,9 +18,23 @@ namespace receiptd::actors {
 
 namespace {
 
+using steady_time = model::time_source::steady_time;
+
+// A token lookup kept for auth.token-cache-ttl. It stays only while the auth
+// revision (bumped by every change to apps or tokens) is not above the one it was
+// read at: the revocation check drops it as soon as the revision grows.
 struct cached_token {
   std::string app_id;
-  model::time_source::steady_time expires;
+  std::int64_t revision = 0; // the auth revision its lookup was read at
+  steady_time asked;         // when that lookup was asked: it is at least this current
+  steady_time expires;
+  bool used = true; // since the last revocation check: an unused entry is dropped then
+};
+
+// An app's context, and the newest auth revision its row was read at.
+struct known_app {
+  app_context_ptr context;
+  std::int64_t revision = 0;
 };
 
 // Requests held at one stage: how many, and how many body bytes.
@@ -47,14 +63,22 @@ struct admitted {
 
 struct state {
   config::validator_settings settings; // admission: max-in-flight, max-in-flight-bytes
-  std::chrono::milliseconds token_cache_ttl{0};
+  config::auth_settings auth;          // token-cache-ttl, revocation-check
   validator_deps_ptr deps;
   budget authenticating; // token being looked up
   budget in_flight;      // admitted: a validator or a record lookup runs
   std::unordered_map<caf::actor_addr, admitted> validators;
-  std::unordered_map<std::string, app_context_ptr> apps; // by app id
-  std::unordered_map<std::string, cached_token> tokens;  // by token hash (ttl > 0)
+  std::unordered_map<std::string, known_app> apps;      // by app id
+  std::unordered_map<std::string, cached_token> tokens; // by token hash (ttl > 0)
+  // The revocation check (only while tokens are cached, so an idle service asks nothing).
+  std::optional<std::int64_t> revision; // the newest auth revision seen
+  steady_time confirmed;                // when the last check that answered was asked
+  bool check_scheduled = false;
+  bool checking = false;       // a check is out
+  bool checks_failing = false; // the last check failed: trust entries one interval only
   static inline const char* name = "supervisor";
+
+  bool caching() const { return auth.token_cache_ttl.count() > 0; }
 };
 
 using pointer = supervisor_actor::stateful_pointer<state>;
@@ -71,11 +95,116 @@ std::size_t bytes_of(const inbound& in) {
   return in.request.body.size();
 }
 
-app_context_ptr context_for(pointer self, const model::app& a) {
+// The app's context, parsed once per version of its row; `revision`: the auth
+// revision the row was read at. An older row never replaces a newer one: cached
+// tokens find their app here.
+app_context_ptr context_for(pointer self, const model::app& a, std::int64_t revision) {
   auto& slot = self->state.apps[a.id];
-  if (!slot || slot->app != a) // built from another version of the row
-    slot = make_app_context(a);
-  return slot;
+  if (slot.context && slot.context->app == a) {
+    slot.revision = std::max(slot.revision, revision);
+    return slot.context;
+  }
+  auto context = make_app_context(a); // built from another version of the row
+  if (!slot.context || revision >= slot.revision)
+    slot = {context, revision};
+  return context;
+}
+
+// Apps or tokens changed since `seen`'s predecessors were read: what was read
+// before it may be stale (a revoked token, an app's new credentials).
+void advance_revision(pointer self, std::int64_t seen) {
+  auto& st = self->state;
+  if (st.revision && seen <= *st.revision)
+    return;
+  st.revision = seen;
+  std::erase_if(st.tokens, [&](const auto& entry) { return entry.second.revision < seen; });
+  std::erase_if(st.apps, [&](const auto& entry) { return entry.second.revision < seen; });
+}
+
+void check_revision(pointer self);
+
+// Polls only while tokens are cached: an idle service asks the database nothing.
+void schedule_check(pointer self) {
+  auto& st = self->state;
+  if (st.check_scheduled || st.checking || st.tokens.empty())
+    return;
+  st.check_scheduled = true;
+  self->delayed_send(self, st.auth.revocation_check, tick_atom_v);
+}
+
+// Every auth.revocation-check while tokens are cached: when the auth revision grew,
+// the entries read before it go (whoever changed the apps or tokens: receiptctl,
+// SQL by hand, another instance). A check that does not answer within the interval
+// counts as failed.
+void check_revision(pointer self) {
+  auto& st = self->state;
+  st.check_scheduled = false;
+  auto now = st.deps->clock->steady_now();
+  // An entry unused since the last check goes: a cache nobody uses empties and the
+  // polling stops, and polling never costs more queries than the cache saves.
+  std::erase_if(st.tokens, [&](const auto& entry) {
+    return !entry.second.used || entry.second.expires <= now;
+  });
+  if (st.tokens.empty())
+    return;
+  for (auto& entry : st.tokens)
+    entry.second.used = false;
+  st.checking = true;
+  self->request(st.deps->persistence, st.auth.revocation_check, auth_revision_atom_v)
+    .then(
+      [=](std::int64_t revision) {
+        auto& st = self->state;
+        st.checking = false;
+        if (st.checks_failing)
+          log_info("auth revision check works again: cached tokens are trusted again");
+        st.checks_failing = false;
+        st.confirmed = now;
+        advance_revision(self, revision);
+        schedule_check(self);
+      },
+      [=](caf::error& e) {
+        auto& st = self->state;
+        st.checking = false;
+        if (!st.checks_failing)
+          log_error("auth revision check failed, cached tokens are looked up again: "
+                    + caf::to_string(e));
+        st.checks_failing = true;
+        schedule_check(self);
+      });
+}
+
+// The app of a cached token, or null when the token must be looked up.
+app_context_ptr cached(pointer self, const std::string& hash) {
+  auto& st = self->state;
+  auto it = st.tokens.find(hash);
+  if (it == st.tokens.end())
+    return nullptr;
+  auto& entry = it->second;
+  auto now = st.deps->clock->steady_now();
+  if (now >= entry.expires)
+    return nullptr;
+  // While checks fail a revocation would go unseen: an entry is trusted for one
+  // check interval after it was last known current, as if the checks still ran.
+  if (st.checks_failing && now >= std::max(entry.asked, st.confirmed) + st.auth.revocation_check)
+    return nullptr;
+  auto app = st.apps.find(entry.app_id);
+  if (app == st.apps.end())
+    return nullptr;
+  entry.used = true;
+  return app->second.context;
+}
+
+// A lookup's answer, asked at `asked`: the token cache learns from it. Unknown
+// tokens are never cached; nor is a lookup read before a change the cache already
+// knows of (it raced a revocation).
+void remember(pointer self, const std::string& hash, const authenticated& found,
+              steady_time asked) {
+  auto& st = self->state;
+  advance_revision(self, found.revision);
+  if (!found.app || found.revision < *st.revision)
+    return;
+  st.tokens[hash] = {found.app->id, found.revision, asked, asked + st.auth.token_cache_ttl};
+  schedule_check(self);
 }
 
 // `bytes`: what admission took for the request, given back with the answer.
@@ -126,31 +255,27 @@ void authenticate(pointer self, inbound in) {
   // the hash, so timing depends only on a digest the caller cannot steer byte by
   // byte, which is what a constant-time comparison of the tokens guarantees.
   auto hash = model::access_token_hash(in.request.token);
-  if (st.token_cache_ttl.count() > 0) {
-    auto it = st.tokens.find(hash);
-    if (it != st.tokens.end() && it->second.expires > st.deps->clock->steady_now()) {
-      auto app = st.apps.find(it->second.app_id);
-      if (app != st.apps.end()) {
-        st.authenticating.give_back(bytes);
-        return dispatch(self, std::move(in), app->second, std::move(s));
-      }
+  if (st.caching()) {
+    if (auto app = cached(self, hash)) {
+      st.authenticating.give_back(bytes);
+      return dispatch(self, std::move(in), std::move(app), std::move(s));
     }
   }
   auto ctx = s.child();
+  auto asked = st.deps->clock->steady_now();
   auto shared = std::make_shared<std::pair<inbound, span>>(std::move(in), std::move(s));
   self->request(st.deps->persistence, caf::infinite, authenticate_atom_v, ctx, hash)
     .then(
-      [=](std::optional<model::app>& found) {
+      [=](authenticated& found) {
         auto& [req, sp] = *shared;
         self->state.authenticating.give_back(bytes);
-        if (!found) {
+        if (self->state.caching())
+          remember(self, hash, found, asked);
+        if (!found.app) {
           sp.outcome("401");
           return refuse(req, model::errc::unauthorized, "the access token is unknown or revoked");
         }
-        auto app = context_for(self, *found);
-        auto& st = self->state;
-        if (st.token_cache_ttl.count() > 0)
-          st.tokens[hash] = {found->id, st.deps->clock->steady_now() + st.token_cache_ttl};
+        auto app = context_for(self, *found.app, found.revision);
         dispatch(self, std::move(req), std::move(app), std::move(sp));
       },
       [=](caf::error& e) {
@@ -164,10 +289,9 @@ void authenticate(pointer self, inbound in) {
 }
 
 supervisor_actor::behavior_type supervisor(pointer self, config::validator_settings admission,
-                                           std::chrono::milliseconds token_cache_ttl,
-                                           validator_deps_ptr deps) {
+                                           config::auth_settings auth, validator_deps_ptr deps) {
   self->state.settings = admission;
-  self->state.token_cache_ttl = token_cache_ttl;
+  self->state.auth = auth;
   self->state.deps = std::move(deps);
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
@@ -189,6 +313,7 @@ supervisor_actor::behavior_type supervisor(pointer self, config::validator_setti
         return refuse_overloaded(in);
       authenticate(self, std::move(in));
     },
+    [=](tick_atom) { check_revision(self); },
   };
 }
 
@@ -197,7 +322,7 @@ supervisor_actor::behavior_type supervisor(pointer self, config::validator_setti
 supervisor_actor spawn_supervisor(caf::actor_system& sys,
                                   const config::validator_settings& admission,
                                   const config::auth_settings& auth, validator_deps_ptr deps) {
-  return sys.spawn(supervisor, admission, auth.token_cache_ttl, std::move(deps));
+  return sys.spawn(supervisor, admission, auth, std::move(deps));
 }
 
 } // namespace receiptd::actors

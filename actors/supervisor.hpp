@@ -9,6 +9,14 @@
 // a validator's place. While their token is being looked up, requests are held
 // within a budget of their own (the same two limits), so neither stage can hold
 // more than the configured count and bytes.
+//
+// Token cache (auth.token-cache-ttl > 0): a found token is kept for the TTL, tagged
+// with the auth revision its lookup was read at (a counter the database bumps, by
+// trigger, on every change to apps or tokens). While tokens are cached, the
+// supervisor asks for the revision every auth.revocation-check and drops what was
+// read before a newer one, so a revocation takes effect within that interval
+// whoever made it. While those checks fail, an entry is trusted for one interval
+// after it was last known current.
 
 #include "actors/fwd.hpp"
 #include "actors/validator.hpp"
@@ -16,8 +24,9 @@
 
 namespace receiptd::actors {
 
-// Reads validator.max-in-flight, validator.max-in-flight-bytes and
-// auth.token-cache-ttl; its clock is the validators' (deps->clock).
+// Reads validator.max-in-flight, validator.max-in-flight-bytes,
+// auth.token-cache-ttl and auth.revocation-check; its clock is the validators'
+// (deps->clock).
 supervisor_actor spawn_supervisor(caf::actor_system& sys,
                                   const config::validator_settings& admission,
                                   const config::auth_settings& auth, validator_deps_ptr deps);

@@ -108,16 +108,17 @@ void tracer::report_drops(bool final) {
 }
 
 namespace {
-// The writer takes the buffer this often, or at once when it is half full or
-// someone flushes: recording a span wakes nobody (a futex wake per span, and the
-// writer thread's wake-ups, cost more than formatting the lines).
+// The writer takes the buffer this long after its first span arrived, or at once
+// when it is half full or someone flushes: only the first span of a batch wakes the
+// writer (a futex wake per span, and the writer thread's wake-ups, cost more than
+// formatting the lines), and with no spans it sleeps until there are some.
 constexpr auto write_interval = std::chrono::milliseconds(20);
 } // namespace
 
 void tracer::record(span_record s) {
   if (!settings_.enabled)
     return;
-  bool half_full = false;
+  bool wake = false;
   {
     std::lock_guard<std::mutex> guard(mtx_);
     if (buffer_.size() >= settings_.buffer) {
@@ -126,9 +127,9 @@ void tracer::record(span_record s) {
     }
     buffer_.push_back(std::move(s));
     ++recorded_;
-    half_full = buffer_.size() == std::max<std::size_t>(settings_.buffer / 2, 1);
+    wake = buffer_.size() == 1 || buffer_.size() == std::max<std::size_t>(settings_.buffer / 2, 1);
   }
-  if (half_full)
+  if (wake)
     cv_.notify_all(); // all: flush() waits on the same condition variable
 }
 
@@ -168,9 +169,9 @@ void tracer::run() {
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mtx_);
-      cv_.wait_for(lock, write_interval, [&] {
-        return stop_ || buffer_.size() >= half || (flush_requests_ > 0 && !buffer_.empty());
-      });
+      cv_.wait(lock, [&] { return stop_ || !buffer_.empty(); });
+      cv_.wait_for(lock, write_interval,
+                   [&] { return stop_ || buffer_.size() >= half || flush_requests_ > 0; });
       batch.swap(buffer_);
       if (batch.empty() && stop_)
         return;

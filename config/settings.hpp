@@ -34,7 +34,8 @@ struct db_settings {
 };
 
 struct auth_settings {
-  milliseconds token_cache_ttl = 0ms; // 0: every request checks the database
+  milliseconds token_cache_ttl = 5min;   // 0: no cache, every request checks the database
+  milliseconds revocation_check = 250ms; // while tokens are cached: is the auth revision newer?
 };
 
 struct validator_settings {
@@ -110,7 +111,8 @@ struct settings {
   retry_settings retry;
   trace_settings trace;
   bootstrap_settings bootstrap;
-  std::size_t scheduler_threads = 0; // 0: not set, CAF's default
+  std::size_t scheduler_threads = 0; // CAF's scheduler.max-threads (default: one per core)
+  std::string scheduler_policy;      // CAF's scheduler.policy (default: sharing)
 };
 
 } // namespace receiptd::config

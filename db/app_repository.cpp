@@ -1,6 +1,7 @@
 #include "db/app_repository.hpp"
 
 #include "db/sql_apps.hpp"
+#include "db/sql_migrations.hpp"
 
 namespace receiptd::db {
 
@@ -71,7 +72,9 @@ app_repository::app_repository(connection& c)
     insert_token_(prepare_insert(c.session(), sql::tokens::insert, token_)),
     revoke_token_(make_revoke(c.session(), revoked_at_, key_id_, key_token_hash_)),
     list_tokens_(
-      prepare_select(c.session(), sql::tokens::list, token_, &key_app_id_, "key_app_id")) {}
+      prepare_select(c.session(), sql::tokens::list, token_, &key_app_id_, "key_app_id")),
+    revision_read_(prepare(c.session(), std::string(sql::auth_revision::read),
+                           [this](soci::statement& st) { st.exchange(soci::into(revision_)); })) {}
 
 void app_repository::insert(const model::app& a) {
   app_.assign(a);
@@ -128,6 +131,36 @@ std::vector<token_info> app_repository::list_tokens(const std::string& app_id) {
   key_app_id_ = app_id;
   for_each_row(list_tokens_, [&] { out.push_back(token_.token()); });
   return out;
+}
+
+std::int64_t app_repository::revision() {
+  if (!fetch_single(revision_read_))
+    throw std::runtime_error("auth_revision has no row");
+  return revision_;
+}
+
+void install_auth_revision_triggers(connection& c) {
+  namespace q = sql::auth_revision;
+  bool postgresql = c.kind() == dialect::postgresql;
+  auto& s = c.session();
+  auto present = [&] {
+    long long n = 0;
+    s << std::string(postgresql ? q::count_postgresql : q::count_sqlite), soci::into(n);
+    return n == (postgresql ? q::triggers_postgresql : q::triggers_sqlite);
+  };
+  if (present()) // the common case: no write lock, no DDL
+    return;
+  transaction tx(c, access::write);
+  if (postgresql) {
+    long long key = sql::migrations::lock_key;
+    s << std::string(sql::migrations::lock_postgresql), soci::use(key, "lock_key");
+    for (auto statement : q::install_postgresql)
+      s << std::string(statement);
+  } else {
+    for (auto statement : q::install_sqlite)
+      s << std::string(statement);
+  }
+  tx.commit();
 }
 
 } // namespace receiptd::db

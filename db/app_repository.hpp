@@ -1,6 +1,7 @@
 #pragma once
 // apps and access_tokens through statements prepared once per session.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,6 +85,9 @@ public:
   bool revoke_token(const std::string& id_or_hash, model::unix_ms now);
   std::vector<token_info> list_tokens(const std::string& app_id);
 
+  // The auth revision: bumped by trigger on every change to apps or access_tokens.
+  std::int64_t revision();
+
 private:
   std::optional<model::app> fetch_app(soci::statement& st);
 
@@ -95,6 +99,7 @@ private:
   std::string key_token_hash_;
   std::string key_app_id_;
   long long revoked_at_ = 0;
+  long long revision_ = 0;
 
   soci::statement insert_;
   soci::statement update_;
@@ -105,6 +110,12 @@ private:
   soci::statement insert_token_;
   soci::statement revoke_token_;
   soci::statement list_tokens_;
+  soci::statement revision_read_;
 };
+
+// Installs the triggers that bump the auth revision (db/sql_apps.hpp) when any is
+// missing, in a write transaction under the migration lock (several processes may
+// start at once). Run after the migrations, which create the revision's table.
+void install_auth_revision_triggers(connection& c);
 
 } // namespace receiptd::db

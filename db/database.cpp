@@ -108,6 +108,7 @@ void sql_database::drop_session() noexcept {
 model::result<int> sql_database::migrate() {
   return guarded<int>("migrate", [&] {
     int applied = apply_migrations(conn());
+    install_auth_revision_triggers(conn()); // per dialect: db/migrations/003_auth_revision.sql
     // PostgreSQL refuses to run a prepared statement whose tables changed shape
     // ("cached plan must not change result type"): prepare again after DDL.
     if (applied > 0)
@@ -172,16 +173,25 @@ sql_database::app_by_token_hash(const std::string& token_hash) {
                                             [&] { return apps().find_by_token_hash(token_hash); });
 }
 
-model::result<std::vector<std::optional<model::app>>>
+model::result<token_lookups>
 sql_database::apps_by_token_hashes(const std::vector<std::string>& token_hashes) {
-  return guarded<std::vector<std::optional<model::app>>>("apps_by_token_hashes", [&] {
+  return guarded<token_lookups>("apps_by_token_hashes", [&] {
     auto& repo = apps();
-    std::vector<std::optional<model::app>> out;
-    out.reserve(token_hashes.size());
+    // One snapshot: each lookup is exactly as current as the revision it is tagged
+    // with. (Reading the revision first would also keep the tag from overstating it.)
+    transaction tx(conn(), access::read);
+    token_lookups out;
+    out.revision = repo.revision();
+    out.apps.reserve(token_hashes.size());
     for (const auto& hash : token_hashes)
-      out.push_back(repo.find_by_token_hash(hash));
+      out.apps.push_back(repo.find_by_token_hash(hash));
+    tx.commit();
     return out;
   });
+}
+
+model::result<std::int64_t> sql_database::auth_revision() {
+  return guarded<std::int64_t>("auth_revision", [&] { return apps().revision(); });
 }
 
 } // namespace receiptd::db

@@ -16,6 +16,7 @@
 //   back reconnects. The object never needs to be reopened.
 // - Records and tokens reference their app: saving for an unknown app is an error.
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +56,12 @@ struct token_info {
   std::optional<model::unix_ms> revoked_at;
 };
 
+// Token lookups read in one snapshot, and the auth revision of that snapshot.
+struct token_lookups {
+  std::int64_t revision = 0;
+  std::vector<std::optional<model::app>> apps; // per hash, in order: none when unknown or revoked
+};
+
 class database {
 public:
   // url: SOCI connection string, "sqlite3://db=/path.db timeout=10" or
@@ -83,9 +90,14 @@ public:
   // The app owning a non-revoked token with this hash.
   virtual model::result<std::optional<model::app>> app_by_token_hash(const std::string& token_hash)
     = 0;
-  // The same for several hashes at once, in order.
-  virtual model::result<std::vector<std::optional<model::app>>>
+  // The same for several hashes at once, in order, read in one snapshot together with
+  // the auth revision (the supervisor's token cache tags each lookup with it).
+  virtual model::result<token_lookups>
   apps_by_token_hashes(const std::vector<std::string>& token_hashes) = 0;
+  // The auth revision: a counter that every change to apps or access_tokens bumps,
+  // by trigger, whoever makes it (db/migrations/003_auth_revision.sql). A token
+  // lookup read at revision r is stale once the revision is above r.
+  virtual model::result<std::int64_t> auth_revision() = 0;
 
   // ---- records --------------------------------------------------------------
   // In one transaction: insert, or on a re-upload (same app and purchase token /

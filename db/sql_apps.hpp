@@ -2,6 +2,7 @@
 // Apps and access tokens. {columns} etc. are rendered from app_row / token_row
 // (db/app_repository.hpp); :key_* parameters are the lookup keys.
 
+#include <array>
 #include <string_view>
 
 namespace receiptd::db::sql::apps {
@@ -37,3 +38,56 @@ inline constexpr std::string_view revoke
     " WHERE (id = :key_id OR token_hash = :key_token_hash) AND revoked_at IS NULL";
 
 } // namespace receiptd::db::sql::tokens
+
+namespace receiptd::db::sql::auth_revision {
+
+// The auth revision (db/migrations/003_auth_revision.sql): read with token lookups,
+// in their snapshot, and on its own by the supervisor's revocation check.
+inline constexpr std::string_view read = "SELECT revision FROM auth_revision WHERE id = 1";
+
+// The triggers that bump it on every change to apps or access_tokens, so that a
+// change made by anyone (receiptctl, SQL by hand, another instance) is seen.
+// Per dialect, installed when missing (db::install_auth_revision_triggers); each
+// count query answers how many of them exist.
+
+// SQLite: row-level triggers only, one event each.
+inline constexpr std::array<std::string_view, 6> install_sqlite{
+  "CREATE TRIGGER IF NOT EXISTS auth_revision_apps_insert AFTER INSERT ON apps"
+  " BEGIN UPDATE auth_revision SET revision = revision + 1 WHERE id = 1; END",
+  "CREATE TRIGGER IF NOT EXISTS auth_revision_apps_update AFTER UPDATE ON apps"
+  " BEGIN UPDATE auth_revision SET revision = revision + 1 WHERE id = 1; END",
+  "CREATE TRIGGER IF NOT EXISTS auth_revision_apps_delete AFTER DELETE ON apps"
+  " BEGIN UPDATE auth_revision SET revision = revision + 1 WHERE id = 1; END",
+  "CREATE TRIGGER IF NOT EXISTS auth_revision_tokens_insert AFTER INSERT ON access_tokens"
+  " BEGIN UPDATE auth_revision SET revision = revision + 1 WHERE id = 1; END",
+  "CREATE TRIGGER IF NOT EXISTS auth_revision_tokens_update AFTER UPDATE ON access_tokens"
+  " BEGIN UPDATE auth_revision SET revision = revision + 1 WHERE id = 1; END",
+  "CREATE TRIGGER IF NOT EXISTS auth_revision_tokens_delete AFTER DELETE ON access_tokens"
+  " BEGIN UPDATE auth_revision SET revision = revision + 1 WHERE id = 1; END",
+};
+inline constexpr std::string_view count_sqlite
+  = "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
+    " AND tbl_name IN ('apps', 'access_tokens') AND name GLOB 'auth_revision_*'";
+
+// PostgreSQL: one statement-level trigger per table (a bulk change bumps it once),
+// TRUNCATE included.
+inline constexpr std::array<std::string_view, 3> install_postgresql{
+  "CREATE OR REPLACE FUNCTION auth_revision_bump() RETURNS trigger LANGUAGE plpgsql AS $$"
+  " BEGIN UPDATE auth_revision SET revision = revision + 1 WHERE id = 1; RETURN NULL; END $$",
+  "CREATE OR REPLACE TRIGGER auth_revision_bump"
+  " AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON apps"
+  " FOR EACH STATEMENT EXECUTE FUNCTION auth_revision_bump()",
+  "CREATE OR REPLACE TRIGGER auth_revision_bump"
+  " AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON access_tokens"
+  " FOR EACH STATEMENT EXECUTE FUNCTION auth_revision_bump()",
+};
+inline constexpr std::string_view count_postgresql
+  = "SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
+    " WHERE t.tgname = 'auth_revision_bump' AND c.relname IN ('apps', 'access_tokens')"
+    " AND pg_table_is_visible(c.oid)";
+
+// How many triggers each count query finds once they are all installed.
+inline constexpr long long triggers_sqlite = 6;
+inline constexpr long long triggers_postgresql = 2;
+
+} // namespace receiptd::db::sql::auth_revision

@@ -13,6 +13,7 @@
 // (SQLSTATE 40P01, 40001) are retried the same way.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,8 +44,9 @@ public:
   model::result<std::vector<token_info>> list_tokens(const std::string& app_id) override;
   model::result<std::optional<model::app>>
   app_by_token_hash(const std::string& token_hash) override;
-  model::result<std::vector<std::optional<model::app>>>
+  model::result<token_lookups>
   apps_by_token_hashes(const std::vector<std::string>& token_hashes) override;
+  model::result<std::int64_t> auth_revision() override;
 
   model::result<saved<model::purchase_order_record>>
   save_purchase_order(const model::purchase_order_record& incoming,
@@ -96,6 +98,9 @@ private:
   template <class Repo, class Record>
   saved<Record> save_in_transaction(Repo& repo, const Record& incoming,
                                     model::unix_ms first_attempt_at);
+  // save_batch's parts (db/sql_database_records.cpp).
+  any_record save_item(const batch_save& item);
+  std::optional<any_record> insert_alone(const batch_save& item);
   template <class Repo, class Record>
   bool complete_record_job(Repo& repo, const model::validation_job& job, const Record& updated);
 

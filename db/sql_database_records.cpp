@@ -30,30 +30,33 @@ saved<Record> sql_database::save_record(Repo& repo, const Record& incoming,
   return out;
 }
 
+// Most uploads are new proofs: the insert comes first and is all they cost (a new
+// record has no job to remove; a pending one gets its job). Only when the proof is
+// already stored is it read (locked on PostgreSQL) and merged. A concurrent first
+// upload of the same proof that committed before our insert makes the insert do
+// nothing (PostgreSQL waits for it to end to know), and the lookup then finds it.
 template <class Repo, class Record>
 saved<Record> sql_database::save_in_transaction(Repo& repo, const Record& incoming,
                                                 model::unix_ms first_attempt_at) {
   auto& queue = jobs();
-  // Two rounds: when a concurrent first upload of the same proof commits between our
-  // lookup and our insert, the insert does nothing and the second lookup finds it.
-  for (int round = 0; round < 2; ++round) {
-    saved<Record> out{incoming, true};
-    if (auto existing = repo.find_for_update(incoming)) {
-      out = {model::merge_reupload(*existing, incoming), false};
-      repo.update(out.record);
-    } else {
-      if (out.record.id.empty())
-        out.record.id = model::make_uuid();
-      if (!repo.insert(out.record))
-        continue;
-    }
-    if (out.record.state == model::validation_state::pending)
-      queue.ensure(kind_of(out.record), out.record.id, out.record.app_id, first_attempt_at);
-    else
-      queue.remove(kind_of(out.record), out.record.id);
-    return out;
+  saved<Record> fresh{incoming, true};
+  if (fresh.record.id.empty())
+    fresh.record.id = model::make_uuid();
+  if (repo.insert(fresh.record)) {
+    if (fresh.record.state == model::validation_state::pending)
+      queue.ensure(kind_of(fresh.record), fresh.record.id, fresh.record.app_id, first_attempt_at);
+    return fresh;
   }
-  throw std::runtime_error("the proof is stored but could not be read back");
+  auto existing = repo.find_for_update(incoming);
+  if (!existing) // records are never deleted
+    throw std::runtime_error("the proof is stored but could not be read back");
+  saved<Record> out{model::merge_reupload(*existing, incoming), false};
+  repo.update(out.record);
+  if (out.record.state == model::validation_state::pending)
+    queue.ensure(kind_of(out.record), out.record.id, out.record.app_id, first_attempt_at);
+  else
+    queue.remove(kind_of(out.record), out.record.id);
+  return out;
 }
 
 model::result<saved<model::purchase_order_record>>
@@ -70,34 +73,74 @@ sql_database::save_receipt(const model::receipt_record& incoming, model::unix_ms
     "save_receipt", [&] { return save_record(receipts(), incoming, first_attempt_at); });
 }
 
+// One save of a batch inside the batch's transaction.
+any_record sql_database::save_item(const batch_save& item) {
+  return std::visit(
+    [&](const auto& record) -> any_record {
+      if constexpr (std::is_same_v<std::decay_t<decltype(record)>, model::purchase_order_record>)
+        return save_in_transaction(purchase_orders(), record, item.first_attempt_at).record;
+      else
+        return save_in_transaction(receipts(), record, item.first_attempt_at).record;
+    },
+    item.record);
+}
+
+// A new settled Play order alone: its one INSERT, committed by itself (no BEGIN,
+// no COMMIT: one round trip). Nothing when it is not one (a receipt, a pending
+// record, a re-upload): the caller saves it the usual way. Were the session lost
+// after the server committed, the retry finds the proof stored and merges the same
+// upload into it: the same record.
+std::optional<any_record> sql_database::insert_alone(const batch_save& item) {
+  auto* order = std::get_if<model::purchase_order_record>(&item.record);
+  if (!order || order->state == model::validation_state::pending)
+    return std::nullopt;
+  auto fresh = *order;
+  if (fresh.id.empty())
+    fresh.id = model::make_uuid();
+  if (!purchase_orders().insert(fresh))
+    return std::nullopt;
+  return any_record(std::move(fresh));
+}
+
+// Group commit: the whole batch in one transaction. First without savepoints (the
+// common case: nothing fails, N + 2 statements); if a save throws, the batch is
+// rolled back and run again with a savepoint around each save, so that only the
+// failing save fails.
 model::result<std::vector<batch_saved>>
 sql_database::save_batch(const std::vector<batch_save>& batch) {
   return guarded<std::vector<batch_saved>>("save_batch", [&] {
     std::vector<batch_saved> out;
     out.reserve(batch.size());
+    if (batch.size() == 1)
+      if (auto alone = insert_alone(batch.front())) {
+        out.emplace_back(std::move(*alone));
+        return out;
+      }
     auto& c = conn();
+    try {
+      transaction tx(c, access::write);
+      for (const auto& item : batch)
+        out.push_back(save_item(item));
+      tx.commit();
+      return out;
+    } catch (const std::exception&) {
+      if (c.commit_unacknowledged() || !c.healthy())
+        throw;           // the session's failure, not a save's: guarded decides
+      drop_statements(); // they would leak the failed save's values (sql_database.hpp)
+      out.clear();
+    }
     transaction tx(c, access::write);
     for (const auto& item : batch) {
       c.session() << sql::session::savepoint;
       try {
-        std::visit(
-          [&](const auto& record) {
-            if constexpr (std::is_same_v<std::decay_t<decltype(record)>,
-                                         model::purchase_order_record>)
-              out.emplace_back(
-                save_in_transaction(purchase_orders(), record, item.first_attempt_at).record);
-            else
-              out.emplace_back(
-                save_in_transaction(receipts(), record, item.first_attempt_at).record);
-          },
-          item.record);
+        out.push_back(save_item(item));
         c.session() << sql::session::release_savepoint;
       } catch (const std::exception& e) {
         // This save alone is undone; a lost session throws again on the next
         // statement and fails the batch (guarded then reconnects and retries it).
         c.session() << sql::session::rollback_to_savepoint;
         c.session() << sql::session::release_savepoint;
-        drop_statements(); // they would leak the failed save's values (sql_database.hpp)
+        drop_statements();
         out.emplace_back(failure(safe_message(e)));
       }
     }

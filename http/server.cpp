@@ -9,9 +9,11 @@
 #include <sys/socket.h>
 
 #include <iostream>
+#include <mutex>
 #include <optional>
 
 #include "http/headers.hpp"
+#include "http/request_framing.hpp"
 #include "http/request_rules.hpp"
 
 namespace receiptd::http {
@@ -28,12 +30,56 @@ struct server::shared_state {
 
 namespace {
 
+class api_handler;
+
+// One client connection. Its requests reach Pistache one at a time, in order:
+// while one is being answered, what the client sends next (a pipelined request)
+// waits in `held` and is parsed once that answer has been written. Answers thus
+// leave in request order (RFC 9112 §9.3.2), and Pistache's parser, which drops
+// whatever follows a complete request in the same read, never sees two at once.
+// The connection stays open after an answer unless the request said otherwise
+// (request_framer::keep_alive) or the service is draining.
+struct connection_state {
+  // Taken by the reactor thread (input) and by whichever thread sees an answer
+  // written; recursive because a write that fails at once completes on the spot.
+  std::recursive_mutex mutex;
+  api_handler* http = nullptr; // the transport's handler, which parses this connection
+  std::weak_ptr<Pistache::Tcp::Peer> peer;
+  request_framer framer;
+  std::string held;     // received while busy
+  bool busy = false;    // a request is being answered
+  bool feeding = false; // feed() is running
+  bool closing = false; // the answer being written is the last one
+  bool refused = false; // nothing more is read from it
+  bool gone = false;    // Pistache dropped the peer: its fd is no longer this connection's
+};
+using connection_ptr = std::shared_ptr<connection_state>;
+
+constexpr const char* connection_key = "receiptd.connection";
+
+connection_ptr connection_of(const Pistache::Tcp::Peer& peer) {
+  return std::static_pointer_cast<connection_state>(peer.tryGetData(connection_key));
+}
+
+// Called once an answer has been written (or could not be): the next request on
+// the connection may be parsed, or the connection ends.
+void answered(const connection_ptr& c);
+
+void after_write(Pistache::Async::Promise<ssize_t> sent, connection_ptr c) {
+  if (!c)
+    return;
+  sent.then([c](ssize_t) { answered(c); }, [c](std::exception_ptr&) { answered(c); });
+}
+
 // Answers exactly once. Dropped unanswered (a bug), it still answers: 500.
 class pistache_reply final : public reply_sink {
 public:
   pistache_reply(ph::ResponseWriter writer, std::string trace_id,
-                 std::shared_ptr<server::shared_state> state)
-    : writer_(std::move(writer)), trace_id_(std::move(trace_id)), state_(std::move(state)) {
+                 std::shared_ptr<server::shared_state> state, connection_ptr connection)
+    : writer_(std::move(writer)),
+      trace_id_(std::move(trace_id)),
+      state_(std::move(state)),
+      connection_(std::move(connection)) {
     ++state_->in_flight;
   }
 
@@ -45,26 +91,29 @@ public:
   bool send(reply r) override {
     if (sent_.exchange(true))
       return false;
-    write(writer_, r, trace_id_);
+    auto sent = write(writer_, r, trace_id_);
     --state_->in_flight;
+    after_write(std::move(sent), connection_);
     return true;
   }
 
   bool sent() const override { return sent_; }
 
-  static void write(ph::ResponseWriter& w, const reply& r, const std::string& trace_id) {
+  static Pistache::Async::Promise<ssize_t> write(ph::ResponseWriter& w, const reply& r,
+                                                 const std::string& trace_id) {
     w.headers().add<request_id_header>(trace_id);
     if (r.retry_after_seconds)
       w.headers().add<retry_after_header>(std::to_string(*r.retry_after_seconds));
     if (r.status == 401)
       w.headers().add<www_authenticate_header>("Bearer realm=\"receiptd\"");
-    w.send(static_cast<ph::Code>(r.status), r.body, MIME(Application, Json));
+    return w.send(static_cast<ph::Code>(r.status), r.body, MIME(Application, Json));
   }
 
 private:
   ph::ResponseWriter writer_;
   std::string trace_id_;
   std::shared_ptr<server::shared_state> state_;
+  connection_ptr connection_;
   std::atomic<bool> sent_{false};
 };
 
@@ -81,18 +130,16 @@ struct connection_slot {
   connection_slot& operator=(const connection_slot&) = delete;
 };
 
-constexpr const char* slot_key = "receiptd.connection";
-constexpr const char* refused_key = "receiptd.refused";
-
-class api_handler;
+constexpr const char* slot_key = "receiptd.connection-slot";
 
 // Pistache 0.0.5 calls a handler's onRequest only once the whole body has been
 // read (Http::Handler::onInput, private, feeds its parser and answers only a
 // complete request), and a derived handler can neither call that function nor
 // build a ResponseWriter. What 0.0.5 does let us do: stand in front of the HTTP
 // handler as the transport's handler (Tcp::Transport::init is public), hand it
-// each chunk through Tcp::Handler's public interface, and look at its parser
-// (Handler::getParser, public) after each one. Once the request line and headers
+// what arrives one request at a time (connection_state, request_framer) through
+// Tcp::Handler's public interface, and look at its parser (Handler::getParser,
+// public) after each piece. Once the request line and headers
 // are in and the body is not (the parser is in its body step), a request that is
 // bound to be refused — unknown path, missing or malformed Authorization, a
 // Content-Length over http.max-body-bytes, shutting down — is answered there, the
@@ -127,13 +174,17 @@ public:
 
   explicit api_handler(std::shared_ptr<server::shared_state> state) : state_(std::move(state)) {}
 
+  // Called by Pistache's parser (through feed(), the connection's lock held) with
+  // one whole request.
   void onRequest(const ph::Request& req, ph::ResponseWriter writer) override {
+    auto connection = connection_of(*writer.peer());
+    keep_or_close(req, writer, connection.get());
     auto trace_id = trace_id_of(req);
     auto m = match(req.method(), req.resource());
     auto own
       = own_answer(req, m, req.body().size(), state_->settings.max_body_bytes, state_->draining);
     if (auto* r = std::get_if<reply>(&own))
-      return pistache_reply::write(writer, *r, trace_id);
+      return after_write(pistache_reply::write(writer, *r, trace_id), std::move(connection));
     inbound_request in(*m.target); // own_answer refuses what matches no route
     in.record_id = std::move(m.id);
     in.token = std::move(std::get<std::string>(own));
@@ -142,7 +193,8 @@ public:
     in.body = std::move(const_cast<std::string&>(req.body()));
     in.peer_ip = peer_ip_of(req);
     in.trace_id = trace_id;
-    auto sink = std::make_shared<pistache_reply>(std::move(writer), std::move(trace_id), state_);
+    auto sink = std::make_shared<pistache_reply>(std::move(writer), std::move(trace_id), state_,
+                                                 std::move(connection));
     state_->dispatch(std::move(in), std::move(sink));
   }
 
@@ -159,11 +211,15 @@ public:
       gate_installed_ = true;
       transport()->init(std::make_shared<early_gate>(this, state_));
     }
+    auto connection = std::make_shared<connection_state>();
+    connection->http = this;
+    connection->peer = peer;
+    peer->putData(connection_key, connection);
     peer->putData(slot_key, std::make_shared<connection_slot>(state_));
     if (state_->connections > state_->settings.max_connections) {
       // Refused at once: no request is read from it. Closed both ways, the peer
       // is removed by the transport as soon as it is registered (end of stream).
-      peer->putData(refused_key, std::make_shared<bool>(true));
+      connection->refused = true;
       write_raw(*peer,
                 error_reply(
                   {model::errc::too_many_connections, "too many open connections; retry shortly"}),
@@ -172,9 +228,59 @@ public:
     }
   }
 
+  // Hands what arrived to Pistache's parser one request at a time; stops at a
+  // request being answered and keeps the rest for later. The connection's lock is held.
+  void feed(connection_state& c, std::string_view in,
+            const std::shared_ptr<Pistache::Tcp::Peer>& peer) {
+    c.feeding = true;
+    while (!in.empty() && !c.refused) {
+      if (c.busy) {
+        hold(c, in);
+        break;
+      }
+      auto piece = c.framer.next(in);
+      // Http::Handler's parser, through Tcp::Handler's public interface.
+      static_cast<Pistache::Tcp::Handler&>(*this).onInput(in.data(), piece.length, peer);
+      screen(c, peer);
+      in.remove_prefix(piece.length);
+    }
+    c.feeding = false;
+  }
+
+  // Bytes that arrive while a request is being answered: at most one more whole
+  // request's worth; a client pipelining beyond that gets the current answer last.
+  void hold(connection_state& c, std::string_view in) {
+    if (c.held.size() + in.size()
+        > state_->settings.max_body_bytes + request_framer::max_head_bytes) {
+      c.held.clear();
+      c.refused = true;
+      c.closing = true;
+      return;
+    }
+    c.held.append(in);
+  }
+
+private:
+  // RFC 9112 §9.3: the connection persists unless the request (or HTTP/1.0's
+  // default) says close, or the service is draining. Pistache 0.0.5 would answer
+  // "Connection: Close" to every request that names no connection option.
+  void keep_or_close(const ph::Request& req, ph::ResponseWriter& writer, connection_state* c) {
+    bool keep = c ? c->framer.keep_alive() : false;
+    keep = keep && !state_->draining;
+    if (c) {
+      c->busy = true;
+      c->closing = !keep;
+    }
+    writer.headers().remove<ph::Header::Connection>();
+    if (!keep)
+      writer.headers().add<ph::Header::Connection>(ph::ConnectionControl::Close);
+    else if (req.version() == ph::Version::Http10)
+      writer.headers().add<ph::Header::Connection>(ph::ConnectionControl::KeepAlive);
+  }
+
   // After each chunk the parser has taken: a request whose headers are in and
   // whose body is still coming is refused now if it is to be refused at all.
-  void screen(const std::shared_ptr<Pistache::Tcp::Peer>& peer) {
+  void screen(connection_state& c, const std::shared_ptr<Pistache::Tcp::Peer>& peer) {
     auto parser = getParser(peer);
     if (!parser || parser->step()->id() != ph::Private::BodyStep::Id)
       return;
@@ -187,7 +293,7 @@ public:
     auto* r = std::get_if<reply>(&own);
     if (!r || r->status < 400)
       return;
-    peer->putData(refused_key, std::make_shared<bool>(true));
+    c.refused = true;
     write_raw(*peer, *r, trace_id_of(req));
     // No more answers on this connection: the client sees the end after this one,
     // and what it still sends is dropped (the body timeout ends a client that
@@ -195,10 +301,30 @@ public:
     ::shutdown(peer->fd(), SHUT_WR);
   }
 
-private:
   std::shared_ptr<server::shared_state> state_;
   bool gate_installed_ = false; // per transport: each has its own clone
 };
+
+void answered(const connection_ptr& c) {
+  std::lock_guard lock(c->mutex);
+  c->busy = false;
+  auto peer = c->peer.lock();
+  if (c->gone || !peer)
+    return;
+  if (c->closing) {
+    // The last answer is out: the client sees the end of the stream after it.
+    c->held.clear();
+    if (!c->refused)
+      ::shutdown(peer->fd(), SHUT_WR);
+    c->refused = true;
+    return;
+  }
+  if (c->feeding || c->held.empty())
+    return; // a feed() further up this thread's stack goes on by itself
+  auto next = std::move(c->held);
+  c->held.clear();
+  c->http->feed(*c, next, peer);
+}
 
 Pistache::Tcp::Handler& early_gate::http() {
   return *http_;
@@ -206,10 +332,15 @@ Pistache::Tcp::Handler& early_gate::http() {
 
 void early_gate::onInput(const char* buffer, size_t len,
                          const std::shared_ptr<Pistache::Tcp::Peer>& peer) {
-  if (peer->tryGetData(refused_key))
-    return;                          // answered already: the rest is not read into any buffer
-  http().onInput(buffer, len, peer); // Http::Handler's parser, through Tcp::Handler
-  http_->screen(peer);
+  auto c = connection_of(*peer);
+  if (!c)
+    return http().onInput(buffer, len, peer);
+  std::lock_guard lock(c->mutex);
+  if (c->refused)
+    return; // answered already: the rest is not read into any buffer
+  if (c->busy)
+    return http_->hold(*c, {buffer, len});
+  http_->feed(*c, {buffer, len}, peer);
 }
 
 void early_gate::onConnection(const std::shared_ptr<Pistache::Tcp::Peer>& peer) {
@@ -217,6 +348,10 @@ void early_gate::onConnection(const std::shared_ptr<Pistache::Tcp::Peer>& peer) 
 }
 
 void early_gate::onDisconnection(const std::shared_ptr<Pistache::Tcp::Peer>& peer) {
+  if (auto c = connection_of(*peer)) {
+    std::lock_guard lock(c->mutex);
+    c->gone = true; // its fd is closed next and may be reused at once
+  }
   http().onDisconnection(peer);
 }
 

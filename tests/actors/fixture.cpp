@@ -11,14 +11,26 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
                                                   std::shared_ptr<persistence_log> log) {
   return {
     [=](authenticate_atom, const trace_context&,
-        const std::string& hash) -> caf::result<std::optional<model::app>> {
+        const std::string& hash) -> caf::result<authenticated> {
       ++log->authentications;
       if (log->authentication_fails)
         return caf::make_error(caf::sec::runtime_error, "database: connection refused");
-      auto it = log->apps_by_token_hash.find(hash);
-      if (it == log->apps_by_token_hash.end())
-        return std::optional<model::app>{};
-      return std::optional<model::app>{it->second};
+      authenticated out;
+      out.revision = log->lookup_revision.value_or(log->auth_revision);
+      if (auto it = log->apps_by_token_hash.find(hash); it != log->apps_by_token_hash.end())
+        out.app = it->second;
+      return out;
+    },
+    [=](auth_revision_atom) -> caf::result<std::int64_t> {
+      ++log->revision_checks;
+      if (log->revision_check_fails)
+        return caf::make_error(caf::sec::runtime_error, "database: connection refused");
+      if (log->revision_check_hangs) {
+        auto rp = self->make_response_promise<std::int64_t>();
+        log->unanswered_checks.push_back(rp);
+        return rp;
+      }
+      return log->auth_revision;
     },
     [=](save_atom, const trace_context&, model::purchase_order_record r,
         model::unix_ms first_attempt) {

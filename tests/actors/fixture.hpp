@@ -42,6 +42,14 @@ struct persistence_log {
   std::map<std::string, model::app> apps_by_token_hash;
   int authentications = 0;
   bool authentication_fails = false; // answer with an error, as a database down would
+  // The auth revision: what a revision check answers, and what lookups are tagged
+  // with unless lookup_revision says otherwise (a lookup read before a change).
+  std::int64_t auth_revision = 0;
+  std::optional<std::int64_t> lookup_revision;
+  int revision_checks = 0;
+  bool revision_check_fails = false; // answer checks with an error, as a database down would
+  bool revision_check_hangs = false; // never answer them (kept unanswered below)
+  std::vector<caf::typed_response_promise<std::int64_t>> unanswered_checks;
   // get: record id → what the pool finds (absent: no such record).
   std::map<std::string, actors::found_record> records;
 };
@@ -112,8 +120,9 @@ struct actor_fixture {
     sys->spawn(
       [](caf::event_based_actor* self, Handle client, Check check,
          std::shared_ptr<std::optional<Answer>> out) {
-        self->request(client, caf::infinite, actors::check_atom_v, check)
-          .then([out](Answer& a) { *out = std::move(a); });
+        self->request(client, caf::infinite, actors::check_atom_v, check).then([out](Answer& a) {
+          *out = std::move(a);
+        });
       },
       client, std::move(check), out);
     return out;

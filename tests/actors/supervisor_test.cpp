@@ -1,6 +1,6 @@
 // The supervisor on the deterministic scheduler: tokens (unknown, cached, lookup
-// failing), admission (count and bytes), record lookups, and the answer it owes
-// for a validator that dies.
+// failing), the token cache's revocation check, admission (count and bytes),
+// record lookups, and the answer it owes for a validator that dies.
 #include <catch2/catch.hpp>
 
 #include <boost/json.hpp>
@@ -50,6 +50,13 @@ struct supervisor_bench : actor_fixture {
   }
 
   void start() { supervisor = keep(spawn_supervisor(*sys, admission, auth, deps)); }
+
+  // Time passes for the actors (timers) and for their clock alike.
+  void pass(std::chrono::milliseconds d) {
+    clock.advance(d);
+    sched->advance_time(d);
+    run();
+  }
 
   std::shared_ptr<recording_sink> send(http::inbound_request req) {
     auto sink = std::make_shared<recording_sink>();
@@ -166,12 +173,154 @@ TEST_CASE("the token cache: the database is asked again once the TTL has passed"
 }
 
 TEST_CASE("without a token cache every request asks the database", "[actors][supervisor]") {
-  supervisor_bench b; // auth.token-cache-ttl = 0, the default
+  supervisor_bench b;
+  b.auth.token_cache_ttl = std::chrono::milliseconds(0);
   b.log->records["po-1"] = found_record{"app-1", R"({"id":"po-1"})"};
   b.start();
   b.get("po-1");
   b.get("po-1");
   CHECK(b.log->authentications == 2);
+  b.pass(std::chrono::seconds(10));
+  CHECK(b.log->revision_checks == 0); // nothing cached, nothing to check
+}
+
+TEST_CASE("the token cache is on by default: a second upload does no lookup",
+          "[actors][supervisor][token_cache]") {
+  supervisor_bench b; // the shipped auth settings
+  CHECK(b.auth.token_cache_ttl == std::chrono::minutes(5));
+  CHECK(b.auth.revocation_check == std::chrono::milliseconds(250));
+  b.start();
+  CHECK(b.upload()->replies.empty()); // admitted: its validator waits on the store
+  CHECK(b.upload()->replies.empty());
+  CHECK(b.log->authentications == 1);
+  CHECK(b.store_callers->size() == 2);
+}
+
+TEST_CASE("a revoked token is refused once a revision check saw the revision grow",
+          "[actors][supervisor][token_cache]") {
+  supervisor_bench b;
+  b.start();
+  CHECK(b.upload()->replies.empty());
+  CHECK(b.log->authentications == 1);
+  // Revoked elsewhere (receiptctl, SQL, another instance): the token is gone and
+  // the database's triggers bumped the revision.
+  b.log->apps_by_token_hash.clear();
+  b.log->auth_revision = 1;
+  CHECK(b.upload()->replies.empty()); // within the check interval: still the cached answer
+  CHECK(b.log->authentications == 1);
+  CHECK(b.log->revision_checks == 0);
+  b.pass(b.auth.revocation_check);
+  CHECK(b.log->revision_checks == 1);
+  auto refused = b.upload();
+  REQUIRE(refused->replies.size() == 1);
+  CHECK(refused->replies[0].status == 401);
+  CHECK(error_code(refused->replies[0]) == "unauthorized");
+  CHECK(b.log->authentications == 2); // looked up again
+  CHECK(b.store_callers->size() == 2);
+}
+
+TEST_CASE("a grown revision sends a still valid token to the database once",
+          "[actors][supervisor][token_cache]") {
+  supervisor_bench b;
+  b.start();
+  b.upload();
+  b.pass(b.auth.revocation_check); // same revision: the entry stays
+  b.upload();
+  CHECK(b.log->revision_checks == 1);
+  CHECK(b.log->authentications == 1);
+  b.log->auth_revision = 7; // e.g. another app's token was issued, or this app updated
+  b.pass(b.auth.revocation_check);
+  CHECK(b.log->revision_checks == 2);
+  b.upload();
+  CHECK(b.log->authentications == 2); // looked up again, at revision 7
+  b.upload();
+  CHECK(b.log->authentications == 2); // and cached again
+  CHECK(b.store_callers->size() == 4);
+}
+
+TEST_CASE("the cache polls the revision only while it holds tokens in use",
+          "[actors][supervisor][token_cache]") {
+  supervisor_bench b;
+  b.start();
+  b.pass(std::chrono::seconds(10));
+  CHECK(b.log->revision_checks == 0); // idle: no query at all
+  auto unknown = b.upload("rcpt_unknown");
+  REQUIRE(unknown->replies.size() == 1);
+  CHECK(unknown->replies[0].status == 401);
+  b.pass(std::chrono::seconds(10));
+  CHECK(b.log->revision_checks == 0); // an unknown token is never cached
+  CHECK(b.log->authentications == 1);
+
+  b.upload(); // cached: polling starts
+  b.pass(b.auth.revocation_check);
+  CHECK(b.log->revision_checks == 1);
+  b.upload(); // used since that check
+  b.pass(b.auth.revocation_check);
+  CHECK(b.log->revision_checks == 2);
+  CHECK(b.log->authentications == 2);
+  // Unused for a whole interval: dropped at the next tick, without a query, and
+  // the polling stops.
+  b.pass(b.auth.revocation_check);
+  b.pass(std::chrono::seconds(10));
+  CHECK(b.log->revision_checks == 2);
+  b.upload();
+  CHECK(b.log->authentications == 3); // looked up again
+}
+
+TEST_CASE("while revision checks fail, a cached token is trusted for one interval only",
+          "[actors][supervisor][token_cache]") {
+  supervisor_bench b;
+  b.start();
+  b.upload(); // cached at t0
+  b.log->revision_check_fails = true;
+  b.pass(b.auth.revocation_check); // one interval after t0: the check fails
+  CHECK(b.log->revision_checks == 1);
+  b.upload(); // the entry is one interval old: not trusted
+  CHECK(b.log->authentications == 2);
+  b.upload(); // the lookup just made is
+  CHECK(b.log->authentications == 2);
+  b.log->revision_check_fails = false;
+  b.pass(b.auth.revocation_check); // the check answers again
+  CHECK(b.log->revision_checks == 2);
+  b.pass(b.auth.revocation_check / 2);
+  b.upload(); // confirmed current by that check
+  CHECK(b.log->authentications == 2);
+}
+
+TEST_CASE("a revision check unanswered for an interval counts as failed",
+          "[actors][supervisor][token_cache]") {
+  supervisor_bench b;
+  b.start();
+  b.upload(); // cached at t0
+  // e.g. a database that does not accept connections (PostgreSQL's connect timeout)
+  b.log->revision_check_hangs = true;
+  b.pass(b.auth.revocation_check); // one interval after t0: a check goes out
+  CHECK(b.log->revision_checks == 1);
+  b.upload(); // the check may still answer: trusted
+  CHECK(b.log->authentications == 1);
+  b.pass(b.auth.revocation_check); // t0 + 2 s: no answer, the check failed
+  b.upload();
+  CHECK(b.log->authentications == 2);
+}
+
+TEST_CASE("a lookup read before a change the cache knows of is not cached",
+          "[actors][supervisor][token_cache]") {
+  supervisor_bench b;
+  b.log->auth_revision = 1;
+  b.start();
+  b.upload(); // cached at revision 1
+  // A change commits; a lookup racing it was read in the snapshot before it.
+  b.log->auth_revision = 2;
+  b.log->lookup_revision = 1;
+  b.pass(b.auth.revocation_check); // the check sees 2: the entry goes
+  b.upload();
+  b.upload();
+  CHECK(b.log->authentications == 3); // each answered, neither cached
+  b.log->lookup_revision.reset();
+  b.upload();
+  b.upload();
+  CHECK(b.log->authentications == 4);
+  CHECK(b.store_callers->size() == 5);
 }
 
 TEST_CASE("a failed token lookup is a 503 storage_unavailable", "[actors][supervisor]") {

@@ -179,7 +179,8 @@ std::vector<std::string> service_args(const std::string& dir, const test_support
                                 "--retry.poll-interval=100ms",
                                 "--retry.lease=4s",
                                 "--http.threads=2",
-                                "--scheduler.max-threads=2"};
+                                "--scheduler.max-threads=2",
+                                no_token_cache};
   auto trust = trust_args(dir, pki);
   args.insert(args.end(), trust.begin(), trust.end());
   return args;

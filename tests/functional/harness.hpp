@@ -90,6 +90,11 @@ suite& the_suite();
 // short retries), for a second receiptd with one option changed.
 std::vector<std::string> standard_service_args(suite& s);
 
+// Among those options: the suite's receiptd runs without the token cache, since its
+// tests change tokens and apps through receiptctl and expect the effect on the next
+// request. token_cache_test.cpp runs a receiptd of its own with the shipped cache.
+inline const std::string no_token_cache = "--auth.token-cache-ttl=0s";
+
 std::string unique(const std::string& prefix);
 // A Store B package name of its own: com.receiptd.NAME_…
 std::string unique_package(const std::string& name);

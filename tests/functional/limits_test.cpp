@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "harness.hpp"
+#include "raw_socket.hpp"
 #include "model/encoding.hpp"
 #include "model/upload_request.hpp"
 #include "tests/support/db/test_db.hpp"
@@ -156,47 +157,6 @@ long elapsed_ms(clock_type::time_point since) {
 }
 
 // ---- raw sockets ---------------------------------------------------------------
-
-int connect_to(unsigned short port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  return fd;
-}
-
-void send_all(int fd, const std::string& text) {
-  std::size_t off = 0;
-  while (off < text.size()) {
-    auto n = ::send(fd, text.data() + off, text.size() - off, MSG_NOSIGNAL);
-    REQUIRE(n > 0);
-    off += static_cast<std::size_t>(n);
-  }
-}
-
-// What arrives within `timeout` (until the peer closes or nothing more comes).
-std::string read_for(int fd, milliseconds timeout) {
-  std::string out;
-  auto deadline = clock_type::now() + timeout;
-  for (;;) {
-    auto left = std::chrono::duration_cast<milliseconds>(deadline - clock_type::now()).count();
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(std::max<long>(left, 0))) <= 0)
-      return out; // nothing (more) within the time: what arrived is in `out`
-    char buf[4096];
-    auto n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0)
-      return out;
-    out.append(buf, static_cast<std::size_t>(n));
-    if (out.find("\r\n\r\n") != std::string::npos && out.find('}') != std::string::npos)
-      return out;
-  }
-}
 
 std::size_t rss_kib(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -482,27 +442,24 @@ TEST_CASE("a missing token or an oversized body is refused before the body arriv
       + "Content-Length: " + std::to_string(content_length) + "\r\n\r\n{\"package_name\":";
   };
   SECTION("no Authorization: 401 while the body is still on its way") {
-    int fd = connect_to(s.service.port());
-    send_all(fd, head("", 500000));
-    auto answer = read_for(fd, std::chrono::seconds(3));
-    ::close(fd);
+    raw_connection c(s.service.port());
+    c.send_all(head("", 500000));
+    auto answer = c.read_for(std::chrono::seconds(3));
     INFO(answer);
     CHECK(answer.rfind("HTTP/1.1 401", 0) == 0);
     CHECK(answer.find("\"unauthorized\"") != std::string::npos);
   }
   SECTION("a malformed Authorization: 401") {
-    int fd = connect_to(s.service.port());
-    send_all(fd, head("Authorization: Basic dXNlcjpwYXNz\r\n", 500000));
-    auto answer = read_for(fd, std::chrono::seconds(3));
-    ::close(fd);
+    raw_connection c(s.service.port());
+    c.send_all(head("Authorization: Basic dXNlcjpwYXNz\r\n", 500000));
+    auto answer = c.read_for(std::chrono::seconds(3));
     INFO(answer);
     CHECK(answer.rfind("HTTP/1.1 401", 0) == 0);
   }
   SECTION("Content-Length over http.max-body-bytes: 413 before any of it is read") {
-    int fd = connect_to(s.service.port());
-    send_all(fd, head("Authorization: Bearer some-token\r\n", 50 * 1024 * 1024));
-    auto answer = read_for(fd, std::chrono::seconds(3));
-    ::close(fd);
+    raw_connection c(s.service.port());
+    c.send_all(head("Authorization: Bearer some-token\r\n", 50 * 1024 * 1024));
+    auto answer = c.read_for(std::chrono::seconds(3));
     INFO(answer);
     CHECK(answer.rfind("HTTP/1.1 413", 0) == 0);
     CHECK(answer.find("\"body_too_large\"") != std::string::npos);
@@ -536,13 +493,15 @@ TEST_CASE("2,000 slow clients: uploads keep their latency, RSS stays bounded, th
   // The slow clients: a request line, then one header byte per client about every
   // 1.5 s. A thread paces them and notes when receiptd closes each one.
   struct slow_client {
+    std::unique_ptr<raw_connection> connection;
     int fd = -1;
     clock_type::time_point opened, closed{};
   };
   std::vector<slow_client> clients(slow_clients);
   auto connecting = clock_type::now();
   for (auto& c : clients) {
-    c.fd = connect_to(own.service.port());
+    c.connection = std::make_unique<raw_connection>(own.service.port());
+    c.fd = c.connection->fd();
     ::fcntl(c.fd, F_SETFL, O_NONBLOCK);
     c.opened = clock_type::now();
     auto line = "POST " + std::string(legacy_path) + " HTTP/1.1\r\nX-Slow: ";
@@ -603,19 +562,19 @@ TEST_CASE("2,000 slow clients: uploads keep their latency, RSS stays bounded, th
 #endif
 
   // Beyond the cap a new connection is answered 503 and closed at once.
-  std::vector<int> extra;
+  std::vector<std::unique_ptr<raw_connection>> extra;
   for (std::size_t i = 0; i < 150; ++i)
-    extra.push_back(connect_to(own.service.port()));
+    extra.push_back(std::make_unique<raw_connection>(own.service.port()));
   std::size_t refused = 0;
   std::string others;
   auto t0 = clock_type::now();
-  for (int fd : extra) {
-    auto answer = read_for(fd, milliseconds(std::max<long>(0, 2000 - elapsed_ms(t0))));
+  for (auto& c : extra) {
+    auto answer = c->read_for(milliseconds(std::max<long>(0, 2000 - elapsed_ms(t0))));
     if (answer.rfind("HTTP/1.1 503", 0) == 0)
       ++refused;
     else if (!answer.empty())
       others += answer.substr(0, 40) + "|";
-    ::close(fd);
+    c.reset();
   }
   INFO("refused beyond the cap: " << refused << "; other answers: " << others);
   CHECK(refused >= 150 - (cap - slow_clients));
@@ -631,7 +590,7 @@ TEST_CASE("2,000 slow clients: uploads keep their latency, RSS stays bounded, th
     if (c.closed != clock_type::time_point{}
         && c.closed - c.opened < header_timeout - std::chrono::seconds(1))
       ++closed_early;
-    ::close(c.fd);
+    c.connection.reset();
   }
   CHECK(closed_early == 0);
   auto after = timed_upload();

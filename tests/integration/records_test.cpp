@@ -219,11 +219,13 @@ TEST_CASE("several token hashes at once", "[apps][batch]") {
   database_fixture f;
   auto& d = *f.db;
   REQUIRE_OK(d.add_token(f.app.id, std::string(64, 'a'), t0));
-  auto apps = REQUIRE_OK(d.apps_by_token_hashes({std::string(64, 'a'), std::string(64, 'z')}));
+  auto found = REQUIRE_OK(d.apps_by_token_hashes({std::string(64, 'a'), std::string(64, 'z')}));
+  auto& apps = found.apps;
   REQUIRE(apps.size() == 2);
   REQUIRE(apps[0]);
   CHECK(apps[0]->id == f.app.id);
   CHECK_FALSE(apps[1]);
+  CHECK(found.revision == REQUIRE_OK(d.auth_revision()));
 }
 
 } // namespace receiptd::test
