@@ -41,6 +41,7 @@ struct pool_state {
   std::vector<std::size_t> load; // requests sent to each worker, not yet answered
   std::vector<pending_save> saves;
   std::vector<pending_auth> auths;
+  std::size_t saving = 0; // save batches sent to workers, not yet answered
   std::size_t max_queued = 0;
   // SQLite with more than one worker: every write goes to worker 0, reads to the
   // others. SQLite runs one writer at a time anyway; spread over several sessions,
@@ -90,10 +91,12 @@ caf::error overloaded() {
 void pump(pool_pointer self);
 
 // Sends up to `max` waiting requests of one kind to worker `w` as one batch: each
-// gets its own result, or the error of the whole batch.
+// gets its own result, or the error of the whole batch. `answered` runs first when
+// the batch comes back.
 template <class Atom, class Item, class Result>
-void send_batch(pool_pointer self, std::size_t w, Atom atom,
-                std::vector<pending<Item, Result>>& queue, std::size_t max) {
+void send_batch(
+  pool_pointer self, std::size_t w, Atom atom, std::vector<pending<Item, Result>>& queue,
+  std::size_t max, std::function<void()> answered = [] {}) {
   auto& st = self->state;
   auto n = std::min(queue.size(), max);
   auto waiting = std::make_shared<std::vector<pending<Item, Result>>>(
@@ -108,26 +111,34 @@ void send_batch(pool_pointer self, std::size_t w, Atom atom,
     .then(
       [=](std::vector<Result>& results) {
         --self->state.load[w];
+        answered();
         for (std::size_t i = 0; i < waiting->size(); ++i)
           (*waiting)[i].deliver(results.at(i));
         pump(self);
       },
       [=](caf::error& e) {
         --self->state.load[w];
+        answered();
         for (auto& p : *waiting)
           p.fail(e);
         pump(self);
       });
 }
 
-// Hands waiting saves and lookups to idle workers.
+// Hands waiting saves and lookups to idle workers. Saves wait while one save batch
+// is being committed, unless a full batch is waiting: at everyday load the uploads
+// that arrive during one commit share the next one (one transaction, one fsync,
+// one thread hop, instead of one each on as many sessions), and under load batches
+// run side by side on the idle workers. A save waits at most one commit.
 void pump(pool_pointer self) {
   auto& st = self->state;
-  while (!st.saves.empty())
-    if (auto w = st.idle(true))
-      send_batch(self, *w, save_atom_v, st.saves, max_save_batch);
-    else
+  while (!st.saves.empty() && (st.saving == 0 || st.saves.size() >= max_save_batch))
+    if (auto w = st.idle(true)) {
+      ++st.saving;
+      send_batch(self, *w, save_atom_v, st.saves, max_save_batch, [self] { --self->state.saving; });
+    } else {
       break;
+    }
   while (!st.auths.empty())
     if (auto w = st.idle(false))
       send_batch(self, *w, authenticate_atom_v, st.auths, max_auth_batch);

@@ -108,11 +108,13 @@ void tracer::report_drops(bool final) {
 }
 
 namespace {
-// The writer takes the buffer this long after its first span arrived, or at once
-// when it is half full or someone flushes: only the first span of a batch wakes the
-// writer (a futex wake per span, and the writer thread's wake-ups, cost more than
-// formatting the lines), and with no spans it sleeps until there are some.
-constexpr auto write_interval = std::chrono::milliseconds(20);
+// The writer takes the buffer this often, or at once when it is half full or
+// someone flushes: recording a span wakes nobody. A futex wake per span, or per
+// upload at a few uploads per second, costs more than formatting the lines (on
+// these virtual machines a thread's wake-up costs ~100 µs of CPU when the machine
+// is idle); once a second costs nothing worth counting, and spans are in the file
+// within a second (receiptctl trace, flush() at shutdown).
+constexpr auto write_interval = std::chrono::seconds(1);
 } // namespace
 
 void tracer::record(span_record s) {
@@ -127,7 +129,7 @@ void tracer::record(span_record s) {
     }
     buffer_.push_back(std::move(s));
     ++recorded_;
-    wake = buffer_.size() == 1 || buffer_.size() == std::max<std::size_t>(settings_.buffer / 2, 1);
+    wake = buffer_.size() == std::max<std::size_t>(settings_.buffer / 2, 1);
   }
   if (wake)
     cv_.notify_all(); // all: flush() waits on the same condition variable
@@ -169,9 +171,9 @@ void tracer::run() {
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mtx_);
-      cv_.wait(lock, [&] { return stop_ || !buffer_.empty(); });
-      cv_.wait_for(lock, write_interval,
-                   [&] { return stop_ || buffer_.size() >= half || flush_requests_ > 0; });
+      cv_.wait_for(lock, write_interval, [&] {
+        return stop_ || buffer_.size() >= half || (flush_requests_ > 0 && !buffer_.empty());
+      });
       batch.swap(buffer_);
       if (batch.empty() && stop_)
         return;

@@ -1,7 +1,7 @@
 #pragma once
 // Spans: one line per actor hop (actor, message, start, duration, outcome) under
 // the upload's trace id, appended as JSON lines to a file by a background thread
-// (every 20 ms, or sooner when the buffer is half full or on flush()).
+// (every second, or sooner when the buffer is half full or on flush()).
 // Recording never blocks: a bounded buffer drops on overflow and counts the drops
 // (logged as a warning at most once a minute, and in total when the tracer stops).
 // Tracing off is a tracer like any other that records nothing (tracer::off()):

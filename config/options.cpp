@@ -263,8 +263,12 @@ receiptd_config::receiptd_config() {
   // until work arrives. CAF's default, work stealing, has idle workers poll with
   // 50 µs sleeps for ~25 ms after every wake-up: 20–30 ms of CPU per request at
   // 10 requests/s, and ~40 % more CPU per upload at 16 connections (bench/README.md).
+  // Half the cores: the actors' work per upload is small next to the HTTP reactors',
+  // the outbound thread's, the database sessions' and the database's own, and every
+  // message to an actor wakes an idle worker when one sleeps (a futex and a context
+  // switch, on one core more than the work itself).
   set("scheduler.policy", caf::atom("sharing"));
-  set("scheduler.max-threads", std::size_t{std::max(1u, std::thread::hardware_concurrency())});
+  set("scheduler.max-threads", std::size_t{std::max(1u, std::thread::hardware_concurrency() / 2)});
 }
 
 model::status receiptd_config::check_file(const std::string& path) {

@@ -111,7 +111,7 @@ struct settings {
   retry_settings retry;
   trace_settings trace;
   bootstrap_settings bootstrap;
-  std::size_t scheduler_threads = 0; // CAF's scheduler.max-threads (default: one per core)
+  std::size_t scheduler_threads = 0; // CAF's scheduler.max-threads (default: half the cores)
   std::string scheduler_policy;      // CAF's scheduler.policy (default: sharing)
 };
 

@@ -1,5 +1,7 @@
 #include "http/reply.hpp"
 
+#include <pistache/http_defs.h>
+
 #include "model/resource_json.hpp"
 
 namespace receiptd::http {
@@ -7,6 +9,32 @@ namespace receiptd::http {
 reply error_reply(const model::error& e) {
   const auto& kind = model::kind_of(e.code());
   return reply{kind.status, model::error_body(e.fields()), kind.retry_after};
+}
+
+std::string response_text(const reply& r, const std::string& trace_id,
+                          connection_option connection) {
+  std::string text;
+  text.reserve(256 + r.body.size());
+  text += "HTTP/1.1 ";
+  text += std::to_string(r.status);
+  text += ' ';
+  text += Pistache::Http::codeString(static_cast<Pistache::Http::Code>(r.status));
+  text += "\r\nContent-Type: application/json\r\nContent-Length: ";
+  text += std::to_string(r.body.size());
+  text += "\r\n";
+  if (connection == connection_option::close)
+    text += "Connection: close\r\n";
+  else if (connection == connection_option::keep_alive)
+    text += "Connection: keep-alive\r\n";
+  if (!trace_id.empty())
+    text += "X-Request-Id: " + trace_id + "\r\n";
+  if (r.retry_after_seconds)
+    text += "Retry-After: " + std::to_string(*r.retry_after_seconds) + "\r\n";
+  if (r.status == 401)
+    text += "WWW-Authenticate: Bearer realm=\"receiptd\"\r\n";
+  text += "\r\n";
+  text += r.body;
+  return text;
 }
 
 } // namespace receiptd::http

@@ -32,6 +32,16 @@ struct reply {
 // (model/error_codes.hpp), body in the error shape of README "The API".
 reply error_reply(const model::error& e);
 
+// What the response says about the connection (RFC 9112 §9.3): nothing (HTTP/1.1
+// stays open), "keep-alive" (an HTTP/1.0 client asked for it), or "close".
+enum class connection_option { none, keep_alive, close };
+
+// The whole HTTP/1.1 response for `r`, as written to the socket: status line,
+// Content-Type (JSON), Content-Length, Connection, X-Request-Id (when given: a
+// checked, visible-ASCII id), Retry-After, WWW-Authenticate on a 401, then the body.
+std::string response_text(const reply& r, const std::string& trace_id,
+                          connection_option connection);
+
 // Sends the response exactly once: later calls are ignored. Thread-safe.
 class reply_sink {
 public:

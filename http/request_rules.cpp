@@ -122,17 +122,7 @@ std::variant<reply, std::string> own_answer(const ph::Request& req, const matche
 // before Pistache has a request to answer (it builds a ResponseWriter only for a
 // complete request). The client is told the connection closes.
 void write_raw(const Pistache::Tcp::Peer& peer, const reply& r, const std::string& trace_id) {
-  auto code = static_cast<ph::Code>(r.status);
-  std::string text = "HTTP/1.1 " + std::to_string(r.status) + " " + ph::codeString(code)
-    + "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(r.body.size())
-    + "\r\nConnection: close\r\n";
-  if (!trace_id.empty())
-    text += "X-Request-Id: " + trace_id + "\r\n"; // checked: visible ASCII only
-  if (r.retry_after_seconds)
-    text += "Retry-After: " + std::to_string(*r.retry_after_seconds) + "\r\n";
-  if (r.status == 401)
-    text += "WWW-Authenticate: Bearer realm=\"receiptd\"\r\n";
-  text += "\r\n" + r.body;
+  auto text = response_text(r, trace_id, connection_option::close);
   // A few hundred bytes into a fresh socket's buffer: it fits, or the client, which
   // reads nothing, gets less of a refusal.
   [[maybe_unused]] auto n

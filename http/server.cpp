@@ -5,14 +5,15 @@
 #include <pistache/peer.h>
 #include <pistache/transport.h>
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <iostream>
 #include <mutex>
 #include <optional>
 
-#include "http/headers.hpp"
 #include "http/request_framing.hpp"
 #include "http/request_rules.hpp"
 
@@ -39,19 +40,38 @@ class api_handler;
 // whatever follows a complete request in the same read, never sees two at once.
 // The connection stays open after an answer unless the request said otherwise
 // (request_framer::keep_alive) or the service is draining.
+//
+// Answers are written to the socket by the thread that has them (answer()), not
+// handed to the reactor: Pistache 0.0.5 queues every write to its reactor thread
+// (an eventfd write and read, a wake-up, three epoll_ctl and a second epoll_wait
+// per response). Only what the socket does not take at once goes through Pistache.
 struct connection_state {
-  // Taken by the reactor thread (input) and by whichever thread sees an answer
-  // written; recursive because a write that fails at once completes on the spot.
+  connection_state() = default;
+  connection_state(const connection_state&) = delete;
+  connection_state& operator=(const connection_state&) = delete;
+  ~connection_state() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+
+  // Taken by the reactor thread (input) and by whichever thread answers; recursive:
+  // an answer written at once lets the next pipelined request be parsed on the spot.
   std::recursive_mutex mutex;
-  api_handler* http = nullptr; // the transport's handler, which parses this connection
+  api_handler* http = nullptr;                   // the transport's handler, which parses
+  Pistache::Tcp::Transport* transport = nullptr; // writes what the socket did not take
   std::weak_ptr<Pistache::Tcp::Peer> peer;
+  // Our own descriptor of the socket (dup): Pistache closes its own when it drops
+  // the peer, and the kernel may give that number to the next client at once; an
+  // answer written here can only ever reach this connection.
+  int fd = -1;
   request_framer framer;
-  std::string held;     // received while busy
-  bool busy = false;    // a request is being answered
-  bool feeding = false; // feed() is running
-  bool closing = false; // the answer being written is the last one
-  bool refused = false; // nothing more is read from it
-  bool gone = false;    // Pistache dropped the peer: its fd is no longer this connection's
+  std::string held;                                   // received while busy
+  connection_option option = connection_option::none; // of the answer being written
+  bool busy = false;                                  // a request is being answered
+  bool feeding = false;                               // feed() is running
+  bool closing = false;                               // the answer being written is the last one
+  bool refused = false;                               // nothing more is read from it
+  bool gone = false; // Pistache dropped the peer (after a disconnection)
 };
 using connection_ptr = std::shared_ptr<connection_state>;
 
@@ -65,25 +85,38 @@ connection_ptr connection_of(const Pistache::Tcp::Peer& peer) {
 // the connection may be parsed, or the connection ends.
 void answered(const connection_ptr& c);
 
-void after_write(Pistache::Async::Promise<ssize_t> sent, connection_ptr c) {
-  if (!c)
-    return;
-  sent.then([c](ssize_t) { answered(c); }, [c](std::exception_ptr&) { answered(c); });
+// Writes the answer to the request being answered on `c`, from any thread.
+void answer(const connection_ptr& c, const reply& r, const std::string& trace_id) {
+  std::lock_guard lock(c->mutex);
+  auto peer = c->peer.lock();
+  if (c->gone || !peer)
+    return answered(c);
+  peer->setIdle(true); // Pistache's keep-alive timeout runs from here (as its writer does)
+  auto text = response_text(r, trace_id, c->option);
+  auto n = ::send(c->fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n == static_cast<ssize_t>(text.size()))
+    return answered(c);
+  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+    return answered(c); // the client is gone; Pistache notices on its side
+  // The socket's buffer is full (a large answer, a slow reader): the rest is
+  // written by the reactor as the socket drains.
+  auto offset = n > 0 ? static_cast<std::size_t>(n) : 0;
+  auto rest = text.substr(offset);
+  auto size = rest.size();
+  c->transport->asyncWrite(peer->fd(), Pistache::RawBuffer(std::move(rest), size))
+    .then([c](ssize_t) { answered(c); }, [c](std::exception_ptr&) { answered(c); });
 }
 
 // Answers exactly once. Dropped unanswered (a bug), it still answers: 500.
-class pistache_reply final : public reply_sink {
+class connection_reply final : public reply_sink {
 public:
-  pistache_reply(ph::ResponseWriter writer, std::string trace_id,
-                 std::shared_ptr<server::shared_state> state, connection_ptr connection)
-    : writer_(std::move(writer)),
-      trace_id_(std::move(trace_id)),
-      state_(std::move(state)),
-      connection_(std::move(connection)) {
+  connection_reply(connection_ptr connection, std::string trace_id,
+                   std::shared_ptr<server::shared_state> state)
+    : connection_(std::move(connection)), trace_id_(std::move(trace_id)), state_(std::move(state)) {
     ++state_->in_flight;
   }
 
-  ~pistache_reply() override {
+  ~connection_reply() override {
     if (!sent_)
       send(error_reply({model::errc::internal_error, "the upload could not be processed"}));
   }
@@ -91,29 +124,17 @@ public:
   bool send(reply r) override {
     if (sent_.exchange(true))
       return false;
-    auto sent = write(writer_, r, trace_id_);
+    answer(connection_, r, trace_id_);
     --state_->in_flight;
-    after_write(std::move(sent), connection_);
     return true;
   }
 
   bool sent() const override { return sent_; }
 
-  static Pistache::Async::Promise<ssize_t> write(ph::ResponseWriter& w, const reply& r,
-                                                 const std::string& trace_id) {
-    w.headers().add<request_id_header>(trace_id);
-    if (r.retry_after_seconds)
-      w.headers().add<retry_after_header>(std::to_string(*r.retry_after_seconds));
-    if (r.status == 401)
-      w.headers().add<www_authenticate_header>("Bearer realm=\"receiptd\"");
-    return w.send(static_cast<ph::Code>(r.status), r.body, MIME(Application, Json));
-  }
-
 private:
-  ph::ResponseWriter writer_;
+  connection_ptr connection_;
   std::string trace_id_;
   std::shared_ptr<server::shared_state> state_;
-  connection_ptr connection_;
   std::atomic<bool> sent_{false};
 };
 
@@ -175,16 +196,16 @@ public:
   explicit api_handler(std::shared_ptr<server::shared_state> state) : state_(std::move(state)) {}
 
   // Called by Pistache's parser (through feed(), the connection's lock held) with
-  // one whole request.
+  // one whole request. Pistache's ResponseWriter is not used: answer() writes.
   void onRequest(const ph::Request& req, ph::ResponseWriter writer) override {
     auto connection = connection_of(*writer.peer());
-    keep_or_close(req, writer, connection.get());
+    keep_or_close(req, *connection);
     auto trace_id = trace_id_of(req);
     auto m = match(req.method(), req.resource());
     auto own
       = own_answer(req, m, req.body().size(), state_->settings.max_body_bytes, state_->draining);
     if (auto* r = std::get_if<reply>(&own))
-      return after_write(pistache_reply::write(writer, *r, trace_id), std::move(connection));
+      return answer(connection, *r, trace_id);
     inbound_request in(*m.target); // own_answer refuses what matches no route
     in.record_id = std::move(m.id);
     in.token = std::move(std::get<std::string>(own));
@@ -193,8 +214,8 @@ public:
     in.body = std::move(const_cast<std::string&>(req.body()));
     in.peer_ip = peer_ip_of(req);
     in.trace_id = trace_id;
-    auto sink = std::make_shared<pistache_reply>(std::move(writer), std::move(trace_id), state_,
-                                                 std::move(connection));
+    auto sink
+      = std::make_shared<connection_reply>(std::move(connection), std::move(trace_id), state_);
     state_->dispatch(std::move(in), std::move(sink));
   }
 
@@ -213,7 +234,9 @@ public:
     }
     auto connection = std::make_shared<connection_state>();
     connection->http = this;
+    connection->transport = transport();
     connection->peer = peer;
+    connection->fd = ::fcntl(peer->fd(), F_DUPFD_CLOEXEC, 0);
     peer->putData(connection_key, connection);
     peer->putData(slot_key, std::make_shared<connection_slot>(state_));
     if (state_->connections > state_->settings.max_connections) {
@@ -262,20 +285,15 @@ public:
 
 private:
   // RFC 9112 §9.3: the connection persists unless the request (or HTTP/1.0's
-  // default) says close, or the service is draining. Pistache 0.0.5 would answer
-  // "Connection: Close" to every request that names no connection option.
-  void keep_or_close(const ph::Request& req, ph::ResponseWriter& writer, connection_state* c) {
-    bool keep = c ? c->framer.keep_alive() : false;
-    keep = keep && !state_->draining;
-    if (c) {
-      c->busy = true;
-      c->closing = !keep;
-    }
-    writer.headers().remove<ph::Header::Connection>();
-    if (!keep)
-      writer.headers().add<ph::Header::Connection>(ph::ConnectionControl::Close);
-    else if (req.version() == ph::Version::Http10)
-      writer.headers().add<ph::Header::Connection>(ph::ConnectionControl::KeepAlive);
+  // default) says close, or the service is draining. (Pistache 0.0.5's own writer
+  // answers "Connection: Close" to every request that names no connection option.)
+  void keep_or_close(const ph::Request& req, connection_state& c) {
+    bool keep = c.framer.keep_alive() && !state_->draining;
+    c.busy = true;
+    c.closing = !keep;
+    c.option = !keep                         ? connection_option::close
+      : req.version() == ph::Version::Http10 ? connection_option::keep_alive
+                                             : connection_option::none;
   }
 
   // After each chunk the parser has taken: a request whose headers are in and
@@ -315,7 +333,7 @@ void answered(const connection_ptr& c) {
     // The last answer is out: the client sees the end of the stream after it.
     c->held.clear();
     if (!c->refused)
-      ::shutdown(peer->fd(), SHUT_WR);
+      ::shutdown(c->fd, SHUT_WR);
     c->refused = true;
     return;
   }
