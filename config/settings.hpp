@@ -34,8 +34,8 @@ struct db_settings {
 };
 
 struct auth_settings {
-  milliseconds token_cache_ttl = 5min;   // 0: no cache, every request checks the database
-  milliseconds revocation_check = 250ms; // while tokens are cached: is the auth revision newer?
+  milliseconds token_cache_ttl = 5min; // 0: no cache, every request checks the database
+  milliseconds revocation_check = 1s;  // while tokens are cached: is the auth revision newer?
 };
 
 struct validator_settings {

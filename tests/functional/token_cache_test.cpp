@@ -1,5 +1,5 @@
 // The token cache through the real binary with the shipped defaults
-// (auth.token-cache-ttl=5min, auth.revocation-check=250ms), on the database under test:
+// (auth.token-cache-ttl=5min, auth.revocation-check=1s), on the database under test:
 // a repeated token is not looked up again, and a token revoked with receiptctl is
 // refused within the check interval while other apps' tokens keep working.
 #include <catch2/catch.hpp>
