@@ -239,9 +239,10 @@ public:
     connection->fd = ::fcntl(peer->fd(), F_DUPFD_CLOEXEC, 0);
     peer->putData(connection_key, connection);
     peer->putData(slot_key, std::make_shared<connection_slot>(state_));
-    if (state_->connections > state_->settings.max_connections) {
-      // Refused at once: no request is read from it. Closed both ways, the peer
-      // is removed by the transport as soon as it is registered (end of stream).
+    if (state_->connections > state_->settings.max_connections || connection->fd < 0) {
+      // Refused at once (or out of descriptors): no request is read from it. Closed
+      // both ways, the peer is removed by the transport as soon as it is registered
+      // (end of stream).
       connection->refused = true;
       write_raw(*peer,
                 error_reply(
@@ -396,11 +397,14 @@ namespace {
 // need descriptors too: the connection cap stays below the open-file limit.
 std::size_t connection_cap(std::size_t configured) {
   constexpr std::size_t reserve = 256;
+  constexpr std::size_t per_connection = 2; // Pistache's descriptor and ours (connection_state)
   rlimit lim{};
   if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY
-      || configured + reserve <= lim.rlim_cur)
+      || configured * per_connection + reserve <= lim.rlim_cur)
     return configured;
-  auto cap = lim.rlim_cur > 2 * reserve ? static_cast<std::size_t>(lim.rlim_cur) - reserve : 1;
+  auto cap = lim.rlim_cur > 2 * reserve
+    ? (static_cast<std::size_t>(lim.rlim_cur) - reserve) / per_connection
+    : 1;
   std::cerr << "receiptd: http.max-connections=" << configured << " does not fit the open-file "
             << "limit (" << lim.rlim_cur << "); at most " << cap << " client connections\n";
   return cap;
