@@ -13,6 +13,7 @@
 #include <iostream>
 #include <mutex>
 #include <optional>
+#include <utility>
 
 #include "http/request_framing.hpp"
 #include "http/request_rules.hpp"
@@ -65,7 +66,8 @@ struct connection_state {
   // answer written here can only ever reach this connection.
   int fd = -1;
   request_framer framer;
-  std::string held;                                   // received while busy
+  std::string held;   // received while busy
+  std::string unsent; // what the socket did not take of the answer (flush_unsent)
   connection_option option = connection_option::none; // of the answer being written
   bool busy = false;                                  // a request is being answered
   bool feeding = false;                               // feed() is running
@@ -85,7 +87,39 @@ connection_ptr connection_of(const Pistache::Tcp::Peer& peer) {
 // the connection may be parsed, or the connection ends.
 void answered(const connection_ptr& c);
 
-// Writes the answer to the request being answered on `c`, from any thread.
+// Hands what the socket did not take of an answer to Pistache's reactor, which
+// writes it as the socket drains. Called without the connection's lock, by each
+// entry point once it has let go of it (connection_reply::send, early_gate::onInput,
+// the write's own continuation): Pistache runs a promise's continuation holding the
+// promise's mutex, and the continuation takes the connection's lock, so the
+// continuation must never be attached while the connection's lock is held.
+void flush_unsent(const connection_ptr& c) {
+  std::string rest;
+  std::shared_ptr<Pistache::Tcp::Peer> peer;
+  {
+    std::lock_guard lock(c->mutex);
+    if (c->unsent.empty())
+      return;
+    rest = std::exchange(c->unsent, {});
+    peer = c->peer.lock();
+    if (c->gone || !peer)
+      return answered(c);
+  }
+  auto size = rest.size();
+  c->transport->asyncWrite(peer->fd(), Pistache::RawBuffer(std::move(rest), size))
+    .then(
+      [c](ssize_t) {
+        answered(c);
+        flush_unsent(c);
+      },
+      [c](std::exception_ptr&) {
+        answered(c);
+        flush_unsent(c);
+      });
+}
+
+// Writes the answer to the request being answered on `c`, from any thread. What
+// the socket does not take at once waits in `unsent` for flush_unsent().
 void answer(const connection_ptr& c, const reply& r, const std::string& trace_id) {
   std::lock_guard lock(c->mutex);
   auto peer = c->peer.lock();
@@ -98,13 +132,8 @@ void answer(const connection_ptr& c, const reply& r, const std::string& trace_id
     return answered(c);
   if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
     return answered(c); // the client is gone; Pistache notices on its side
-  // The socket's buffer is full (a large answer, a slow reader): the rest is
-  // written by the reactor as the socket drains.
-  auto offset = n > 0 ? static_cast<std::size_t>(n) : 0;
-  auto rest = text.substr(offset);
-  auto size = rest.size();
-  c->transport->asyncWrite(peer->fd(), Pistache::RawBuffer(std::move(rest), size))
-    .then([c](ssize_t) { answered(c); }, [c](std::exception_ptr&) { answered(c); });
+  // The socket's buffer is full (a large answer, a slow reader).
+  c->unsent = text.substr(n > 0 ? static_cast<std::size_t>(n) : 0);
 }
 
 // Answers exactly once. Dropped unanswered (a bug), it still answers: 500.
@@ -125,6 +154,7 @@ public:
     if (sent_.exchange(true))
       return false;
     answer(connection_, r, trace_id_);
+    flush_unsent(connection_);
     --state_->in_flight;
     return true;
   }
@@ -354,12 +384,15 @@ void early_gate::onInput(const char* buffer, size_t len,
   auto c = connection_of(*peer);
   if (!c)
     return http().onInput(buffer, len, peer);
-  std::lock_guard lock(c->mutex);
-  if (c->refused)
-    return; // answered already: the rest is not read into any buffer
-  if (c->busy)
-    return http_->hold(*c, {buffer, len});
-  http_->feed(*c, {buffer, len}, peer);
+  {
+    std::lock_guard lock(c->mutex);
+    if (c->refused)
+      return; // answered already: the rest is not read into any buffer
+    if (c->busy)
+      return http_->hold(*c, {buffer, len});
+    http_->feed(*c, {buffer, len}, peer);
+  }
+  flush_unsent(c);
 }
 
 void early_gate::onConnection(const std::shared_ptr<Pistache::Tcp::Peer>& peer) {

@@ -174,6 +174,7 @@ TEST_CASE("the largest answer a genuine receipt can produce arrives in full",
   auto j = t.r.json();
   CHECK(j.at("in_app_purchases").as_array().size() == 2000);
   auto got = s.service.get(std::string(receipts) + "/" + str(j.at("id")), app.token);
+  INFO(got.error);
   REQUIRE(got.status == 200);
   CHECK(got.json().at("in_app_purchases").as_array().size() == 2000);
   CHECK(got.body.size() > 4 * 1024 * 1024);
