@@ -338,11 +338,19 @@ void receiptd_config::print_help(std::ostream& out) const {
       << default_config_file << " when it exists.\n";
   for (auto category : our_categories) {
     out << "\n[" << category << "]\n";
+    if (std::string_view(category) == "scheduler") {
+      // CAF's own options: receiptd's defaults and words, not CAF's.
+      out << "  --scheduler.policy=<atom> (default "
+          << caf::to_string(caf::get_or(content, "scheduler.policy", caf::atom("sharing")))
+          << ")\n      'sharing' (one queue; idle threads sleep until work arrives) or "
+             "'stealing' (CAF's own default: idle threads poll)\n"
+          << "  --scheduler.max-threads=<uint64> (default "
+          << caf::get_or(content, "scheduler.max-threads", std::size_t{1})
+          << ")\n      CAF scheduler threads running the actors (default: half the cores)\n";
+      continue;
+    }
     for (const auto& opt : custom_options_) {
       if (opt.category() != category)
-        continue;
-      if (std::string_view(category) == "scheduler" && opt.long_name() != "max-threads"
-          && opt.long_name() != "policy")
         continue;
       std::string value;
       if (auto v = opt.get())
