@@ -1,8 +1,9 @@
-// The persistence pool master: the pool's one handle. Saves and token lookups
-// wait here while no worker is free and then go out as one batch (group commit:
-// under load many uploads share one transaction, one fsync and one thread hop;
-// alone, an upload goes out at once as a batch of one). Other calls go to the
-// least busy worker directly.
+// The persistence pool master: the pool's one handle. Saves wait here while a save
+// batch is being committed (or no worker is free) and then go out as one batch
+// (group commit: the uploads of that moment share one transaction, one fsync and
+// one thread hop; alone, an upload goes out at once as a batch of one). Token
+// lookups wait only for a free worker. Other calls go to the least busy worker
+// directly.
 
 #include "actors/persistence.hpp"
 
