@@ -6,8 +6,19 @@ namespace receiptd::actors {
 
 namespace {
 
-// A stored credential parsed once; an unusable one is null, and why is recorded
-// (and logged) for the uploads that would have needed it.
+// Records (and logs) why a configured credential is unusable, for the uploads
+// of the store that would have needed it (`into`: that store's problem text);
+// several unusable credentials of one store are all named.
+void note_problem(const app_context& ctx, std::string& into, const char* what,
+                  const std::string& why) {
+  auto problem = "app " + ctx.app.id + ": unusable " + what + ": " + why;
+  log_warn(problem);
+  if (!into.empty())
+    into += "; ";
+  into += problem;
+}
+
+// A stored credential parsed once; an unusable one is null.
 template <class Credential>
 std::shared_ptr<const Credential> parse_credential(const std::string& text, const char* what,
                                                    app_context& ctx) {
@@ -16,9 +27,23 @@ std::shared_ptr<const Credential> parse_credential(const std::string& text, cons
   auto parsed = Credential::parse(text);
   if (parsed)
     return *parsed;
-  ctx.credential_problem
-    = "app " + ctx.app.id + ": unusable " + what + ": " + parsed.err().message();
-  log_warn(ctx.credential_problem);
+  note_problem(ctx, ctx.store_b_problem, what, parsed.err().message());
+  return nullptr;
+}
+
+// The App Store Server API key: none when all three fields are empty; one or
+// two of them set (SQL by hand: receiptctl stores all three) is unusable too.
+std::shared_ptr<const model::store_a::server_api_key> parse_server_api_key(app_context& ctx) {
+  const auto& a = ctx.app;
+  if (a.app_store_issuer_id.empty() && a.app_store_key_id.empty()
+      && a.app_store_private_key.empty())
+    return nullptr;
+  auto parsed = model::store_a::server_api_key::parse(a.app_store_issuer_id, a.app_store_key_id,
+                                                      a.app_store_private_key);
+  if (parsed)
+    return *parsed;
+  note_problem(ctx, ctx.server_api_problem, "App Store Server API credentials",
+               parsed.err().message());
   return nullptr;
 }
 
@@ -31,6 +56,7 @@ app_context_ptr make_app_context(const model::app& a) {
                                                                    "Store B licence key", *ctx);
   ctx->service_account = parse_credential<model::store_b::service_account>(
     a.store_b_service_account, "Store B service account", *ctx);
+  ctx->server_api_key = parse_server_api_key(*ctx);
   return ctx;
 }
 

@@ -22,6 +22,8 @@ using persistence_calls = caf::typed_actor<
                   model::purchase_order_record>::with<bool>,
   caf::replies_to<complete_atom, trace_context, model::validation_job,
                   model::receipt_record>::with<bool>,
+  caf::replies_to<complete_atom, trace_context, model::validation_job,
+                  model::transaction_record>::with<bool>,
   caf::replies_to<reschedule_atom, trace_context, model::validation_job>::with<bool>,
   // the auth revision now (db::database::auth_revision): the token cache's check
   caf::replies_to<auth_revision_atom>::with<std::int64_t>>;
@@ -36,16 +38,20 @@ using persistence_actor = persistence_calls::extend<
   caf::replies_to<save_atom, trace_context, model::purchase_order_record,
                   model::unix_ms>::with<model::purchase_order_record>,
   caf::replies_to<save_atom, trace_context, model::receipt_record,
-                  model::unix_ms>::with<model::receipt_record>>;
+                  model::unix_ms>::with<model::receipt_record>,
+  caf::replies_to<save_atom, trace_context, model::transaction_record,
+                  model::unix_ms>::with<model::transaction_record>>;
 
 // Store B (Google Play) client: OAuth token per app, Play Developer API calls.
 using store_b_client_actor
   = caf::typed_actor<caf::replies_to<check_atom, store_b_check>::with<store_b_answer>,
                      caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
 
-// Store A (App Store) client: verifyReceipt, production or sandbox, one flip.
+// Store A (App Store) client: verifyReceipt, production or sandbox, one flip; the
+// App Store Server API's Get Transaction Info, one flip between its hosts.
 using store_a_client_actor
   = caf::typed_actor<caf::replies_to<check_atom, store_a_check>::with<store_a_answer>,
+                     caf::replies_to<check_atom, store_a_transaction_check>::with<store_a_transaction_answer>,
                      caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
 
 // The supervisor: the HTTP layer's only contact. It ticks itself to check the

@@ -13,6 +13,7 @@
 #include "http/reply.hpp"
 #include "model/app.hpp"
 #include "model/records.hpp"
+#include "model/store_a/server_api.hpp"
 #include "model/store_b/licence_key.hpp"
 #include "model/store_b/play_api.hpp"
 #include "model/store_b/service_account.hpp"
@@ -46,7 +47,12 @@ struct app_context {
   model::app app;
   std::shared_ptr<const model::store_b::licence_key> licence_key;         // null: none usable
   std::shared_ptr<const model::store_b::service_account> service_account; // null: none usable
-  std::string credential_problem; // why a configured credential is unusable
+  // App Store Server API credentials (issue 8); null: none, or unusable.
+  std::shared_ptr<const model::store_a::server_api_key> server_api_key;
+  // Why a configured credential is unusable, per store: Store B's licence key or
+  // service account; the App Store Server API key.
+  std::string store_b_problem;
+  std::string server_api_problem;
 };
 using app_context_ptr = std::shared_ptr<const app_context>;
 
@@ -89,11 +95,28 @@ struct store_a_answer {
   std::vector<model::apple_in_app_purchase> in_app;
 };
 
+// Validator → Store A client: one App Store Server API Get Transaction Info call,
+// at the host of the transaction's environment first, then — only when the
+// transaction is unknown there (404 TransactionIdNotFound) — once at the other.
+struct store_a_transaction_check {
+  trace_context trace;
+  app_context_ptr app; // its App Store Server API key (none: no credentials) and bundle id
+  std::string transaction_id;
+  bool sandbox_first = false;
+  store_deadline deadline;
+};
+
+struct store_a_transaction_answer {
+  // confirmed: the answer carried signed_transaction_info, which the validator
+  // still verifies and compares (model/store_a/transaction_record.hpp).
+  model::store_verdict verdict;
+  std::string signed_transaction_info;
+};
+
 // A due revalidation job with what it needs, as the persistence pool claims it.
 struct claimed_job {
   model::validation_job job;
-  std::optional<model::purchase_order_record> purchase_order;
-  std::optional<model::receipt_record> receipt;
+  std::optional<model::any_record> record; // none: it has vanished
   std::optional<model::app> app;
 };
 using claimed_jobs = std::vector<claimed_job>;

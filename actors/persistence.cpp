@@ -202,6 +202,7 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
     self->link_to(w);
   using po = model::purchase_order_record;
   using rr = model::receipt_record;
+  using tr = model::transaction_record;
   constexpr bool read = false, write = true;
   return {
     [=](authenticate_atom, trace_context ctx, std::string hash) -> caf::result<authenticated> {
@@ -224,6 +225,9 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
     [=](save_atom, trace_context& ctx, rr& r, model::unix_ms at) {
       return enqueue_save(self, std::move(ctx), std::move(r), at);
     },
+    [=](save_atom, trace_context& ctx, tr& r, model::unix_ms at) {
+      return enqueue_save(self, std::move(ctx), std::move(r), at);
+    },
     [=](get_atom a, trace_context ctx, model::record_kind k, std::string id) {
       return forward<found_record>(self, read, a, std::move(ctx), k, std::move(id));
     },
@@ -234,6 +238,9 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
       return forward<bool>(self, write, a, std::move(ctx), std::move(j), std::move(r));
     },
     [=](complete_atom a, trace_context& ctx, model::validation_job& j, rr& r) {
+      return forward<bool>(self, write, a, std::move(ctx), std::move(j), std::move(r));
+    },
+    [=](complete_atom a, trace_context& ctx, model::validation_job& j, tr& r) {
       return forward<bool>(self, write, a, std::move(ctx), std::move(j), std::move(r));
     },
     [=](reschedule_atom a, trace_context ctx, model::validation_job j) {

@@ -129,23 +129,16 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
       return run<found_record>(
         self, ctx, "get", [&](db::database& db) -> model::result<found_record> {
           found_record out;
-          if (kind == model::record_kind::store_b_purchase_order) {
-            auto r = db.find_purchase_order(id);
-            if (!r)
-              return r.err();
-            if (*r) {
-              out.app_id = (*r)->app_id;
-              out.json = boost::json::serialize(model::purchase_order_json(**r));
-            }
-          } else {
-            auto r = db.find_receipt(id);
-            if (!r)
-              return r.err();
-            if (*r) {
-              out.app_id = (*r)->app_id;
-              out.json = boost::json::serialize(model::receipt_json(**r));
-            }
-          }
+          auto r = find_record(db, kind, id);
+          if (!r)
+            return r.err();
+          if (*r)
+            std::visit(
+              [&](const auto& record) {
+                out.app_id = record.app_id;
+                out.json = boost::json::serialize(model::resource_json(record));
+              },
+              **r);
           return out;
         });
     },
@@ -161,17 +154,10 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
                                  for (auto& job : *jobs) {
                                    claimed_job c;
                                    c.job = std::move(job);
-                                   if (c.job.kind == model::record_kind::store_b_purchase_order) {
-                                     auto r = db.find_purchase_order(c.job.record_id);
-                                     if (!r)
-                                       return r.err();
-                                     c.purchase_order = std::move(*r);
-                                   } else {
-                                     auto r = db.find_receipt(c.job.record_id);
-                                     if (!r)
-                                       return r.err();
-                                     c.receipt = std::move(*r);
-                                   }
+                                   auto r = find_record(db, c.job.kind, c.job.record_id);
+                                   if (!r)
+                                     return r.err();
+                                   c.record = std::move(*r);
                                    auto a = db.find_app(c.job.app_id);
                                    if (!a)
                                      return a.err();
@@ -188,6 +174,11 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
     },
     [=](complete_atom, const trace_context& ctx, const model::validation_job& job,
         const model::receipt_record& r) -> caf::result<bool> {
+      return run<bool>(self, ctx, "complete_job",
+                       [&](db::database& db) { return db.complete_job(job, r); });
+    },
+    [=](complete_atom, const trace_context& ctx, const model::validation_job& job,
+        const model::transaction_record& r) -> caf::result<bool> {
       return run<bool>(self, ctx, "complete_job",
                        [&](db::database& db) { return db.complete_job(job, r); });
     },

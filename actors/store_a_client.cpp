@@ -9,6 +9,7 @@
 
 #include "actors/log.hpp"
 #include "actors/outbound_calls.hpp"
+#include "model/store_a/server_api.hpp"
 #include "model/store_a/verify_receipt_api.hpp"
 
 namespace receiptd::actors {
@@ -17,10 +18,21 @@ namespace {
 
 using model::store_a::verify_endpoint;
 
+// An App Store Server API JWT, made once and used until shortly before it
+// expires (one ES256 signature per app every jwt_lifetime − jwt_renew_margin).
+struct cached_jwt {
+  std::string value;
+  model::unix_ms expires_at = 0;
+};
+constexpr std::chrono::seconds jwt_lifetime = std::chrono::minutes(30);
+constexpr std::chrono::milliseconds jwt_renew_margin = std::chrono::minutes(5);
+
 struct state {
   config::store_a_settings settings;
+  const model::time_source* clock = &model::system_time(); // never null
   outbound_calls calls;
   warning_limiter warnings; // operator problems: loud, but once a minute per app
+  std::unordered_map<std::string, cached_jwt> jwts; // by app id + key id
   static inline const char* name = "store-a-client";
 };
 
@@ -87,12 +99,77 @@ void ask(pointer self, std::shared_ptr<store_a_check> c, verify_endpoint at, boo
     c->deadline);
 }
 
+// ---- App Store Server API ------------------------------------------------
+
+using transaction_deliver_fn = std::function<void(store_a_transaction_answer)>;
+
+model::store_verdict operator_problem(std::string detail) {
+  model::store_verdict v;
+  v.outcome = model::store_outcome::unreachable;
+  v.operator_problem = true;
+  v.detail = std::move(detail);
+  return v;
+}
+
+// Everything the JWT says: a change of key, issuer or bundle makes a new one.
+std::string jwt_key(const app_context& app) {
+  const auto& key = *app.server_api_key;
+  return app.app.id + '\n' + key.key_id() + '\n' + key.issuer_id() + '\n' + app.app.bundle_id;
+}
+
+const std::string& jwt_for(pointer self, const app_context& app) {
+  auto& entry = self->state.jwts[jwt_key(app)];
+  auto now = self->state.clock->now_ms();
+  if (entry.value.empty() || now + jwt_renew_margin.count() >= entry.expires_at) {
+    entry.value = app.server_api_key->make_jwt(now, app.app.bundle_id, jwt_lifetime);
+    entry.expires_at = now + std::chrono::milliseconds(jwt_lifetime).count();
+  }
+  return entry.value;
+}
+
+// Get Transaction Info at one host; a transaction unknown there is asked of the
+// other host once (a sandbox purchase uploaded as production, or the reverse).
+void ask_server_api(pointer self, std::shared_ptr<store_a_transaction_check> c, bool sandbox,
+                    bool flipped, transaction_deliver_fn deliver) {
+  const auto& s = self->state.settings;
+  const auto& app = *c->app;
+  http::outbound_request req;
+  req.url = model::store_a::transaction_info_url(
+    sandbox ? s.server_api_sandbox_url : s.server_api_url, c->transaction_id);
+  req.headers = {"Authorization: Bearer " + jwt_for(self, app), "Accept: application/json"};
+  req.timeout = s.timeout;
+  self->state.calls.submit(
+    handle(self), c->trace, "store-a-client", std::move(req),
+    [=](http::outbound_response& r) {
+      auto a = model::store_a::classify_transaction_info(r.status, r.body, r.error, r.retry_after,
+                                                         self->state.clock->now_ms());
+      if (a.transaction_not_found && !flipped) {
+        ask_server_api(self, c, !sandbox, true, deliver);
+        return;
+      }
+      if (a.verdict.operator_problem) {
+        self->state.jwts.erase(jwt_key(*c->app)); // made afresh next time
+        self->state.warnings.warn(c->app->app.id,
+                                  "App Store Server API refused app " + c->app->app.id + ": "
+                                    + a.verdict.detail
+                                    + " — check its issuer id, key id and in-app purchase key "
+                                      "(receiptctl app update)");
+      }
+      if (a.verdict.outcome == model::store_outcome::confirmed && !a.verdict.env)
+        a.verdict.env = sandbox ? model::environment::sandbox : model::environment::production;
+      deliver(
+        store_a_transaction_answer{std::move(a.verdict), std::move(a.signed_transaction_info)});
+    },
+    c->deadline);
+}
+
 store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a_settings settings,
                                                    http::outbound_transport* client, tracer* trace,
                                                    const model::time_source* clock) {
   self->state.calls
     = outbound_calls(*client, settings.max_concurrent, *trace, *clock, settings.max_queued);
   self->state.warnings = warning_limiter(*clock);
+  self->state.clock = clock;
   self->state.settings = std::move(settings);
   return {
     [=](check_atom, store_a_check& check) -> caf::typed_response_promise<store_a_answer> {
@@ -100,6 +177,22 @@ store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a
       auto c = std::make_shared<store_a_check>(std::move(check));
       auto first = c->sandbox_first ? verify_endpoint::sandbox : verify_endpoint::production;
       ask(self, c, first, false, [rp](store_a_answer a) mutable { rp.deliver(std::move(a)); });
+      return rp;
+    },
+    [=](check_atom, store_a_transaction_check& check)
+      -> caf::typed_response_promise<store_a_transaction_answer> {
+      auto rp = self->make_response_promise<store_a_transaction_answer>();
+      auto c = std::make_shared<store_a_transaction_check>(std::move(check));
+      if (!c->app->server_api_key) {
+        auto why = "app " + c->app->app.id + " has no usable App Store Server API credentials"
+          + (c->app->server_api_problem.empty() ? std::string()
+                                                : " (" + c->app->server_api_problem + ")");
+        self->state.warnings.warn(c->app->app.id, why);
+        rp.deliver(store_a_transaction_answer{operator_problem(why), {}});
+        return rp;
+      }
+      ask_server_api(self, c, c->sandbox_first, false,
+                     [rp](store_a_transaction_answer a) mutable { rp.deliver(std::move(a)); });
       return rp;
     },
     [=](http_done_atom, http_done& done) { self->state.calls.on_done(handle(self), done); },

@@ -189,9 +189,9 @@ store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b
       auto rp = self->make_response_promise<store_b_answer>();
       auto c = std::make_shared<store_b_check>(std::move(check));
       if (!c->app->service_account) {
-        auto why = c->app->credential_problem.empty()
-          ? "app " + c->app->app.id + " has no Store B service account"
-          : c->app->credential_problem;
+        auto why = "app " + c->app->app.id + " has no usable Store B service account"
+          + (c->app->store_b_problem.empty() ? std::string()
+                                             : " (" + c->app->store_b_problem + ")");
         self->state.warnings.warn(c->app->app.id, why);
         rp.deliver(store_b_answer{operator_problem(why), c->purchase});
         return rp;

@@ -9,6 +9,7 @@
 #include "actors/log.hpp"
 #include "actors/validator_steps.hpp"
 #include "model/store_a/receipt_record.hpp"
+#include "model/store_a/transaction_record.hpp"
 #include "model/store_b/purchase_order.hpp"
 #include "model/upload_request.hpp"
 
@@ -87,9 +88,47 @@ void ask_store(caf::event_based_actor* self, const trace_context& ctx, const val
       });
 }
 
+// A unified receipt confirmed with the App Store Server API (store-a.confirm-with):
+// Apple is asked about its newest transaction.
+void ask_server_api(caf::event_based_actor* self, const trace_context& ctx,
+                    const validator_deps& deps, app_context_ptr app_ctx, model::receipt_record r,
+                    std::function<void(model::receipt_record)> k) {
+  auto id = model::store_a::transaction_to_confirm(r);
+  if (!id) {
+    // A receipt without purchases (a paid app, nothing bought in it): Apple's
+    // signature and chain are all there is to check, and they checked out.
+    model::store_verdict v;
+    v.outcome = model::store_outcome::confirmed;
+    v.detail = "no in-app transaction to confirm: verified locally";
+    model::apply_store_verdict(r, v);
+    return k(std::move(r));
+  }
+  store_a_transaction_check check{
+    ctx, std::move(app_ctx), *id,
+    model::store_a::first_endpoint(r) == model::store_a::verify_endpoint::sandbox,
+    deadline_from_now(deps)};
+  auto shared = std::make_shared<model::receipt_record>(std::move(r));
+  self->request(deps.store_a, deps.settings.store_deadline, check_atom_v, std::move(check))
+    .then(
+      [shared, k, id = *id, trust = deps.trust](store_a_transaction_answer& a) {
+        auto unusable = model::store_a::apply_server_answer(*shared, id, a.verdict,
+                                                            a.signed_transaction_info, *trust);
+        if (!unusable.empty())
+          log_warn("receipt " + shared->id + ", transaction " + id + ": " + unusable);
+        k(std::move(*shared));
+      },
+      [shared, k](caf::error& e) {
+        model::apply_store_verdict(*shared, deadline_verdict(e));
+        k(std::move(*shared));
+      });
+}
+
 void ask_store(caf::event_based_actor* self, const trace_context& ctx, const validator_deps& deps,
                app_context_ptr app_ctx, model::receipt_record r,
                std::function<void(model::receipt_record)> k) {
+  if (model::store_a::confirm_with_server_api(r, deps.settings.confirm_with,
+                                              app_ctx->server_api_key != nullptr))
+    return ask_server_api(self, ctx, deps, std::move(app_ctx), std::move(r), std::move(k));
   const auto& app = app_ctx->app;
   auto sandbox = model::store_a::first_endpoint(r) == model::store_a::verify_endpoint::sandbox;
   auto receipt = std::make_shared<std::string>(std::move(r.receipt_data));
@@ -112,6 +151,27 @@ void ask_store(caf::event_based_actor* self, const trace_context& ctx, const val
         auto& r = shared->take_back();
         model::store_a::apply_store_verdict(r, deadline_verdict(e), {});
         k(std::move(r));
+      });
+}
+
+void ask_store(caf::event_based_actor* self, const trace_context& ctx, const validator_deps& deps,
+               app_context_ptr app, model::transaction_record r,
+               std::function<void(model::transaction_record)> k) {
+  store_a_transaction_check check{ctx, std::move(app), r.transaction.transaction_id,
+                                  model::store_a::sandbox_first(r), deadline_from_now(deps)};
+  auto shared = std::make_shared<model::transaction_record>(std::move(r));
+  self->request(deps.store_a, deps.settings.store_deadline, check_atom_v, std::move(check))
+    .then(
+      [shared, k, trust = deps.trust](store_a_transaction_answer& a) {
+        auto unusable = model::store_a::apply_server_answer(*shared, a.verdict,
+                                                            a.signed_transaction_info, *trust);
+        if (!unusable.empty())
+          log_warn("transaction " + shared->transaction.transaction_id + ": " + unusable);
+        k(std::move(*shared));
+      },
+      [shared, k](caf::error& e) {
+        model::apply_store_verdict(*shared, deadline_verdict(e));
+        k(std::move(*shared));
       });
 }
 
@@ -183,6 +243,23 @@ model::result<model::receipt_record> store_a_record(upload_run& u) {
   return model::store_a::make_record(*upload, app, verified, u.in.request.peer_ip, u.started_at);
 }
 
+model::result<model::transaction_record> store_a_transaction_record(upload_run& u) {
+  auto upload = model::parse_store_a_transaction_upload(take_body(u));
+  if (!upload)
+    return upload.err();
+  const auto& app = u.app->app;
+  if (app.bundle_id.empty())
+    return not_configured("this app has no Store A bundle id");
+  auto verified = model::store_a::verify_jws(upload->signed_transaction, *u.deps->trust);
+  // Our failure, not the transaction's: no verdict, nothing stored.
+  if (verified.internal_error) {
+    log_warn("StoreKit 2 verification failed internally: " + verified.detail);
+    return model::error(model::errc::internal_error,
+                        "the transaction could not be checked; retry later");
+  }
+  return model::store_a::make_record(*upload, app, verified, u.in.request.peer_ip, u.started_at);
+}
+
 // The same for every kind: a record settled locally is stored and answered; one
 // still pending is put to its store first.
 template <class Record>
@@ -207,8 +284,11 @@ void validate_upload(caf::event_based_actor* self, inbound in, app_context_ptr a
       return settle(self, u, store_b_record(*u));
     case http::route::store_b_legacy_upload:
       return settle(self, u, store_b_legacy_record(*u));
+    case http::route::store_a_transaction_upload:
+      return settle(self, u, store_a_transaction_record(*u));
     case http::route::store_a_get:
     case http::route::store_b_get:
+    case http::route::store_a_transaction_get:
     case http::route::health:
       break; // not uploads: the supervisor and the HTTP layer answer them
   }
@@ -225,10 +305,8 @@ void revalidate(caf::event_based_actor* self, claimed_job cj, validator_deps_ptr
                 finish_job(self, deps, scheduler, job, std::move(r), root);
               });
   };
-  if (cj.app && cj.purchase_order)
-    return ask_again(std::move(*cj.purchase_order));
-  if (cj.app && cj.receipt)
-    return ask_again(std::move(*cj.receipt));
+  if (cj.app && cj.record)
+    return std::visit([&](auto& record) { ask_again(std::move(record)); }, *cj.record);
   log_warn("revalidation job " + cj.job.id + " has no record or app; left for its lease");
   root->outcome("orphan");
   self->send(scheduler, done_atom_v, cj.job.id);

@@ -14,6 +14,7 @@
 #include "model/clock.hpp"
 #include "model/retry_policy.hpp"
 #include "model/store_a/receipt.hpp"
+#include "model/store_a/server_api.hpp"
 
 namespace receiptd::actors {
 
@@ -26,6 +27,9 @@ struct validation_settings {
   // How Store A receipts are checked locally: max_in_app_purchases is
   // store-a.max-in-app-purchases; `at` and the test seam stay unset.
   model::store_a::verify_options store_a_verify;
+  // store-a.confirm-with: unified receipts through verifyReceipt or the App Store
+  // Server API.
+  model::store_a::confirmation confirm_with = model::store_a::confirmation::automatic;
 };
 
 struct validator_deps {

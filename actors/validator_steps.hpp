@@ -54,7 +54,8 @@ void save_and_answer(caf::event_based_actor* self, upload_ptr u, Record r) {
       });
 }
 
-// Asks the record's store (the Play Developer API, or verifyReceipt) under the
+// Asks the record's store (the Play Developer API, verifyReceipt, or the App
+// Store Server API) under the
 // validator's deadline; the record comes back to `k` with the store's verdict
 // applied (a passed deadline counts as unreachable).
 void ask_store(caf::event_based_actor* self, const trace_context& ctx, const validator_deps& deps,
@@ -63,6 +64,9 @@ void ask_store(caf::event_based_actor* self, const trace_context& ctx, const val
 void ask_store(caf::event_based_actor* self, const trace_context& ctx, const validator_deps& deps,
                app_context_ptr app, model::receipt_record r,
                std::function<void(model::receipt_record)> k);
+void ask_store(caf::event_based_actor* self, const trace_context& ctx, const validator_deps& deps,
+               app_context_ptr app, model::transaction_record r,
+               std::function<void(model::transaction_record)> k);
 
 // Completes the job with the record's verdict, or — still pending — reschedules
 // it with backoff, marking the record failed once attempts run out.

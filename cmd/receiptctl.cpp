@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -16,6 +17,7 @@
 #include "config/options.hpp"
 #include "model/access_token.hpp"
 #include "model/resource_json.hpp"
+#include "model/store_a/server_api.hpp"
 #include "model/store_b/licence_key.hpp"
 #include "model/store_b/service_account.hpp"
 
@@ -48,6 +50,9 @@ json::object app_json(const model::app& a) {
           {"store_a_shared_secret_set", !a.store_a_shared_secret.empty()},
           {"store_b_license_key_set", !a.store_b_public_key.empty()},
           {"store_b_service_account_set", !a.store_b_service_account.empty()},
+          {"app_store_issuer_id", a.app_store_issuer_id},
+          {"app_store_key_id", a.app_store_key_id},
+          {"app_store_private_key_set", !a.app_store_private_key.empty()},
           {"accept_storekit_test_receipts", a.accept_storekit_test_receipts},
           {"transfer_policy", model::to_string(a.transfers)}};
 }
@@ -78,6 +83,70 @@ void print(const args& a, const json::value& v, const std::string& human) {
     std::cout << json::serialize(v) << "\n";
   else
     std::cout << human;
+}
+
+// The App Store Server API credentials: --clear-app-store-credentials removes
+// them; otherwise the ones given, merged with what the app has, must parse as a
+// whole (server_api_key::parse) before any is stored. An error names the option.
+std::string apply_app_store_credentials(const args& a, model::app& app) {
+  const std::string key_file_option = "--app-store-private-key-file";
+  bool any = a.given("app-store-issuer-id") || a.given("app-store-key-id")
+    || a.given("app-store-private-key-file");
+  if (a.clear_app_store_credentials) {
+    if (any)
+      return "--clear-app-store-credentials cannot be combined with --app-store-* options";
+    app.app_store_issuer_id.clear();
+    app.app_store_key_id.clear();
+    app.app_store_private_key.clear();
+    return {};
+  }
+  if (!any)
+    return {};
+  auto issuer = a.given("app-store-issuer-id") ? a.app_store_issuer_id : app.app_store_issuer_id;
+  auto key_id = a.given("app-store-key-id") ? a.app_store_key_id : app.app_store_key_id;
+  auto pem = app.app_store_private_key;
+  if (a.given("app-store-private-key-file")) {
+    // A .p8 file is about 250 bytes; anything much larger is not one.
+    constexpr std::uintmax_t max_key_file = 16 * 1024;
+    std::error_code ec;
+    auto size = std::filesystem::file_size(a.app_store_private_key_file, ec);
+    if (ec)
+      return key_file_option + ": cannot read " + a.app_store_private_key_file;
+    if (size > max_key_file)
+      return key_file_option + ": " + a.app_store_private_key_file
+        + " is larger than 16 KiB, not a .p8 key file";
+    bool ok = true;
+    pem = read_file(a.app_store_private_key_file, ok);
+    if (!ok)
+      return key_file_option + ": cannot read " + a.app_store_private_key_file;
+  }
+  auto parsed = model::store_a::server_api_key::parse(issuer, key_id, pem);
+  if (parsed) {
+    app.app_store_issuer_id = issuer;
+    app.app_store_key_id = key_id;
+    app.app_store_private_key = pem;
+    return {};
+  }
+  // The first field error, named by the option that sets that field.
+  const auto& e = parsed.errors().front();
+  struct field_option {
+    const char* field;
+    const char* option;
+  };
+  static constexpr field_option options[]
+    = {{"app_store_issuer_id", "app-store-issuer-id"},
+       {"app_store_key_id", "app-store-key-id"},
+       {"app_store_private_key", "app-store-private-key-file"}};
+  for (const auto& o : options) {
+    if (e.field != o.field)
+      continue;
+    if (e.code == "missing" && !a.given(o.option))
+      return std::string("--") + o.option + " is needed too: the App Store Server API takes the "
+        + "issuer id, the key id and the private key together (the app has no " + e.field + ")";
+    return std::string("--") + o.option
+      + ": unusable App Store Server API credential: " + e.message;
+  }
+  return "unusable App Store Server API credentials: " + e.message;
 }
 
 // Applies the APP OPTIONS given to `app`, checking each credential before it is stored.
@@ -122,7 +191,7 @@ std::string apply_app_options(const args& a, model::app& app) {
       return "the service account is unusable: " + parsed.errors().front().message;
     app.store_b_service_account = text;
   }
-  return {};
+  return apply_app_store_credentials(a, app);
 }
 
 std::optional<model::app> find_app(db::database& db, const std::string& key, std::string& problem) {

@@ -114,7 +114,14 @@ ctl_options::ctl_options() {
          "accept Xcode StoreKit test receipts (environment xcode, verified locally only)")
     .add(transfer_policy, "transfer-policy",
          "a re-upload naming another user_identifier: transfer (previous owners are "
-         "recorded), keep (409 bound_to_other_user) or reject_after=N");
+         "recorded), keep (409 bound_to_other_user) or reject_after=N")
+    .add(app_store_issuer_id, "app-store-issuer-id",
+         "App Store Server API: the issuer id of the in-app purchase key (App Store Connect)")
+    .add(app_store_key_id, "app-store-key-id", "App Store Server API: the in-app purchase key's id")
+    .add(app_store_private_key_file, "app-store-private-key-file",
+         "App Store Server API: the in-app purchase key's .p8 file (EC P-256), read and stored")
+    .add(clear_app_store_credentials, "clear-app-store-credentials",
+         "remove the App Store Server API credentials (issuer id, key id, private key)");
   caf::config_option_adder{declared_, "?trace"}.add(
     trace_file, "trace-file", "the span file to read (default: receiptd's trace.file)");
 }

@@ -47,6 +47,9 @@ public:
     shared_secret;
   bool accept_storekit_test_receipts = false;
   std::string transfer_policy = "transfer";
+  // App Store Server API credentials (issue 8).
+  std::string app_store_issuer_id, app_store_key_id, app_store_private_key_file;
+  bool clear_app_store_credentials = false;
   // trace (not given: receiptd's trace.file).
   std::string trace_file;
 

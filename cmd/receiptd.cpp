@@ -23,6 +23,7 @@
 #include "http/server.hpp"
 #include "model/access_token.hpp"
 #include "model/encoding.hpp"
+#include "model/store_a/server_api.hpp"
 
 using namespace receiptd;
 
@@ -165,6 +166,7 @@ int main(int argc, char** argv) {
     deps->random = &model::system_random();
     deps->settings.store_deadline = s.validator.store_deadline;
     deps->settings.store_a_verify.max_in_app_purchases = s.store_a.max_in_app_purchases;
+    deps->settings.confirm_with = *model::store_a::parse_confirmation(s.store_a.confirm_with);
     deps->settings.retry = {.initial_ms = s.retry.initial.count(),
                             .max_ms = s.retry.max.count(),
                             .multiplier = s.retry.multiplier,

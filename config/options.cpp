@@ -13,6 +13,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "model/store_a/server_api.hpp"
 #include "model/url_policy.hpp"
 
 namespace receiptd::config {
@@ -201,8 +202,25 @@ receiptd_config::receiptd_config() {
     .add(s.store_a.sandbox_url, "sandbox-url", "verifyReceipt sandbox URL")
     .require(
       "sandbox-url", [=, this] { return allowed_url(s_.store_a.sandbox_url); }, https_rule)
-    .add(s.store_a.timeout, "timeout", "timeout of one verifyReceipt call")
-    .add(s.store_a.max_concurrent, "max-concurrent", "verifyReceipt calls in flight at once", 1)
+    .add(s.store_a.server_api_url, "server-api-url",
+         "App Store Server API production URL (StoreKit 2 transactions)")
+    .require(
+      "server-api-url", [=, this] { return allowed_url(s_.store_a.server_api_url); }, https_rule)
+    .add(s.store_a.server_api_sandbox_url, "server-api-sandbox-url",
+         "App Store Server API sandbox URL")
+    .require(
+      "server-api-sandbox-url",
+      [=, this] { return allowed_url(s_.store_a.server_api_sandbox_url); }, https_rule)
+    .add(s.store_a.confirm_with, "confirm-with",
+         "how unified receipts are confirmed: auto (the App Store Server API for apps with its "
+         "credentials, verifyReceipt otherwise), verify-receipt or server-api")
+    .require(
+      "confirm-with",
+      [this] { return model::store_a::parse_confirmation(s_.store_a.confirm_with).has_value(); },
+      "must be auto, verify-receipt or server-api")
+    .add(s.store_a.timeout, "timeout", "timeout of one verifyReceipt or App Store Server API call")
+    .add(s.store_a.max_concurrent, "max-concurrent",
+         "verifyReceipt and App Store Server API calls in flight at once", 1)
     .add(
       s.store_a.max_queued, "max-queued",
       "verifyReceipt calls waiting for a free slot; beyond it the upload is stored pending (206)")

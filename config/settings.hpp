@@ -54,11 +54,18 @@ struct outbound_settings {
 struct store_a_settings {
   std::string production_url = "https://buy.itunes.apple.com/verifyReceipt";
   std::string sandbox_url = "https://sandbox.itunes.apple.com/verifyReceipt";
+  std::string server_api_url = "https://api.storekit.itunes.apple.com";
+  std::string server_api_sandbox_url = "https://api.storekit-sandbox.itunes.apple.com";
+  // Unified receipts: "auto" (the Server API for apps with its credentials),
+  // "verify-receipt" or "server-api" (model::store_a::parse_confirmation).
+  std::string confirm_with = "auto";
   milliseconds timeout = 4s;
   std::size_t max_concurrent = 4096;
   std::size_t max_queued = 4096; // calls waiting for one of max_concurrent
   bool exclude_old_transactions = true;
-  std::vector<std::string> trust_roots{"config/trust/apple-root-ca.pem"};
+  // Apple Root CA (receipts) and Apple Root CA - G3 (StoreKit 2 JWS, issue 8).
+  std::vector<std::string> trust_roots{"config/trust/apple-root-ca.pem",
+                                       "config/trust/apple-root-ca-g3.pem"};
   std::vector<std::string> intermediates{"config/trust/apple-itunes-store-ca.pem",
                                          "config/trust/apple-wwdr-ca.pem"};
   std::string storekit_test_root;          // empty: Xcode StoreKit test receipts are refused

@@ -26,6 +26,9 @@ void app_row::assign(const model::app& a) {
   store_a_shared_secret = a.store_a_shared_secret;
   store_b_public_key = a.store_b_public_key;
   store_b_service_account = a.store_b_service_account;
+  app_store_issuer_id = a.app_store_issuer_id;
+  app_store_key_id = a.app_store_key_id;
+  app_store_private_key = a.app_store_private_key;
   accept_storekit_test_receipts = to_flag(a.accept_storekit_test_receipts);
   transfer_policy = model::to_string(a.transfers);
 }
@@ -39,6 +42,9 @@ model::app app_row::app() const {
   a.store_a_shared_secret = store_a_shared_secret;
   a.store_b_public_key = store_b_public_key;
   a.store_b_service_account = store_b_service_account;
+  a.app_store_issuer_id = app_store_issuer_id;
+  a.app_store_key_id = app_store_key_id;
+  a.app_store_private_key = app_store_private_key;
   a.accept_storekit_test_receipts = accept_storekit_test_receipts != 0;
   auto policy = model::parse_transfer_policy(transfer_policy);
   if (!policy)

@@ -20,6 +20,9 @@ struct app_row {
   std::string store_a_shared_secret;
   std::string store_b_public_key;
   std::string store_b_service_account;
+  std::string app_store_issuer_id;
+  std::string app_store_key_id;
+  std::string app_store_private_key;
   int accept_storekit_test_receipts = 0;
   std::string transfer_policy = "transfer";
 
@@ -35,6 +38,9 @@ struct app_row {
     f("store_a_shared_secret", store_a_shared_secret);
     f("store_b_public_key", store_b_public_key);
     f("store_b_service_account", store_b_service_account);
+    f("app_store_issuer_id", app_store_issuer_id);
+    f("app_store_key_id", app_store_key_id);
+    f("app_store_private_key", app_store_private_key);
     f("accept_storekit_test_receipts", accept_storekit_test_receipts);
     f("transfer_policy", transfer_policy);
   }

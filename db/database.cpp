@@ -87,6 +87,12 @@ receipt_repository& sql_database::receipts() {
   return *receipts_;
 }
 
+transaction_repository& sql_database::transactions() {
+  if (!transactions_)
+    transactions_ = std::make_unique<transaction_repository>(conn());
+  return *transactions_;
+}
+
 job_queue& sql_database::jobs() {
   if (!jobs_)
     jobs_ = std::make_unique<job_queue>(conn());
@@ -97,6 +103,7 @@ void sql_database::drop_statements() noexcept {
   apps_.reset();
   purchase_orders_.reset();
   receipts_.reset();
+  transactions_.reset();
   jobs_.reset();
 }
 
@@ -192,6 +199,32 @@ sql_database::apps_by_token_hashes(const std::vector<std::string>& token_hashes)
 
 model::result<std::int64_t> sql_database::auth_revision() {
   return guarded<std::int64_t>("auth_revision", [&] { return apps().revision(); });
+}
+
+namespace {
+
+template <class Record>
+model::result<std::optional<any_record>> as_any(model::result<std::optional<Record>> found) {
+  if (!found)
+    return found.err();
+  if (!*found)
+    return std::optional<any_record>();
+  return std::optional<any_record>(std::move(**found));
+}
+
+} // namespace
+
+model::result<std::optional<any_record>> find_record(database& db, model::record_kind kind,
+                                                     const std::string& id) {
+  switch (kind) {
+    case model::record_kind::store_a_receipt:
+      return as_any(db.find_receipt(id));
+    case model::record_kind::store_a_transaction:
+      return as_any(db.find_transaction(id));
+    case model::record_kind::store_b_purchase_order:
+      break;
+  }
+  return as_any(db.find_purchase_order(id));
 }
 
 } // namespace receiptd::db

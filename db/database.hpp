@@ -31,7 +31,7 @@ namespace receiptd::db {
 
 enum class dialect { sqlite, postgresql };
 
-using any_record = std::variant<model::purchase_order_record, model::receipt_record>;
+using model::any_record;
 
 // One upload's save inside a batch (persistence group commit).
 struct batch_save {
@@ -101,7 +101,7 @@ public:
 
   // ---- records --------------------------------------------------------------
   // In one transaction: insert, or on a re-upload (same app and purchase token /
-  // receipt hash) merge with model::merge_reupload; then, when the stored state
+  // receipt hash / transaction key) merge with model::merge_reupload; then, when the stored state
   // is pending, make sure a job exists (first attempt at first_attempt_at), and
   // otherwise delete the record's job. An empty incoming id is generated.
   virtual model::result<saved<model::purchase_order_record>>
@@ -109,6 +109,8 @@ public:
     = 0;
   virtual model::result<saved<model::receipt_record>>
   save_receipt(const model::receipt_record& incoming, model::unix_ms first_attempt_at) = 0;
+  virtual model::result<saved<model::transaction_record>>
+  save_transaction(const model::transaction_record& incoming, model::unix_ms first_attempt_at) = 0;
 
   // Group commit: every save of the batch as save_purchase_order/save_receipt
   // would do it, in one transaction with one commit; each inside its own
@@ -121,6 +123,8 @@ public:
   find_purchase_order(const std::string& id) = 0;
   virtual model::result<std::optional<model::receipt_record>> find_receipt(const std::string& id)
     = 0;
+  virtual model::result<std::optional<model::transaction_record>>
+  find_transaction(const std::string& id) = 0;
 
   // ---- revalidation jobs ----------------------------------------------------
   // Claims up to `limit` jobs due at `now` whose lease is free or expired: sets
@@ -140,6 +144,9 @@ public:
   virtual model::result<bool> complete_job(const model::validation_job& job,
                                            const model::receipt_record& updated)
     = 0;
+  virtual model::result<bool> complete_job(const model::validation_job& job,
+                                           const model::transaction_record& updated)
+    = 0;
 
   // Fenced by job.version: stores attempts, next_attempt_at and last_error from
   // `job` and releases the lease.
@@ -148,5 +155,9 @@ public:
   // Every job, for operators and tests.
   virtual model::result<std::vector<model::validation_job>> list_jobs() = 0;
 };
+
+// The record of `kind` with this id, whichever table holds it.
+model::result<std::optional<any_record>> find_record(database& db, model::record_kind kind,
+                                                     const std::string& id);
 
 } // namespace receiptd::db

@@ -43,26 +43,60 @@ model::previous_owners owners_of(const std::optional<std::string>& text) {
   return out;
 }
 
+// The columns every record row has, whichever store: identity, echo fields,
+// fraud, environment, state. The row's own columns are its assign/record's.
+template <class Row, class Record>
+void assign_common(Row& row, const Record& r) {
+  row.id = r.id;
+  row.app_id = r.app_id;
+  row.created_at = r.created_at;
+  row.user_identifier.set(r.echo.user_identifier);
+  row.previous_user_identifiers.set(owners_text(r.previous_users));
+  row.metadata.set(r.echo.metadata);
+  row.ip_address.set(r.echo.ip_address);
+  row.fraud_reason = text(to_string(r.fraud));
+  row.environment = text(to_string(r.env));
+  row.validation_state = text(to_string(r.state));
+  row.store_detail = r.store_detail;
+  row.updated_at = r.updated_at;
+}
+
+template <class Row, class Record>
+void read_common(const Row& row, Record& r) {
+  r.id = row.id;
+  r.app_id = row.app_id;
+  r.created_at = row.created_at;
+  r.echo.user_identifier = row.user_identifier.get();
+  r.previous_users = owners_of(row.previous_user_identifiers.get());
+  r.echo.metadata = row.metadata.get();
+  r.echo.ip_address = row.ip_address.get();
+  r.fraud
+    = parse_column(model::parse_fraud_reason(row.fraud_reason), "fraud_reason", row.fraud_reason);
+  r.env = parse_column(model::parse_environment(row.environment), "environment", row.environment);
+  r.state = parse_column(model::parse_validation_state(row.validation_state), "validation_state",
+                         row.validation_state);
+  r.store_detail = row.store_detail;
+  r.updated_at = row.updated_at;
+}
+
+std::optional<std::string> text_or_none(const std::string& s) {
+  if (s.empty())
+    return std::nullopt;
+  return s;
+}
+
 } // namespace
 
 void purchase_order_row::assign(const model::purchase_order_record& r) {
-  id = r.id;
-  app_id = r.app_id;
+  assign_common(*this, r);
   purchase_token = r.purchase_token;
-  created_at = r.created_at;
 
   is_legacy = to_flag(r.is_legacy);
   package_name = r.package_name;
   order_id.set(r.order_id);
   purchase_data = r.purchase_data;
   purchase_signature = r.purchase_signature;
-  user_identifier.set(r.echo.user_identifier);
-  previous_user_identifiers.set(owners_text(r.previous_users));
-  metadata.set(r.echo.metadata);
-  ip_address.set(r.echo.ip_address);
 
-  fraud_reason = text(to_string(r.fraud));
-  environment = text(to_string(r.env));
   product_id = r.purchase.product_id;
   product_kind = std::string(to_string(r.purchase.kind));
   purchase_time.set(r.purchase.purchase_time);
@@ -73,30 +107,19 @@ void purchase_order_row::assign(const model::purchase_order_record& r) {
   expiry_time.set(r.purchase.expiry_time);
   subscription_state.set(r.purchase.subscription_state);
   is_test = to_flag(r.purchase.is_test);
-  validation_state = text(to_string(r.state));
-  store_detail = r.store_detail;
-  updated_at = r.updated_at;
 }
 
 model::purchase_order_record purchase_order_row::record() const {
   model::purchase_order_record r;
-  r.id = id;
-  r.app_id = app_id;
+  read_common(*this, r);
   r.purchase_token = purchase_token;
-  r.created_at = created_at;
 
   r.is_legacy = is_legacy != 0;
   r.package_name = package_name;
   r.order_id = order_id.get();
   r.purchase_data = purchase_data;
   r.purchase_signature = purchase_signature;
-  r.echo.user_identifier = user_identifier.get();
-  r.previous_users = owners_of(previous_user_identifiers.get());
-  r.echo.metadata = metadata.get();
-  r.echo.ip_address = ip_address.get();
 
-  r.fraud = parse_column(model::parse_fraud_reason(fraud_reason), "fraud_reason", fraud_reason);
-  r.env = parse_column(model::parse_environment(environment), "environment", environment);
   r.purchase.product_id = product_id;
   r.purchase.kind = model::parse_product_kind(product_kind);
   r.purchase.purchase_time = purchase_time.get<model::unix_ms>();
@@ -107,59 +130,30 @@ model::purchase_order_record purchase_order_row::record() const {
   r.purchase.expiry_time = expiry_time.get<model::unix_ms>();
   r.purchase.subscription_state = subscription_state.get();
   r.purchase.is_test = is_test != 0;
-  r.state = parse_column(model::parse_validation_state(validation_state), "validation_state",
-                         validation_state);
-  r.store_detail = store_detail;
-  r.updated_at = updated_at;
   return r;
 }
 
 void receipt_row::assign(const model::receipt_record& r) {
-  id = r.id;
-  app_id = r.app_id;
+  assign_common(*this, r);
   receipt_hash = r.receipt_hash;
-  created_at = r.created_at;
 
   style = text(to_string(r.style));
   bundle_id = r.bundle_id;
   receipt_data = r.receipt_data;
   country_code.set(r.country_code);
   identifier_for_vendor.set(r.identifier_for_vendor);
-  user_identifier.set(r.echo.user_identifier);
-  previous_user_identifiers.set(owners_text(r.previous_users));
-  metadata.set(r.echo.metadata);
-  ip_address.set(r.echo.ip_address);
-
-  fraud_reason = text(to_string(r.fraud));
-  environment = text(to_string(r.env));
-  validation_state = text(to_string(r.state));
-  store_detail = r.store_detail;
-  updated_at = r.updated_at;
 }
 
 model::receipt_record receipt_row::record() const {
   model::receipt_record r;
-  r.id = id;
-  r.app_id = app_id;
+  read_common(*this, r);
   r.receipt_hash = receipt_hash;
-  r.created_at = created_at;
 
   r.style = parse_column(model::parse_receipt_style(style), "style", style);
   r.bundle_id = bundle_id;
   r.receipt_data = receipt_data;
   r.country_code = country_code.get();
   r.identifier_for_vendor = identifier_for_vendor.get();
-  r.echo.user_identifier = user_identifier.get();
-  r.previous_users = owners_of(previous_user_identifiers.get());
-  r.echo.metadata = metadata.get();
-  r.echo.ip_address = ip_address.get();
-
-  r.fraud = parse_column(model::parse_fraud_reason(fraud_reason), "fraud_reason", fraud_reason);
-  r.env = parse_column(model::parse_environment(environment), "environment", environment);
-  r.state = parse_column(model::parse_validation_state(validation_state), "validation_state",
-                         validation_state);
-  r.store_detail = store_detail;
-  r.updated_at = updated_at;
   return r;
 }
 
@@ -196,6 +190,52 @@ model::apple_in_app_purchase in_app_purchase_row::purchase() const {
   p.is_in_intro_offer_period = get_flag(is_in_intro_offer_period);
   p.product_type = product_type.get();
   return p;
+}
+
+void transaction_row::assign(const model::transaction_record& r) {
+  const auto& t = r.transaction;
+  assign_common(*this, r);
+  transaction_key = r.transaction_key;
+  signed_transaction = r.signed_transaction;
+  transaction_id.set(text_or_none(t.transaction_id));
+  original_transaction_id.set(text_or_none(t.original_transaction_id));
+  bundle_id.set(text_or_none(t.bundle_id));
+  product_id.set(text_or_none(t.product_id));
+  product_type.set(text_or_none(t.type));
+  purchase_date.set(t.purchase_date);
+  original_purchase_date.set(t.original_purchase_date);
+  expires_date.set(t.expires_date);
+  revocation_date.set(t.revocation_date);
+  revocation_reason.set(t.revocation_reason);
+  app_account_token.set(t.app_account_token);
+  quantity.set(t.quantity);
+  storefront.set(t.storefront);
+  price.set(t.price);
+  currency.set(t.currency);
+}
+
+model::transaction_record transaction_row::record() const {
+  model::transaction_record r;
+  auto& t = r.transaction;
+  read_common(*this, r);
+  r.transaction_key = transaction_key;
+  r.signed_transaction = signed_transaction;
+  t.transaction_id = transaction_id.get().value_or("");
+  t.original_transaction_id = original_transaction_id.get().value_or("");
+  t.bundle_id = bundle_id.get().value_or("");
+  t.product_id = product_id.get().value_or("");
+  t.type = product_type.get().value_or("");
+  t.purchase_date = purchase_date.get<model::unix_ms>();
+  t.original_purchase_date = original_purchase_date.get<model::unix_ms>();
+  t.expires_date = expires_date.get<model::unix_ms>();
+  t.revocation_date = revocation_date.get<model::unix_ms>();
+  t.revocation_reason = revocation_reason.get();
+  t.app_account_token = app_account_token.get();
+  t.quantity = quantity.get();
+  t.storefront = storefront.get();
+  t.price = price.get<std::int64_t>();
+  t.currency = currency.get();
+  return r;
 }
 
 } // namespace receiptd::db

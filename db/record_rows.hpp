@@ -155,6 +155,88 @@ struct receipt_row {
   model::receipt_record record() const; // without in-app purchases; throws corrupt_row
 };
 
+struct transaction_row {
+  std::string id;
+  std::string app_id;
+  std::string transaction_key;
+  long long created_at = 0;
+
+  std::string signed_transaction;
+  nullable<std::string> user_identifier;
+  nullable<std::string> previous_user_identifiers; // JSON array text
+  nullable<std::string> metadata;
+  nullable<std::string> ip_address;
+
+  std::string fraud_reason;
+  std::string environment;
+  nullable<std::string> transaction_id;
+  nullable<std::string> original_transaction_id;
+  nullable<std::string> bundle_id;
+  nullable<std::string> product_id;
+  nullable<std::string> product_type;
+  nullable<long long> purchase_date;
+  nullable<long long> original_purchase_date;
+  nullable<long long> expires_date;
+  nullable<long long> revocation_date;
+  nullable<int> revocation_reason;
+  nullable<std::string> app_account_token;
+  nullable<int> quantity;
+  nullable<std::string> storefront;
+  nullable<long long> price;
+  nullable<std::string> currency;
+  std::string validation_state;
+  std::string store_detail;
+  long long updated_at = 0;
+
+  template <class F>
+  void identity_columns(F&& f) {
+    f("id", id);
+    f("app_id", app_id);
+    f("transaction_key", transaction_key);
+    f("created_at", created_at);
+  }
+  template <class F>
+  void upload_columns(F&& f) {
+    f("signed_transaction", signed_transaction);
+    f("user_identifier", user_identifier);
+    f("previous_user_identifiers", previous_user_identifiers);
+    f("metadata", metadata);
+    f("ip_address", ip_address);
+  }
+  template <class F>
+  void verdict_columns(F&& f) {
+    f("fraud_reason", fraud_reason);
+    f("environment", environment);
+    f("transaction_id", transaction_id);
+    f("original_transaction_id", original_transaction_id);
+    f("bundle_id", bundle_id);
+    f("product_id", product_id);
+    f("product_type", product_type);
+    f("purchase_date", purchase_date);
+    f("original_purchase_date", original_purchase_date);
+    f("expires_date", expires_date);
+    f("revocation_date", revocation_date);
+    f("revocation_reason", revocation_reason);
+    f("app_account_token", app_account_token);
+    f("quantity", quantity);
+    f("storefront", storefront);
+    f("price", price);
+    f("currency", currency);
+    f("validation_state", validation_state);
+    f("store_detail", store_detail);
+    f("updated_at", updated_at);
+  }
+  template <class F>
+  void all_columns(F&& f) {
+    identity_columns(f);
+    upload_columns(f);
+    verdict_columns(f);
+  }
+
+  void assign(const model::transaction_record& r);
+  model::transaction_record record() const; // throws corrupt_row
+};
+
 struct in_app_purchase_row {
   std::string receipt_id;
   int ordinal = 0;

@@ -33,6 +33,14 @@ struct receipt_table {
   static const std::string& proof(const record& r) { return r.receipt_hash; }
 };
 
+struct transaction_table {
+  using row = transaction_row;
+  using record = model::transaction_record;
+  static constexpr std::string_view name = "store_a_transactions";
+  static constexpr std::string_view proof_column = "transaction_key";
+  static const std::string& proof(const record& r) { return r.transaction_key; }
+};
+
 // A statement template of db/sql_records.hpp for one table.
 std::string for_table(std::string_view tmpl, std::string_view table, std::string_view proof);
 

@@ -53,10 +53,15 @@ public:
                       model::unix_ms first_attempt_at) override;
   model::result<saved<model::receipt_record>>
   save_receipt(const model::receipt_record& incoming, model::unix_ms first_attempt_at) override;
+  model::result<saved<model::transaction_record>>
+  save_transaction(const model::transaction_record& incoming,
+                   model::unix_ms first_attempt_at) override;
   model::result<std::vector<batch_saved>> save_batch(const std::vector<batch_save>& batch) override;
   model::result<std::optional<model::purchase_order_record>>
   find_purchase_order(const std::string& id) override;
   model::result<std::optional<model::receipt_record>> find_receipt(const std::string& id) override;
+  model::result<std::optional<model::transaction_record>>
+  find_transaction(const std::string& id) override;
 
   model::result<std::vector<model::validation_job>> claim_due_jobs(const std::string& owner,
                                                                    model::unix_ms now,
@@ -66,6 +71,8 @@ public:
                                    const model::purchase_order_record& updated) override;
   model::result<bool> complete_job(const model::validation_job& job,
                                    const model::receipt_record& updated) override;
+  model::result<bool> complete_job(const model::validation_job& job,
+                                   const model::transaction_record& updated) override;
   model::result<bool> reschedule_job(const model::validation_job& job) override;
   model::result<std::vector<model::validation_job>> list_jobs() override;
 
@@ -82,6 +89,7 @@ private:
   app_repository& apps();
   purchase_order_repository& purchase_orders();
   receipt_repository& receipts();
+  transaction_repository& transactions();
   job_queue& jobs();
   // Also after a statement threw on a healthy session: SOCI 4.0.3's PostgreSQL
   // backend frees the copies of a statement's bound values only after a successful
@@ -111,6 +119,7 @@ private:
   std::unique_ptr<app_repository> apps_;
   std::unique_ptr<purchase_order_repository> purchase_orders_;
   std::unique_ptr<receipt_repository> receipts_;
+  std::unique_ptr<transaction_repository> transactions_;
   std::unique_ptr<job_queue> jobs_;
 };
 

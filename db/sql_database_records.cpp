@@ -16,6 +16,9 @@ constexpr model::record_kind kind_of(const model::purchase_order_record&) {
 constexpr model::record_kind kind_of(const model::receipt_record&) {
   return model::record_kind::store_a_receipt;
 }
+constexpr model::record_kind kind_of(const model::transaction_record&) {
+  return model::record_kind::store_a_transaction;
+}
 
 } // namespace
 
@@ -73,14 +76,24 @@ sql_database::save_receipt(const model::receipt_record& incoming, model::unix_ms
     "save_receipt", [&] { return save_record(receipts(), incoming, first_attempt_at); });
 }
 
+model::result<saved<model::transaction_record>>
+sql_database::save_transaction(const model::transaction_record& incoming,
+                               model::unix_ms first_attempt_at) {
+  return guarded<saved<model::transaction_record>>(
+    "save_transaction", [&] { return save_record(transactions(), incoming, first_attempt_at); });
+}
+
 // One save of a batch inside the batch's transaction.
 any_record sql_database::save_item(const batch_save& item) {
   return std::visit(
     [&](const auto& record) -> any_record {
-      if constexpr (std::is_same_v<std::decay_t<decltype(record)>, model::purchase_order_record>)
+      using record_type = std::decay_t<decltype(record)>;
+      if constexpr (std::is_same_v<record_type, model::purchase_order_record>)
         return save_in_transaction(purchase_orders(), record, item.first_attempt_at).record;
-      else
+      else if constexpr (std::is_same_v<record_type, model::receipt_record>)
         return save_in_transaction(receipts(), record, item.first_attempt_at).record;
+      else
+        return save_in_transaction(transactions(), record, item.first_attempt_at).record;
     },
     item.record);
 }
@@ -166,6 +179,12 @@ sql_database::find_receipt(const std::string& id) {
   });
 }
 
+model::result<std::optional<model::transaction_record>>
+sql_database::find_transaction(const std::string& id) {
+  return guarded<std::optional<model::transaction_record>>(
+    "find_transaction", [&] { return transactions().find(id); });
+}
+
 // ---- revalidation jobs --------------------------------------------------------
 
 model::result<std::vector<model::validation_job>>
@@ -212,6 +231,12 @@ model::result<bool> sql_database::complete_job(const model::validation_job& job,
                                                const model::receipt_record& updated) {
   return guarded<bool>("complete_job",
                        [&] { return complete_record_job(receipts(), job, updated); });
+}
+
+model::result<bool> sql_database::complete_job(const model::validation_job& job,
+                                               const model::transaction_record& updated) {
+  return guarded<bool>("complete_job",
+                       [&] { return complete_record_job(transactions(), job, updated); });
 }
 
 model::result<bool> sql_database::reschedule_job(const model::validation_job& job) {

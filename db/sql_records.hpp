@@ -7,9 +7,10 @@
 
 namespace receiptd::db::sql {
 
-// Both record tables, store_b_purchase_orders and store_a_receipts, have the same
-// shape: an id, the app, the proof's unique key within the app ({proof}:
-// purchase_token, receipt_hash), upload and verdict columns. {table} and {proof}
+// The record tables, store_b_purchase_orders, store_a_receipts and
+// store_a_transactions, have the same shape: an id, the app, the proof's unique key
+// within the app ({proof}: purchase_token, receipt_hash, transaction_key), upload
+// and verdict columns. {table} and {proof}
 // are filled in from db/record_table.hpp's table descriptions.
 namespace records {
 

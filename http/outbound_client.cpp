@@ -241,6 +241,11 @@ struct outbound_client::impl {
       char* ct = nullptr;
       if (curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
         t->response.content_type = ct;
+      // The last response's Retry-After (429, 503), when it had one.
+      struct curl_header* retry_after = nullptr;
+      if (curl_easy_header(h, "Retry-After", 0, CURLH_HEADER, -1, &retry_after) == CURLHE_OK
+          && retry_after)
+        t->response.retry_after = std::string(retry_after->value).substr(0, 64);
     } else {
       t->response.status = 0;
       t->response.body.clear();

@@ -35,6 +35,7 @@ struct outbound_response {
   std::string body;
   std::string error;
   std::string content_type;
+  std::string retry_after; // the Retry-After header, when the answer had one
 };
 
 // Where the store clients send their HTTP requests: the curl client below, or a

@@ -16,10 +16,18 @@ constexpr route_info table[] = {
    "/client/store_b/purchase_orders/legacy",
    false,
    {}},
+  {route::store_a_transaction_upload,
+   "store_a_transaction_upload",
+   true,
+   "/client/store_a/transactions",
+   false,
+   {}},
   {route::store_a_get, "store_a_get", false, "/client/store_a/receipts", true,
    record_kind::store_a_receipt},
   {route::store_b_get, "store_b_get", false, "/client/store_b/purchase_orders", true,
    record_kind::store_b_purchase_order},
+  {route::store_a_transaction_get, "store_a_transaction_get", false,
+   "/client/store_a/transactions", true, record_kind::store_a_transaction},
   {route::health, "health", false, "/healthz", false, {}},
 };
 

@@ -16,8 +16,10 @@ enum class route {
   store_a_upload,        // POST /client/store_a/receipts
   store_b_upload,        // POST /client/store_b/purchase_orders
   store_b_legacy_upload, // POST /client/store_b/purchase_orders/legacy
-  store_a_get,           // GET  /client/store_a/receipts/{id}
-  store_b_get,           // GET  /client/store_b/purchase_orders/{id}
+  store_a_transaction_upload, // POST /client/store_a/transactions
+  store_a_get,                // GET  /client/store_a/receipts/{id}
+  store_b_get,                // GET  /client/store_b/purchase_orders/{id}
+  store_a_transaction_get,    // GET  /client/store_a/transactions/{id}
   health,                // GET  /healthz (answered by the HTTP layer)
 };
 

@@ -15,6 +15,12 @@ struct app {
   std::string store_a_shared_secret;   // verifyReceipt "password"; may be empty
   std::string store_b_public_key;      // Play licence key: base64 X.509 SubjectPublicKeyInfo
   std::string store_b_service_account; // service-account JSON text; may be empty
+  // App Store Server API (issue 8): App Store Connect's in-app purchase key.
+  // All three set, or none (empty: none); checked with
+  // store_a::server_api_key::parse before they are stored.
+  std::string app_store_issuer_id;
+  std::string app_store_key_id;
+  std::string app_store_private_key; // PEM text of the .p8 file
   // Xcode StoreKit test receipts (signed with a key that ships with every Xcode) are
   // accepted, as environment xcode, only for an app that opts in (issue 6 §4).
   bool accept_storekit_test_receipts = false;

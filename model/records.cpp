@@ -15,7 +15,15 @@ std::optional<receipt_style> parse_receipt_style(std::string_view text) {
 }
 
 std::string_view to_string(record_kind x) {
-  return x == record_kind::store_a_receipt ? "store_a_receipt" : "store_b_purchase_order";
+  switch (x) {
+    case record_kind::store_a_receipt:
+      return "store_a_receipt";
+    case record_kind::store_a_transaction:
+      return "store_a_transaction";
+    case record_kind::store_b_purchase_order:
+      break;
+  }
+  return "store_b_purchase_order";
 }
 
 namespace {
@@ -53,6 +61,8 @@ purchase_state parse_purchase_state(std::string_view text) {
 std::optional<record_kind> parse_record_kind(std::string_view text) {
   if (text == "store_a_receipt")
     return record_kind::store_a_receipt;
+  if (text == "store_a_transaction")
+    return record_kind::store_a_transaction;
   if (text == "store_b_purchase_order")
     return record_kind::store_b_purchase_order;
   return std::nullopt;
@@ -103,6 +113,9 @@ bool proven(const purchase_order_record& r) {
   return r.state == validation_state::validated || (!r.is_legacy && !r.is_fraud());
 }
 bool proven(const receipt_record& r) {
+  return r.state == validation_state::validated || !r.is_fraud();
+}
+bool proven(const transaction_record& r) {
   return r.state == validation_state::validated || !r.is_fraud();
 }
 
@@ -200,6 +213,16 @@ receipt_record merge_reupload(const receipt_record& existing, const receipt_reco
   else
     out.identifier_for_vendor = existing.identifier_for_vendor;
   return out;
+}
+
+transaction_record merge_reupload(const transaction_record& existing,
+                                  const transaction_record& incoming) {
+  if (leaves_untouched(existing, incoming))
+    return existing;
+  auto transfer = transfer_check(existing, incoming);
+  if (!transfer)
+    return refuse(existing, bound_to_other_user());
+  return merge_common(existing, incoming, *transfer);
 }
 
 } // namespace receiptd::model

@@ -2,8 +2,10 @@
 // The stored records (DESIGN.md §5) behind the SPEC §2.1/§2.2 resources, and the
 // revalidation job that follows a pending record.
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "model/result.hpp"
@@ -127,9 +129,57 @@ struct receipt_record {
   bool is_fraud() const { return fraud != fraud_reason::none; }
 };
 
+// ---- Store A StoreKit 2 transactions (issue 8) ------------------------------
+
+// A signed transaction as the resource shows it: the verified JWS payload, then
+// the App Store Server API's signedTransactionInfo where it says more. Apple's
+// names and values ("type", revocation reason 0/1) are kept.
+struct apple_transaction {
+  std::string transaction_id;
+  std::string original_transaction_id;
+  std::string bundle_id;
+  std::string product_id;
+  std::string type; // "Auto-Renewable Subscription", "Non-Consumable", "Consumable", …
+  std::optional<unix_ms> purchase_date;
+  std::optional<unix_ms> original_purchase_date;
+  std::optional<unix_ms> expires_date;
+  std::optional<unix_ms> revocation_date;
+  std::optional<int> revocation_reason;
+  std::optional<std::string> app_account_token;
+  std::optional<int> quantity;
+  std::optional<std::string> storefront;
+  std::optional<std::int64_t> price; // milliunits
+  std::optional<std::string> currency;
+};
+
+struct transaction_record {
+  std::string id; // UUID
+  std::string app_id;
+  // The re-upload key, with app_id: the transactionId of a JWS that verified
+  // under Apple's chain, else "sha256:" + the hex SHA-256 of the JWS
+  // (db/migrations/005).
+  std::string transaction_key;
+  fraud_reason fraud = fraud_reason::none;
+  environment env = environment::production;
+  std::string signed_transaction; // the JWS exactly as received
+  apple_transaction transaction;  // empty when the JWS did not verify
+  echo_fields echo;
+  validation_state state = validation_state::pending;
+  unix_ms created_at = 0;
+  unix_ms updated_at = 0;
+  std::string store_detail;
+  previous_owners previous_users;
+  upload_terms terms;
+
+  bool is_fraud() const { return fraud != fraud_reason::none; }
+};
+
+// Any stored record, whichever store and kind.
+using any_record = std::variant<purchase_order_record, receipt_record, transaction_record>;
+
 // ---- Revalidation jobs ----------------------------------------------------
 
-enum class record_kind { store_a_receipt, store_b_purchase_order };
+enum class record_kind { store_a_receipt, store_b_purchase_order, store_a_transaction };
 std::string_view to_string(record_kind x);
 std::optional<record_kind> parse_record_kind(std::string_view text);
 
@@ -164,6 +214,8 @@ struct validation_job {
 purchase_order_record merge_reupload(const purchase_order_record& existing,
                                      const purchase_order_record& incoming);
 receipt_record merge_reupload(const receipt_record& existing, const receipt_record& incoming);
+transaction_record merge_reupload(const transaction_record& existing,
+                                  const transaction_record& incoming);
 // Whether `incoming` failed on its own proof, before any store was asked.
 bool rejected_locally(validation_state state, fraud_reason reason);
 

@@ -171,6 +171,30 @@ json::object receipt_json(const receipt_record& r) {
   return o;
 }
 
+json::object transaction_json(const transaction_record& r) {
+  const auto& t = r.transaction;
+  json::object o;
+  o.reserve(30);
+  put_common(o, r.id, r.app_id, r.fraud, r.env, r.echo, r.previous_users, r.state, r.created_at,
+             r.updated_at);
+  o["transaction_id"] = text_or_null(t.transaction_id);
+  o["original_transaction_id"] = text_or_null(t.original_transaction_id);
+  o["bundle_id"] = text_or_null(t.bundle_id);
+  o["product_id"] = text_or_null(t.product_id);
+  o["type"] = text_or_null(t.type);
+  o["purchase_date"] = timestamp_json(t.purchase_date);
+  o["original_purchase_date"] = timestamp_json(t.original_purchase_date);
+  o["expires_date"] = timestamp_json(t.expires_date);
+  o["revocation_date"] = timestamp_json(t.revocation_date);
+  o["revocation_reason"] = opt_value(t.revocation_reason);
+  o["app_account_token"] = opt(t.app_account_token);
+  o["quantity"] = opt_value(t.quantity);
+  o["storefront"] = opt(t.storefront);
+  o["price"] = opt_value(t.price);
+  o["currency"] = opt(t.currency);
+  return o;
+}
+
 std::string error_body(const field_errors& errors) {
   json::array list;
   list.reserve(errors.size());
@@ -196,6 +220,15 @@ std::string rejection_body(const purchase_order_record& r, fraud_reason reason) 
 std::string rejection_body(const receipt_record& r, fraud_reason reason) {
   const char* field = reason == fraud_reason::store_rejected ? nullptr : "receipt";
   return rejection("receipt", receipt_json(r), reason, field, rejection_message(r, reason));
+}
+
+std::string rejection_body(const transaction_record& r, fraud_reason reason) {
+  const char* field = reason == fraud_reason::store_rejected ? nullptr : "signed_transaction";
+  return rejection("transaction", transaction_json(r), reason, field, rejection_message(r, reason));
+}
+
+std::string rejection_body(const transaction_record& r) {
+  return rejection_body(r, r.fraud);
 }
 
 std::string rejection_body(const purchase_order_record& r) {
@@ -225,6 +258,16 @@ upload_answer answer_for(const purchase_order_record& stored, fraud_reason own_v
 
 upload_answer answer_for(const receipt_record& stored, fraud_reason own_verdict) {
   return answer_for_record(stored, own_verdict);
+}
+
+upload_answer answer_for(const transaction_record& stored, fraud_reason own_verdict) {
+  return answer_for_record(stored, own_verdict);
+}
+
+std::string upload_response_body(const transaction_record& r) {
+  if (r.state == validation_state::rejected)
+    return rejection_body(r);
+  return json::serialize(transaction_json(r));
 }
 
 std::string upload_response_body(const purchase_order_record& r) {

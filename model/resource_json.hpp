@@ -13,19 +13,33 @@ namespace receiptd::model {
 
 boost::json::object purchase_order_json(const purchase_order_record& r);
 boost::json::object receipt_json(const receipt_record& r);
+boost::json::object transaction_json(const transaction_record& r);
+// The resource of a record, whichever kind.
+inline boost::json::object resource_json(const purchase_order_record& r) {
+  return purchase_order_json(r);
+}
+inline boost::json::object resource_json(const receipt_record& r) {
+  return receipt_json(r);
+}
+inline boost::json::object resource_json(const transaction_record& r) {
+  return transaction_json(r);
+}
 boost::json::object in_app_purchase_json(const play_purchase& p);
 boost::json::object in_app_purchase_json(const apple_in_app_purchase& p);
 
 // {"errors":[{"field":…,"code":…,"message":…}]} — "field" omitted when empty.
 std::string error_body(const field_errors& errors);
-// The 402 body: the errors plus the stored record under "purchase_order"/"receipt".
+// The 402 body: the errors plus the stored record under "purchase_order"/"receipt"/
+// "transaction".
 std::string rejection_body(const purchase_order_record& r);
 std::string rejection_body(const receipt_record& r);
+std::string rejection_body(const transaction_record& r);
 
 // The 402 body for an upload refused for `reason` whose stored record kept
 // another verdict (a validated purchase is not downgraded by a forged re-upload).
 std::string rejection_body(const purchase_order_record& r, fraud_reason reason);
 std::string rejection_body(const receipt_record& r, fraud_reason reason);
+std::string rejection_body(const transaction_record& r, fraud_reason reason);
 
 // The status and body an upload gets once its record is stored: the resource
 // with 200/206, the rejection body with 402. `own_verdict` is the upload's own
@@ -38,8 +52,10 @@ struct upload_answer {
 };
 upload_answer answer_for(const purchase_order_record& stored, fraud_reason own_verdict);
 upload_answer answer_for(const receipt_record& stored, fraud_reason own_verdict);
+upload_answer answer_for(const transaction_record& stored, fraud_reason own_verdict);
 
 std::string upload_response_body(const purchase_order_record& r);
 std::string upload_response_body(const receipt_record& r);
+std::string upload_response_body(const transaction_record& r);
 
 } // namespace receiptd::model

@@ -9,6 +9,7 @@
 
 #include "model/encoding.hpp"
 #include "model/identifiers.hpp"
+#include "model/store_a/jws.hpp"
 
 namespace receiptd::model {
 
@@ -225,6 +226,27 @@ result<store_a_upload> parse_store_a_upload(std::string_view body) {
       r.fail("identifier_for_vendor", "invalid_identifier_for_vendor",
              "identifier_for_vendor must be a UUID (8-4-4-4-12 hex digits), or the MAC "
              "address a macOS receipt is bound to");
+  }
+  out.common = r.common();
+  if (!r.errors().empty())
+    return std::move(r.errors());
+  return out;
+}
+
+result<store_a_transaction_upload> parse_store_a_transaction_upload(std::string_view body) {
+  auto doc = parse_object(body);
+  if (!doc)
+    return doc.errors();
+  reader r(doc->get_object());
+  store_a_transaction_upload out;
+  if (auto text = r.required_view("signed_transaction", max_signed_transaction_length);
+      !text.empty()) {
+    if (store_a::split_jws(text))
+      out.signed_transaction = std::string(text);
+    else
+      r.fail("signed_transaction", "invalid_jws",
+             "signed_transaction must be a compact JWS: three base64url segments joined by '.' "
+             "(Transaction.jwsRepresentation)");
   }
   out.common = r.common();
   if (!r.errors().empty())

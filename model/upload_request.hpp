@@ -19,6 +19,8 @@ namespace receiptd::model {
 // B-tree entry over about 2,700 bytes, and (app_id, purchase_token) is a unique index.
 inline constexpr std::size_t max_receipt_length
   = 2 * 1024 * 1024; // base64 as sent, whitespace included
+// A StoreKit 2 JWS with its three certificates is 4–6 KB.
+inline constexpr std::size_t max_signed_transaction_length = 64 * 1024;
 inline constexpr std::size_t max_purchase_data_length
   = 32 * 1024; // Play's purchase JSON: < 1 KiB in practice
 inline constexpr std::size_t max_purchase_signature_length
@@ -81,7 +83,16 @@ struct store_b_legacy_upload {
   upload_common common;
 };
 
+// POST /client/store_a/transactions (issue 8): a StoreKit 2 signed transaction.
+struct store_a_transaction_upload {
+  std::string signed_transaction; // compact JWS, exactly as sent
+  upload_common common;
+};
+
 result<store_a_upload> parse_store_a_upload(std::string_view body);
+// signed_transaction must be a string of three base64url segments
+// (model::store_a::split_jws); what they hold is the local verification's to judge.
+result<store_a_transaction_upload> parse_store_a_transaction_upload(std::string_view body);
 result<store_b_upload> parse_store_b_upload(std::string_view body);
 result<store_b_legacy_upload> parse_store_b_legacy_upload(std::string_view body);
 

@@ -1,6 +1,7 @@
 #include "model/store_a/receipt_record.hpp"
 
 #include "model/encoding.hpp"
+#include "model/store_a/transaction_record.hpp"
 
 namespace receiptd::model::store_a {
 
@@ -56,6 +57,54 @@ void apply_store_verdict(receipt_record& r, const store_verdict& v,
   model::apply_store_verdict(r, v);
   if (v.outcome == store_outcome::confirmed)
     r.in_app_purchases = enriched;
+}
+
+bool confirm_with_server_api(const receipt_record& r, confirmation how, bool app_has_key) {
+  if (r.style != receipt_style::unified || how == confirmation::verify_receipt)
+    return false;
+  return how == confirmation::server_api || app_has_key;
+}
+
+std::optional<std::string> transaction_to_confirm(const receipt_record& r) {
+  const apple_in_app_purchase* newest = nullptr;
+  for (const auto& p : r.in_app_purchases)
+    if (!newest || p.purchase_date.value_or(0) >= newest->purchase_date.value_or(0))
+      newest = &p;
+  if (!newest)
+    return std::nullopt;
+  return newest->transaction_id;
+}
+
+std::string apply_server_answer(receipt_record& r, const std::string& transaction_id,
+                                const store_verdict& v, std::string_view signed_info,
+                                const trust_anchors& anchors) {
+  if (v.outcome != store_outcome::confirmed) {
+    model::apply_store_verdict(r, v);
+    return {};
+  }
+  auto t = verified_server_transaction(signed_info, anchors);
+  if (!t)
+    return leave_pending(r, t.err());
+  if (t->transaction_id != transaction_id || t->bundle_id != r.bundle_id) {
+    store_verdict rejected;
+    rejected.outcome = store_outcome::rejected;
+    rejected.detail = t->transaction_id != transaction_id
+      ? "the App Store's answer is about another transaction than the receipt's"
+      : "the App Store's transaction belongs to another bundle than the receipt";
+    model::apply_store_verdict(r, rejected);
+    return {};
+  }
+  store_verdict confirmed = v;
+  confirmed.env = t->env;
+  model::apply_store_verdict(r, confirmed);
+  for (auto& p : r.in_app_purchases)
+    if (p.transaction_id == transaction_id) {
+      if (t->expires_date)
+        p.expires_date = t->expires_date;
+      if (t->revocation_date)
+        p.cancellation_date = t->revocation_date;
+    }
+  return {};
 }
 
 } // namespace receiptd::model::store_a

@@ -253,6 +253,76 @@ chain_check check_transaction_chain(const trust_anchors& anchors, X509* leaf, in
   return out;
 }
 
+chain_check check_jws_chain(const trust_anchors& anchors, const std::vector<x5c_entry>& x5c,
+                            unix_ms at) {
+  chain_check out;
+  if (x5c.size() == 1) {
+    // Xcode: one self-signed "StoreKit Testing in Xcode" certificate, trusted
+    // only as itself (a chain of one: the leaf is the anchor), opt-in.
+    if (anchors.sandbox_roots() == nullptr) {
+      out.detail = "a single certificate, and no StoreKit test root is configured";
+      return out;
+    }
+    auto chain = verify_at(anchors.sandbox_roots(), x5c[0].cert, nullptr, at);
+    if (!chain) {
+      out.detail = "StoreKit test root: " + chain.err().message();
+      return out;
+    }
+    if (sk_X509_num(chain->get()) != 1) {
+      out.detail = "the single certificate is not itself a StoreKit test root";
+      return out;
+    }
+    out.ok = true;
+    out.sandbox = true;
+    out.chain = std::move(*chain);
+    return out;
+  }
+  if (x5c.size() != 3) {
+    out.detail = "x5c is not leaf, intermediate, root";
+    return out;
+  }
+  // Only x5c[1] is offered as untrusted: the root must come from the store.
+  ossl::x509_stack_ptr untrusted{sk_X509_new_null()};
+  if (!untrusted || sk_X509_push(untrusted.get(), x5c[1].cert) <= 0)
+    throw std::bad_alloc();
+  X509_up_ref(x5c[1].cert); // the stack's reference, freed with it
+  auto chain = verify_at(anchors.roots(), x5c[0].cert, untrusted.get(), at);
+  if (!chain) {
+    out.detail = chain.err().message();
+    return out;
+  }
+  STACK_OF(X509)* c = chain->get();
+  if (sk_X509_num(c) != 3 || X509_cmp(sk_X509_value(c, 1), x5c[1].cert) != 0) {
+    out.detail = "chain is not leaf ← x5c[1] ← root";
+    return out;
+  }
+  // The root the store holds, byte for byte the one x5c names: Apple's
+  // library requires x5c[2] to be its configured root, and a header that says
+  // otherwise is not one Apple wrote.
+  unsigned char* root_der = nullptr;
+  const int root_len = i2d_X509(sk_X509_value(c, 2), &root_der);
+  if (root_len < 0)
+    throw std::bad_alloc();
+  const bool same_root = static_cast<std::size_t>(root_len) == x5c[2].der.size()
+    && std::memcmp(root_der, x5c[2].der.data(), x5c[2].der.size()) == 0;
+  OPENSSL_free(root_der);
+  if (!same_root) {
+    out.detail = "x5c[2] is not the trusted root the chain ends at";
+    return out;
+  }
+  if (!has_extension(sk_X509_value(c, 0), receipt_signing_oid)) {
+    out.detail = "leaf lacks the receipt-signing OID 1.2.840.113635.100.6.11.1";
+    return out;
+  }
+  if (!has_extension(sk_X509_value(c, 1), wwdr_intermediate_oid)) {
+    out.detail = "intermediate lacks the WWDR OID 1.2.840.113635.100.6.2.1";
+    return out;
+  }
+  out.ok = true;
+  out.chain = std::move(*chain);
+  return out;
+}
+
 namespace {
 
 field_error trust_error(std::string message) {

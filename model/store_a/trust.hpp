@@ -2,6 +2,8 @@
 // The loaded trust material and the certificate chain checks (internal).
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "model/store_a/verification_cache.hpp"
 #include "model/store_a/openssl_ptr.hpp"
@@ -61,5 +63,23 @@ std::string transaction_leaf_problem(X509* leaf, int blob_version);
 // Apple OID and name.
 chain_check check_transaction_chain(const trust_anchors& anchors, X509* leaf, int blob_version,
                                     unix_ms at);
+
+// A certificate as a JWS's x5c carries it: its DER and the certificate decoded
+// from it.
+struct x5c_entry {
+  std::string_view der;
+  X509* cert = nullptr;
+};
+
+// StoreKit 2 signed data (jws.hpp), `x5c` in the header's order, leaf first.
+// Three certificates: the chain built at `at` from the roots with x5c[1] as
+// the only untrusted certificate must be exactly leaf ← x5c[1] ← a root that is
+// byte for byte x5c[2] (x5c[2] itself is never trusted); the leaf carries OID
+// 1.2.840.113635.100.6.11.1, the intermediate 1.2.840.113635.100.6.2.1.
+// One certificate: it must itself be one of the sandbox roots (Xcode's
+// StoreKit test certificate signs JWS directly), and then `sandbox` is set.
+// Any other count is refused.
+chain_check check_jws_chain(const trust_anchors& anchors, const std::vector<x5c_entry>& x5c,
+                            unix_ms at);
 
 } // namespace receiptd::model::store_a

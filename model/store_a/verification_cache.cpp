@@ -35,6 +35,11 @@ verification_cache::known_chain(chain_kind kind, std::string_view leaf_der, unix
   const chain_memo& memo = it->second;
   if (at < memo.valid_from || at > memo.valid_until)
     return std::nullopt;
+  if (memo.exact)
+    return std::equal(memo.intermediates.begin(), memo.intermediates.end(), embedded.begin(),
+                      embedded.end())
+      ? std::optional<chain_memo>(memo)
+      : std::nullopt;
   for (const auto& needed : memo.intermediates)
     if (std::find(embedded.begin(), embedded.end(), std::string_view(needed)) == embedded.end())
       return std::nullopt;

@@ -39,18 +39,22 @@ public:
   // decoded (not remembered). Null unless `der` is exactly one DER certificate.
   ossl::x509_ptr certificate(std::string_view der) const;
 
-  // Unified chains and the chains of each transaction blob version follow
-  // different rules (Apple OIDs, the pinned issuer, where the intermediates come
-  // from), so they are remembered apart: a chain that stands for one version's
-  // rules says nothing about another's.
-  enum class chain_kind { unified = 0, transaction_v2 = 1, transaction_v3 = 2 };
-  static constexpr int chain_kinds = 3;
+  // Unified chains, the chains of each transaction blob version and StoreKit 2
+  // JWS chains (jws.hpp) follow different rules (Apple OIDs, the pinned issuer,
+  // where the intermediates come from, the x5c shape), so they are remembered
+  // apart: a chain that stands for one kind's rules says nothing about another's.
+  enum class chain_kind { unified = 0, transaction_v2 = 1, transaction_v3 = 2, jws = 3 };
+  static constexpr int chain_kinds = 4;
 
   struct chain_memo {
     std::vector<std::string> intermediates; // DER, leaf side first (must be embedded again)
     unix_ms valid_from = 0;                 // intersection of the validity periods
     unix_ms valid_until = 0;
     bool sandbox = false; // anchored by a sandbox root
+    // The embedded certificates must be exactly `intermediates`, in this order
+    // and nothing else (a JWS's x5c after its leaf: its shape is part of what
+    // verified). Otherwise each of `intermediates` must merely be among them.
+    bool exact = false;
   };
 
   // The memo of a chain from this leaf that stands at `at` with certificates

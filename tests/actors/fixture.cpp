@@ -41,6 +41,9 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       return r;
     },
     [=](save_atom, const trace_context&, model::receipt_record r, model::unix_ms) { return r; },
+    [=](save_atom, const trace_context&, model::transaction_record r, model::unix_ms) {
+      return r;
+    },
     [=](get_atom, const trace_context&, model::record_kind, const std::string& id) {
       auto it = log->records.find(id);
       return it == log->records.end() ? found_record{} : it->second;
@@ -58,6 +61,8 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
     },
     [=](complete_atom, const trace_context&, const model::validation_job&,
         const model::receipt_record&) { return true; },
+    [=](complete_atom, const trace_context&, const model::validation_job&,
+        const model::transaction_record&) { return true; },
     [=](reschedule_atom, const trace_context&, const model::validation_job& j) {
       log->rescheduled.push_back(j);
       return true;

@@ -44,7 +44,7 @@ struct scheduler_bench : actor_fixture {
     r.package_name = "com.example";
     r.purchase_token = "tok";
     r.purchase.product_id = "gold";
-    c.purchase_order = r;
+    c.record = r;
     model::app a;
     a.id = "app-1";
     a.package_name = "com.example";

@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <chrono>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 
 #include <openssl/evp.h>
@@ -11,6 +13,7 @@
 #include "jwt.hpp"
 #include "listener.hpp"
 #include "model/encoding.hpp"
+#include "store_a.hpp"
 
 namespace receiptd::emulator {
 
@@ -65,6 +68,8 @@ public:
       return get ? stores() : not_allowed();
     if (route == "/reset")
       return post ? reset() : not_allowed();
+    if (route == "/store_a/server_api/pki")
+      return get ? server_api_pki() : not_allowed();
     if (route == "/store_b/revoke_tokens") {
       if (!post)
         return not_allowed();
@@ -92,6 +97,8 @@ public:
     static constexpr json_route json_routes[] = {
       {"/store_a/receipts", false, &control::register_receipt},
       {"/store_a/shared_secrets", false, &control::shared_secret},
+      {"/store_a/server_api/keys", false, &control::server_api_key},
+      {"/store_a/transactions", false, &control::register_transaction},
       {"/store_b/service_accounts", false, &control::service_account},
       {"/store_b/token_lifetime", true, &control::token_lifetime},
       {"/store_b/purchases", false, &control::register_purchase},
@@ -228,6 +235,109 @@ private:
       return bad_request(f.error());
     state_.set_shared_secret(*bundle, *password);
     return ok();
+  }
+
+  // The root receiptd's tests add to store-a.trust-roots (and the two below it).
+  reply server_api_pki() {
+    const auto& pki = state_.jws_pki();
+    return ok({{"root_pem", pki.root.pem()},
+               {"intermediate_pem", pki.intermediate.pem()},
+               {"leaf_pem", pki.leaf.pem()}});
+  }
+
+  // {"issuer_id","key_id","bundle_id","public_key_pem"} (or "private_key_pem",
+  // e.g. the .p8 file's text: only the public half is kept). EC P-256 only.
+  reply server_api_key(const boost::json::object& o) {
+    field_reader f(o);
+    server_api_credential c;
+    auto issuer = f.text("issuer_id", true);
+    auto key_id = f.text("key_id", true);
+    auto bundle = f.text("bundle_id", true);
+    auto pem = f.text("public_key_pem");
+    if (!pem)
+      pem = f.text("private_key_pem");
+    if (!pem)
+      f.fail("public_key_pem", "(or private_key_pem) is required");
+    if (!f.error().empty())
+      return bad_request(f.error());
+    c.public_key = load_public_key(*pem);
+    if (!c.public_key)
+      return bad_request("public_key_pem is not a PEM public key, certificate or private key");
+    if (!is_ec_p256(c.public_key.get()))
+      return bad_request("the key must be EC P-256 (App Store Connect keys are; JWTs are ES256)");
+    c.issuer_id = *issuer;
+    c.key_id = *key_id;
+    c.bundle_id = *bundle;
+    state_.add_server_api_key(std::move(c));
+    return ok({{"key_id", *key_id}});
+  }
+
+  // A transaction the Server API knows; answers the JWS the device would upload.
+  reply register_transaction(const boost::json::object& o) {
+    field_reader f(o);
+    apple_transaction t;
+    auto& x = t.fields;
+    auto id = f.text("transaction_id", true);
+    auto bundle = f.text("bundle_id", true);
+    auto product = f.text("product_id", true);
+    auto environment = f.text("environment");
+    if (environment && *environment != "Production" && *environment != "Sandbox")
+      f.fail("environment", "must be Production or Sandbox");
+    auto known_in = f.text("known_in");
+    if (known_in && *known_in != "own" && *known_in != "both" && *known_in != "none")
+      f.fail("known_in", "must be own, both or none");
+    auto original = f.text("original_transaction_id");
+    auto type = f.text("type");
+    constexpr std::int64_t max_ms = 253402300799999; // 9999-12-31
+    auto purchase = f.integer("purchase_date_ms", 0, max_ms);
+    auto original_purchase = f.integer("original_purchase_date_ms", 0, max_ms);
+    auto expires = f.integer("expires_date_ms", 0, max_ms);
+    x.revocation_date = f.integer("revocation_date_ms", 0, max_ms);
+    if (auto reason = f.integer("revocation_reason", 0, 9))
+      x.revocation_reason = static_cast<int>(*reason);
+    x.app_account_token = f.text("app_account_token");
+    x.web_order_line_item_id = f.text("web_order_line_item_id");
+    auto quantity = f.integer("quantity", 1, 1000000);
+    // storefront, price, currency: absent → USA / 9990 / USD; null → left out
+    // of the payload (as in 2023 payloads).
+    auto storefront = f.text("storefront");
+    auto price = f.integer("price", 0, std::numeric_limits<std::int64_t>::max());
+    auto currency = f.text("currency");
+    if (auto status = f.integer("http_status", 100, 599))
+      t.http_status = static_cast<int>(*status);
+    t.body = f.any("body");
+    t.signed_transaction_info = f.text("signed_transaction_info");
+    if (id && id->empty())
+      f.fail("transaction_id", "must not be empty");
+    if (!f.error().empty())
+      return bad_request(f.error());
+
+    auto is_null = [&o](std::string_view key) {
+      auto* v = o.if_contains(key);
+      return v && v->is_null();
+    };
+    x.transaction_id = *id;
+    x.original_transaction_id = original.value_or(*id);
+    x.bundle_id = *bundle;
+    x.product_id = *product;
+    x.environment = environment.value_or("Sandbox");
+    x.type = type.value_or("Auto-Renewable Subscription");
+    x.purchase_date = purchase.value_or(now_ms());
+    x.original_purchase_date = original_purchase.value_or(x.purchase_date);
+    if (expires)
+      x.expires_date = *expires;
+    else if (x.type == "Auto-Renewable Subscription") // Apple always dates a subscription
+      x.expires_date = x.purchase_date + 30LL * 86400 * 1000;
+    x.quantity = static_cast<int>(quantity.value_or(1));
+    using opt_text = std::optional<std::string>;
+    x.storefront = is_null("storefront") ? opt_text() : opt_text(storefront.value_or("USA"));
+    x.price = is_null("price") ? std::optional<std::int64_t>() : price.value_or(9990);
+    x.currency = is_null("currency") ? opt_text() : opt_text(currency.value_or("USD"));
+    t.known_in = known_in.value_or("own");
+
+    auto device_jws = signed_transaction(state_, t, x.environment);
+    state_.register_transaction(std::move(t));
+    return ok({{"signed_transaction", device_jws}});
   }
 
   // Takes {"client_email","public_key_pem"} or a service-account JSON file as

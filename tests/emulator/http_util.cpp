@@ -12,12 +12,29 @@ namespace receiptd::emulator {
 namespace Http = Pistache::Http;
 
 reply json_reply(int status, const boost::json::value& body) {
-  return reply{status, content_kind::json, boost::json::serialize(body)};
+  return reply{status, content_kind::json, boost::json::serialize(body), std::nullopt};
 }
 
 reply html_reply(int status, std::string body) {
-  return reply{status, content_kind::html, std::move(body)};
+  return reply{status, content_kind::html, std::move(body), std::nullopt};
 }
+
+reply empty_reply(int status) {
+  return reply{status, content_kind::none, {}, std::nullopt};
+}
+
+namespace {
+// Pistache writes only typed headers (headers().addRaw is silently dropped).
+class retry_after_header : public Http::Header::Header {
+public:
+  NAME("Retry-After")
+  explicit retry_after_header(int seconds) : seconds_(seconds) {}
+  void write(std::ostream& os) const override { os << seconds_; }
+
+private:
+  int seconds_;
+};
+} // namespace
 
 void send_reply(Http::ResponseWriter& writer, const reply& r) {
   // Both stores label their bodies with a charset (Google: "application/json;
@@ -35,6 +52,12 @@ void send_reply(Http::ResponseWriter& writer, const reply& r) {
   auto& headers = writer.headers();
   headers.remove<Http::Header::Connection>();
   headers.add<Http::Header::Connection>(Http::ConnectionControl::KeepAlive);
+  if (r.retry_after_seconds)
+    headers.add<retry_after_header>(*r.retry_after_seconds);
+  if (r.kind == content_kind::none) {
+    writer.send(static_cast<Http::Code>(r.status), r.body);
+    return;
+  }
   writer.send(static_cast<Http::Code>(r.status), r.body,
               r.kind == content_kind::json ? json_type : html_type);
 }

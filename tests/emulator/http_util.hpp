@@ -17,17 +17,20 @@ class ResponseWriter;
 
 namespace receiptd::emulator {
 
-enum class content_kind { json, html };
+enum class content_kind { json, html, none };
 
 // A response computed on a reactor thread and sent at once or later (slow mode).
 struct reply {
   int status = 200;
-  content_kind kind = content_kind::json;
+  content_kind kind = content_kind::json; // none: no Content-Type
   std::string body;
+  std::optional<int> retry_after_seconds; // a Retry-After header
 };
 
 reply json_reply(int status, const boost::json::value& body);
 reply html_reply(int status, std::string body);
+// No body and no Content-Type (Apple's App Store Server API 401).
+reply empty_reply(int status);
 
 // Sends `r` with "Connection: keep-alive" whatever the client asked, so that
 // the service under test can reuse connections (Pistache 0.0.5 otherwise

@@ -1,6 +1,9 @@
 #include "jwt.hpp"
 
 #include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/ec.h>
 #include <openssl/decoder.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -55,6 +58,50 @@ bool verify_rs256(const jwt& token, EVP_PKEY* key) {
     return false;
   return EVP_DigestVerify(ctx.get(), reinterpret_cast<const unsigned char*>(token.signature.data()),
                           token.signature.size(),
+                          reinterpret_cast<const unsigned char*>(token.signing_input.data()),
+                          token.signing_input.size())
+    == 1;
+}
+
+namespace {
+struct openssl_free {
+  void operator()(unsigned char* p) const noexcept { OPENSSL_free(p); }
+};
+} // namespace
+
+bool is_ec_p256(EVP_PKEY* key) {
+  if (!key || EVP_PKEY_get_base_id(key) != EVP_PKEY_EC)
+    return false;
+  char group[64] = "";
+  std::size_t len = 0;
+  if (EVP_PKEY_get_utf8_string_param(key, OSSL_PKEY_PARAM_GROUP_NAME, group, sizeof group, &len)
+      != 1)
+    return false;
+  return std::string_view(group, len) == "prime256v1";
+}
+
+bool verify_es256(const jwt& token, EVP_PKEY* key) {
+  if (!is_ec_p256(key) || token.signature.size() != 64)
+    return false;
+  // JWS carries r ‖ s; OpenSSL verifies the DER Ecdsa-Sig-Value.
+  const auto* raw = reinterpret_cast<const unsigned char*>(token.signature.data());
+  std::unique_ptr<ECDSA_SIG, decltype(&ECDSA_SIG_free)> sig(ECDSA_SIG_new(), ECDSA_SIG_free);
+  BIGNUM* r = BN_bin2bn(raw, 32, nullptr);
+  BIGNUM* s = BN_bin2bn(raw + 32, 32, nullptr);
+  if (!sig || !r || !s || ECDSA_SIG_set0(sig.get(), r, s) != 1) {
+    BN_free(r);
+    BN_free(s);
+    return false;
+  }
+  unsigned char* der = nullptr;
+  int der_len = i2d_ECDSA_SIG(sig.get(), &der);
+  if (der_len <= 0)
+    return false;
+  std::unique_ptr<unsigned char, openssl_free> owned(der);
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!ctx || EVP_DigestVerifyInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key) != 1)
+    return false;
+  return EVP_DigestVerify(ctx.get(), der, static_cast<std::size_t>(der_len),
                           reinterpret_cast<const unsigned char*>(token.signing_input.data()),
                           token.signing_input.size())
     == 1;

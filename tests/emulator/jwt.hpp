@@ -1,6 +1,7 @@
 #pragma once
-// Compact JWS (RFC 7515) parsing and RS256 verification for the Store B token
-// endpoint (RFC 7523 JWT bearer grant, as Google's OAuth 2.0 server takes it).
+// Compact JWS (RFC 7515) parsing and verification: RS256 for the Store B token
+// endpoint (RFC 7523 JWT bearer grant, as Google's OAuth 2.0 server takes it),
+// ES256 for the App Store Server API's bearer JWTs.
 
 #include <memory>
 #include <optional>
@@ -27,6 +28,11 @@ std::optional<jwt> parse_jwt(std::string_view compact);
 
 // RSASSA-PKCS1-v1_5 with SHA-256 over the signing input (RFC 7518 §3.3).
 bool verify_rs256(const jwt& token, EVP_PKEY* key);
+
+// ECDSA P-256 with SHA-256 over the signing input (RFC 7518 §3.4): the signature
+// is r ‖ s, 64 bytes; the key must be EC P-256.
+bool verify_es256(const jwt& token, EVP_PKEY* key);
+bool is_ec_p256(EVP_PKEY* key);
 
 // A public key from PEM text: "PUBLIC KEY", "RSA PUBLIC KEY", "CERTIFICATE", or a
 // private key (e.g. a service-account JSON's "private_key"), whose public half is kept.

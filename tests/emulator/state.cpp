@@ -52,7 +52,7 @@ std::optional<store_mode> parse_store_mode(std::string_view text) {
   return std::nullopt;
 }
 
-emulator_state::emulator_state() = default;
+emulator_state::emulator_state() : jws_pki_(test_support::make_jws_pki("receiptd emulator")) {}
 
 mode_setting emulator_state::mode(store_id store) const {
   std::shared_lock lock(mutex_);
@@ -70,6 +70,8 @@ void emulator_state::reset() {
     modes_ = {};
     receipts_.clear();
     shared_secrets_.clear();
+    server_api_keys_.clear();
+    transactions_.clear();
     service_accounts_.clear();
     token_lifetime_ = default_token_lifetime;
     tokens_.clear();
@@ -106,6 +108,38 @@ std::optional<std::string> emulator_state::shared_secret(const std::string& bund
   std::shared_lock lock(mutex_);
   auto it = shared_secrets_.find(bundle_id);
   if (it == shared_secrets_.end())
+    return std::nullopt;
+  return it->second;
+}
+
+// ---- Store A, App Store Server API
+
+void emulator_state::add_server_api_key(server_api_credential credential) {
+  std::unique_lock lock(mutex_);
+  auto key_id = credential.key_id;
+  server_api_keys_[key_id] = std::move(credential);
+}
+
+std::optional<server_api_credential>
+emulator_state::server_api_key(const std::string& key_id) const {
+  std::shared_lock lock(mutex_);
+  auto it = server_api_keys_.find(key_id);
+  if (it == server_api_keys_.end())
+    return std::nullopt;
+  return it->second;
+}
+
+void emulator_state::register_transaction(apple_transaction transaction) {
+  std::unique_lock lock(mutex_);
+  auto id = transaction.fields.transaction_id;
+  transactions_[id] = std::move(transaction);
+}
+
+std::optional<apple_transaction>
+emulator_state::transaction(const std::string& transaction_id) const {
+  std::shared_lock lock(mutex_);
+  auto it = transactions_.find(transaction_id);
+  if (it == transactions_.end())
     return std::nullopt;
   return it->second;
 }
@@ -198,7 +232,10 @@ boost::json::object emulator_state::calls_json() const {
   return {
     {"store_a",
      {{"production", n(call_kind::store_a_production)},
-      {"sandbox", n(call_kind::store_a_sandbox)}}},
+      {"sandbox", n(call_kind::store_a_sandbox)},
+      {"server_api_production", n(call_kind::store_a_server_api_production)},
+      {"server_api_sandbox", n(call_kind::store_a_server_api_sandbox)},
+      {"server_api_unauthorized", n(call_kind::store_a_server_api_unauthorized)}}},
     {"store_b",
      {{"token", n(call_kind::store_b_token)},
       {"products", n(call_kind::store_b_products)},

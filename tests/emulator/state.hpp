@@ -1,8 +1,9 @@
 #pragma once
 // The emulator's shared state (PROTOCOL.md "Modes" and "Control"): store modes,
 // registered answers, credentials, issued tokens, call counters and the request
-// log. Store handlers read it from Pistache reactor threads while the control
-// listener writes it, so every member sits behind a lock or is atomic.
+// log, and the PKI that signs App Store Server API answers. Store handlers read
+// it from Pistache reactor threads while the control listener writes it, so
+// every member sits behind a lock or is atomic (or, the PKI, is immutable).
 
 #include <array>
 #include <atomic>
@@ -21,6 +22,8 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 #include <openssl/types.h>
+
+#include "tests/support/crypto/test_jws.hpp"
 
 namespace receiptd::emulator {
 
@@ -49,6 +52,27 @@ struct apple_answer {
   std::optional<boost::json::value> body; // answered verbatim when set
 };
 
+// A transaction the App Store Server API knows (POST /control/store_a/transactions).
+struct apple_transaction {
+  // What its signedTransactionInfo says; fields.environment is the registered
+  // environment ("Production" or "Sandbox"), signed_date is set when signing.
+  test_support::transaction_fields fields;
+  std::string known_in = "own"; // "own": its environment's host; "both"; "none"
+  std::optional<int> http_status;
+  std::optional<boost::json::value> body;             // answered verbatim when set
+  std::optional<std::string> signed_transaction_info; // the 200 answer's field, verbatim
+};
+
+// A registered App Store Connect in-app purchase key (POST
+// /control/store_a/server_api/keys): JWTs with this kid must carry its issuer
+// and bundle id and verify with its public key.
+struct server_api_credential {
+  std::string issuer_id;
+  std::string key_id;
+  std::string bundle_id;
+  std::shared_ptr<EVP_PKEY> public_key; // EC P-256
+};
+
 // A registered Play purchase (POST /control/store_b/purchases).
 struct play_purchase {
   std::string package_name;
@@ -73,6 +97,9 @@ struct play_purchase {
 enum class call_kind {
   store_a_production,
   store_a_sandbox,
+  store_a_server_api_production,
+  store_a_server_api_sandbox,
+  store_a_server_api_unauthorized, // calls refused for their JWT (401)
   store_b_token,
   store_b_products,
   store_b_subscriptionsv2,
@@ -108,6 +135,14 @@ public:
   void set_shared_secret(const std::string& bundle_id, const std::string& password);
   std::optional<std::string> shared_secret(const std::string& bundle_id) const;
 
+  // ---- Store A, App Store Server API
+  // The PKI that signs signedTransactionInfo: made once at start, kept by reset.
+  const test_support::test_pki& jws_pki() const { return jws_pki_; }
+  void add_server_api_key(server_api_credential credential); // replaces the same key id
+  std::optional<server_api_credential> server_api_key(const std::string& key_id) const;
+  void register_transaction(apple_transaction transaction); // replaces the same id
+  std::optional<apple_transaction> transaction(const std::string& transaction_id) const;
+
   // ---- Store B
   void add_service_account(const std::string& client_email, std::shared_ptr<EVP_PKEY> key);
   std::shared_ptr<EVP_PKEY> service_account_key(const std::string& client_email) const;
@@ -139,10 +174,13 @@ public:
   boost::json::array requests_json() const;
 
 private:
-  mutable std::shared_mutex mutex_; // everything below up to the counters
+  const test_support::test_pki jws_pki_; // immutable: read without the lock
+  mutable std::shared_mutex mutex_;      // everything below up to the counters
   std::array<mode_setting, 2> modes_;
   std::unordered_map<std::string, apple_answer> receipts_;
   std::unordered_map<std::string, std::string> shared_secrets_;
+  std::unordered_map<std::string, server_api_credential> server_api_keys_; // by key id
+  std::unordered_map<std::string, apple_transaction> transactions_;        // by transaction id
   std::unordered_map<std::string, std::shared_ptr<EVP_PKEY>> service_accounts_;
   std::int64_t token_lifetime_ = default_token_lifetime;
   std::unordered_map<std::string, std::int64_t> tokens_; // access token → expiry (unix ms)

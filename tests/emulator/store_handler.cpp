@@ -17,16 +17,36 @@ namespace {
 struct route {
   std::optional<call_kind> kind; // nullopt: no such endpoint
   purchase_query purchase;       // Store B purchase endpoints
+  std::string transaction_id;    // App Store Server API
   bool post = false;
 };
 
 route route_store_a(Http::Method method, std::string_view path) {
   route r;
   r.post = method == Http::Method::Post;
-  if (path == "/verifyReceipt")
+  if (path == "/verifyReceipt") {
     r.kind = call_kind::store_a_production;
-  else if (path == "/sandbox/verifyReceipt")
+    return r;
+  }
+  if (path == "/sandbox/verifyReceipt") {
     r.kind = call_kind::store_a_sandbox;
+    return r;
+  }
+  // [sandbox/]inApps/v1/transactions/{transactionId}: receiptd's
+  // store-a.server-api-sandbox-url is "http://127.0.0.1:P/sandbox".
+  auto s = split_path(path);
+  const bool sandbox = !s.empty() && s[0] == "sandbox";
+  if (method != Http::Method::Get || s.size() != (sandbox ? 5u : 4u))
+    return r;
+  const std::size_t base = sandbox ? 1 : 0;
+  if (s[base] != "inApps" || s[base + 1] != "v1" || s[base + 2] != "transactions")
+    return r;
+  auto id = percent_decode(s[base + 3], false);
+  if (!id || id->empty())
+    return r;
+  r.kind
+    = sandbox ? call_kind::store_a_server_api_sandbox : call_kind::store_a_server_api_production;
+  r.transaction_id = std::move(*id);
   return r;
 }
 
@@ -104,11 +124,16 @@ reply answer(store_id store, emulator_state& state, const route& r, const Http::
                    // request method."
         return json_reply(200, boost::json::object{{"status", 21000}});
       return verify_receipt(state, *r.kind == call_kind::store_a_sandbox, request.body());
+    case call_kind::store_a_server_api_production:
+    case call_kind::store_a_server_api_sandbox:
+      return transaction_info(state, *r.kind == call_kind::store_a_server_api_sandbox,
+                              r.transaction_id, authorization);
     case call_kind::store_b_token:
       return token_endpoint(state, request.body());
     case call_kind::store_b_products:
     case call_kind::store_b_subscriptionsv2:
       return purchase_endpoint(state, r.purchase, authorization);
+    case call_kind::store_a_server_api_unauthorized: // a counter, not an endpoint
     case call_kind::count_:
       break;
   }

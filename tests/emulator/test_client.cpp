@@ -16,11 +16,17 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/ec.h>
 #include <openssl/evp.h>
+#include <openssl/objects.h>
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
 
 #include "model/encoding.hpp"
+#include "tests/support/crypto/test_jws.hpp"
 
 extern char** environ;
 
@@ -149,6 +155,8 @@ size_t collect_header(char* data, size_t size, size_t n, void* out) {
     value.erase(value.find_last_not_of("\r\n ") + 1);
     if (name == "connection")
       static_cast<http_result*>(out)->connection = value;
+    if (name == "retry-after")
+      static_cast<http_result*>(out)->retry_after = value;
   }
   return size * n;
 }
@@ -329,6 +337,151 @@ boost::json::object service_account_claims(const std::string& email, const std::
           {"aud", token_url},
           {"iat", now},
           {"exp", now + 3600}};
+}
+
+// ---- App Store Server API
+
+std::string public_key_pem(EVP_PKEY* key) {
+  return pem([key](BIO* b) { PEM_write_bio_PUBKEY(b, key); });
+}
+
+std::string make_es256_jwt(EVP_PKEY* key, const boost::json::object& header,
+                           const boost::json::object& claims) {
+  return receiptd::test_support::sign_es256_jws(boost::json::serialize(header),
+                                                boost::json::serialize(claims), key);
+}
+
+boost::json::object server_api_header(const std::string& key_id) {
+  return {{"alg", "ES256"}, {"kid", key_id}, {"typ", "JWT"}};
+}
+
+boost::json::object server_api_claims(const std::string& issuer_id, const std::string& bundle_id) {
+  auto now = unix_now();
+  return {{"iss", issuer_id},
+          {"iat", now},
+          {"exp", now + 1800},
+          {"aud", "appstoreconnect-v1"},
+          {"bid", bundle_id}};
+}
+
+namespace {
+
+std::string base64url_decode(std::string_view text) {
+  if (text.empty()
+      || text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                "0123456789-_")
+        != std::string_view::npos)
+    throw std::runtime_error("not base64url: " + std::string(text.substr(0, 40)));
+  std::string standard(text);
+  for (auto& c : standard)
+    c = c == '-' ? '+' : c == '_' ? '/' : c;
+  auto bytes = receiptd::model::base64_decode(standard);
+  if (!bytes)
+    throw std::runtime_error("not base64url: " + std::string(text.substr(0, 40)));
+  return *bytes;
+}
+
+template <auto free_fn>
+struct deleter {
+  template <class T>
+  void operator()(T* p) const noexcept {
+    free_fn(p);
+  }
+};
+using x509_ptr = std::unique_ptr<X509, deleter<X509_free>>;
+
+x509_ptr certificate(const boost::json::value& base64_der) {
+  auto der = receiptd::model::base64_decode(base64_der.as_string());
+  if (!der)
+    return nullptr;
+  const auto* p = reinterpret_cast<const unsigned char*>(der->data());
+  return x509_ptr{d2i_X509(nullptr, &p, static_cast<long>(der->size()))};
+}
+
+bool has_extension(X509* cert, const char* oid) {
+  std::unique_ptr<ASN1_OBJECT, deleter<ASN1_OBJECT_free>> obj{OBJ_txt2obj(oid, 1)};
+  return obj && X509_get_ext_by_OBJ(cert, obj.get(), -1) >= 0;
+}
+
+} // namespace
+
+decoded_jws decode_jws(const std::string& compact) {
+  auto dot1 = compact.find('.');
+  auto dot2 = dot1 == std::string::npos ? dot1 : compact.find('.', dot1 + 1);
+  if (dot2 == std::string::npos || compact.find('.', dot2 + 1) != std::string::npos)
+    throw std::runtime_error("not three segments");
+  decoded_jws out;
+  out.header = boost::json::parse(base64url_decode(compact.substr(0, dot1))).as_object();
+  out.payload = boost::json::parse(base64url_decode(compact.substr(dot1 + 1, dot2 - dot1 - 1)));
+  out.signing_input = compact.substr(0, dot2);
+  out.signature = base64url_decode(compact.substr(dot2 + 1));
+  return out;
+}
+
+bool jws_signature_verifies(const decoded_jws& jws) {
+  const auto* x5c = jws.header.if_contains("x5c");
+  if (!x5c || !x5c->is_array() || x5c->as_array().empty() || jws.signature.size() != 64)
+    return false;
+  auto leaf = certificate(x5c->as_array()[0]);
+  if (!leaf)
+    return false;
+  std::unique_ptr<EVP_PKEY, deleter<EVP_PKEY_free>> key{X509_get_pubkey(leaf.get())};
+  std::unique_ptr<ECDSA_SIG, deleter<ECDSA_SIG_free>> sig{ECDSA_SIG_new()};
+  const auto* raw = reinterpret_cast<const unsigned char*>(jws.signature.data());
+  BIGNUM* r = BN_bin2bn(raw, 32, nullptr);
+  BIGNUM* s = BN_bin2bn(raw + 32, 32, nullptr);
+  if (!key || !sig || !r || !s || ECDSA_SIG_set0(sig.get(), r, s) != 1) {
+    BN_free(r);
+    BN_free(s);
+    return false;
+  }
+  unsigned char* der = nullptr;
+  int der_len = i2d_ECDSA_SIG(sig.get(), &der);
+  if (der_len <= 0)
+    return false;
+  std::unique_ptr<EVP_MD_CTX, deleter<EVP_MD_CTX_free>> ctx{EVP_MD_CTX_new()};
+  bool ok = ctx && EVP_DigestVerifyInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key.get()) == 1
+    && EVP_DigestVerify(ctx.get(), der, static_cast<std::size_t>(der_len),
+                        reinterpret_cast<const unsigned char*>(jws.signing_input.data()),
+                        jws.signing_input.size())
+      == 1;
+  OPENSSL_free(der);
+  return ok;
+}
+
+std::string jws_chain_problem(const decoded_jws& jws, const std::string& root_pem) {
+  const auto* x5c = jws.header.if_contains("x5c");
+  if (!x5c || !x5c->is_array() || x5c->as_array().size() != 3)
+    return "x5c is not three certificates";
+  auto leaf = certificate(x5c->as_array()[0]);
+  auto intermediate = certificate(x5c->as_array()[1]);
+  auto root = certificate(x5c->as_array()[2]);
+  if (!leaf || !intermediate || !root)
+    return "an x5c entry is not a DER certificate";
+  std::unique_ptr<BIO, deleter<BIO_free>> bio{
+    BIO_new_mem_buf(root_pem.data(), static_cast<int>(root_pem.size()))};
+  x509_ptr anchor{PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)};
+  if (!anchor || X509_cmp(anchor.get(), root.get()) != 0)
+    return "x5c[2] is not the given root";
+  if (!has_extension(leaf.get(), receiptd::test_support::apple_receipt_signing_oid))
+    return "the leaf lacks 1.2.840.113635.100.6.11.1";
+  if (!has_extension(intermediate.get(), receiptd::test_support::apple_wwdr_intermediate_oid))
+    return "the intermediate lacks 1.2.840.113635.100.6.2.1";
+  std::unique_ptr<X509_STORE, deleter<X509_STORE_free>> store{X509_STORE_new()};
+  struct stack_free {
+    void operator()(STACK_OF(X509) * p) const noexcept { sk_X509_free(p); }
+  };
+  std::unique_ptr<STACK_OF(X509), stack_free> untrusted{sk_X509_new_null()};
+  std::unique_ptr<X509_STORE_CTX, deleter<X509_STORE_CTX_free>> ctx{X509_STORE_CTX_new()};
+  if (!store || !untrusted || !ctx || X509_STORE_add_cert(store.get(), anchor.get()) != 1
+      || sk_X509_push(untrusted.get(), intermediate.get()) <= 0
+      || X509_STORE_CTX_init(ctx.get(), store.get(), leaf.get(), untrusted.get()) != 1)
+    return "OpenSSL set-up failed";
+  // The marker OIDs are not critical; nothing else unusual for OpenSSL to refuse.
+  if (X509_verify_cert(ctx.get()) != 1)
+    return std::string("chain: ")
+      + X509_verify_cert_error_string(X509_STORE_CTX_get_error(ctx.get()));
+  return "";
 }
 
 } // namespace emulator_test

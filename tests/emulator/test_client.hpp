@@ -47,6 +47,7 @@ struct http_result {
   std::string body;
   std::string content_type;
   std::string connection;   // the Connection response header
+  std::string retry_after;  // the Retry-After response header
   double seconds = 0;       // total time of the transfer
   long new_connections = 0; // 0 when a kept-alive connection was reused
 
@@ -100,6 +101,34 @@ std::string make_jwt(const rsa_key& key, const boost::json::object& claims);
 // The claims Google expects from a service account, valid from now for an hour.
 boost::json::object service_account_claims(const std::string& email, const std::string& token_url);
 std::int64_t unix_now();
+
+// ---- App Store Server API: ES256 JWTs and StoreKit JWS, checked independently
+// of the emulator's own code.
+
+// "PUBLIC KEY" PEM (SubjectPublicKeyInfo) of any key.
+std::string public_key_pem(EVP_PKEY* key);
+// A compact ES256 JWT with exactly this header and these claims.
+std::string make_es256_jwt(EVP_PKEY* key, const boost::json::object& header,
+                           const boost::json::object& claims);
+// Apple's header {"alg":"ES256","kid":key_id,"typ":"JWT"} and claims {"iss","iat":now,
+// "exp":now+1800,"aud":"appstoreconnect-v1","bid"}.
+boost::json::object server_api_header(const std::string& key_id);
+boost::json::object server_api_claims(const std::string& issuer_id, const std::string& bundle_id);
+
+struct decoded_jws {
+  boost::json::object header;
+  boost::json::value payload;
+  std::string signing_input; // "<header>.<payload>"
+  std::string signature;     // raw r ‖ s
+};
+// Strict: three base64url segments, header an object, payload JSON; else throws.
+decoded_jws decode_jws(const std::string& compact);
+// ES256 over the signing input with x5c[0]'s key (r ‖ s turned into DER here).
+bool jws_signature_verifies(const decoded_jws& jws);
+// x5c is exactly [leaf, intermediate, root], root byte for byte the PEM given,
+// leaf ← intermediate ← root verifies now with OpenSSL, and the leaf and
+// intermediate carry Apple's OIDs. "" when so, else what is wrong.
+std::string jws_chain_problem(const decoded_jws& jws, const std::string& root_pem);
 
 std::string read_file(const std::string& path);
 std::string url_encode(std::string_view text);

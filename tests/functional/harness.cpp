@@ -55,6 +55,8 @@ emulator_process::emulator_process(const std::string& dir) {
   control_ = static_cast<unsigned short>(ports.at("control").to_number<int>());
   store_a_ = static_cast<unsigned short>(ports.at("store_a").to_number<int>());
   store_b_ = static_cast<unsigned short>(ports.at("store_b").to_number<int>());
+  auto pki = control("GET", "/control/store_a/server_api/pki");
+  server_api_root_pem_ = pki.at("root_pem").as_string().c_str();
 }
 
 json::value emulator_process::control(const std::string& method, const std::string& path,
@@ -86,6 +88,14 @@ std::string emulator_process::store_a_production_url() const {
 
 std::string emulator_process::store_a_sandbox_url() const {
   return "http://127.0.0.1:" + std::to_string(store_a_) + "/sandbox/verifyReceipt";
+}
+
+std::string emulator_process::store_a_server_api_url() const {
+  return "http://127.0.0.1:" + std::to_string(store_a_);
+}
+
+std::string emulator_process::store_a_server_api_sandbox_url() const {
+  return "http://127.0.0.1:" + std::to_string(store_a_) + "/sandbox";
 }
 
 std::string emulator_process::store_b_url() const {
@@ -151,25 +161,55 @@ http_response service_process::get(const std::string& path, const std::string& t
 
 namespace {
 
+// The one certificate of an Xcode-signed JWS (its header's x5c), as PEM.
+std::string xcode_certificate_pem(const std::string& vector_name) {
+  auto header = json::parse(data_file("apple-jws-transaction/" + vector_name + "/header.json"));
+  auto der = model::base64_decode(header.at("x5c").at(0).as_string());
+  require(der.has_value(), "x5c of " + vector_name + " is not base64");
+  const auto* p = reinterpret_cast<const unsigned char*>(der->data());
+  X509* cert = d2i_X509(nullptr, &p, static_cast<long>(der->size()));
+  require(cert != nullptr, "x5c of " + vector_name + " is not a certificate");
+  BIO* bio = BIO_new(BIO_s_mem());
+  PEM_write_bio_X509(bio, cert);
+  char* data = nullptr;
+  long n = BIO_get_mem_data(bio, &data);
+  std::string pem(data, static_cast<std::size_t>(n));
+  BIO_free(bio);
+  X509_free(cert);
+  return pem;
+}
+
 // The trust options of the suite's receiptd: Apple's material from config/trust
-// plus the test PKI, written out as PEM files.
-std::vector<std::string> trust_args(const std::string& dir, const test_support::test_pki& pki) {
+// plus the test PKI and the emulator's StoreKit 2 root, written out as PEM
+// files; the StoreKit test roots are Xcode's receipt certificate and the
+// certificate of the public Xcode-signed transaction (as an operator would
+// configure their own project's).
+std::vector<std::string> trust_args(const std::string& dir, const test_support::test_pki& pki,
+                                    const emulator_process& emulator) {
   std::string trust = std::string(RECEIPTD_SOURCE_DIR) + "/config/trust/";
   write_text(dir + "/test-root.pem", pki.root.pem());
   write_text(dir + "/test-intermediate.pem", pki.intermediate.pem());
   write_text(dir + "/test-itunes-intermediate.pem", pki.itunes_intermediate.pem());
-  return {"--store-a.trust-roots=[\"" + trust + "apple-root-ca.pem\",\"" + dir
-            + "/test-root.pem\"]",
+  write_text(dir + "/emulator-storekit-root.pem", emulator.server_api_root_pem());
+  write_text(dir + "/storekit-test-roots.pem",
+             read_text(trust + "storekit-test.pem")
+               + xcode_certificate_pem("apple-lib-python-xcode-2023"));
+  return {"--store-a.trust-roots=[\"" + trust + "apple-root-ca.pem\",\"" + trust
+            + "apple-root-ca-g3.pem\",\"" + dir + "/test-root.pem\",\"" + dir
+            + "/emulator-storekit-root.pem\"]",
           "--store-a.intermediates=[\"" + trust + "apple-itunes-store-ca.pem\",\"" + trust
             + "apple-wwdr-ca.pem\",\"" + dir + "/test-intermediate.pem\",\"" + dir
             + "/test-itunes-intermediate.pem\"]",
-          "--store-a.storekit-test-root=" + trust + "storekit-test.pem"};
+          "--store-a.storekit-test-root=" + dir + "/storekit-test-roots.pem"};
 }
 
 std::vector<std::string> service_args(const std::string& dir, const test_support::test_pki& pki,
                                       const emulator_process& emulator) {
   std::vector<std::string> args{"--store-a.production-url=" + emulator.store_a_production_url(),
                                 "--store-a.sandbox-url=" + emulator.store_a_sandbox_url(),
+                                "--store-a.server-api-url=" + emulator.store_a_server_api_url(),
+                                "--store-a.server-api-sandbox-url="
+                                  + emulator.store_a_server_api_sandbox_url(),
                                 "--store-b.api-url=" + emulator.store_b_url(),
                                 "--store-a.timeout=1500ms",
                                 "--store-b.timeout=1500ms",
@@ -181,7 +221,7 @@ std::vector<std::string> service_args(const std::string& dir, const test_support
                                 "--http.threads=2",
                                 "--scheduler.max-threads=2",
                                 no_token_cache};
-  auto trust = trust_args(dir, pki);
+  auto trust = trust_args(dir, pki, emulator);
   args.insert(args.end(), trust.begin(), trust.end());
   return args;
 }
@@ -253,6 +293,49 @@ std::string receipt_vector(const std::string& kind, const std::string& name) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
     text.pop_back();
   return text;
+}
+
+// ---- Store A StoreKit 2 helpers ---------------------------------------------------
+
+storekit_app create_storekit_app(suite& s, const std::string& bundle_id, bool with_key,
+                                 const std::vector<std::string>& extra_args) {
+  storekit_app app;
+  app.name = unique("app");
+  app.bundle_id = bundle_id;
+  std::vector<std::string> args{"app", "create", "--name=" + app.name, "--bundle-id=" + bundle_id};
+  if (with_key) {
+    test_support::cert_options key;
+    key.key_algorithm = "EC";
+    auto cert = test_support::make_cert(key);
+    app.issuer_id = "57246542-96fe-1a63-e053-" + model::hex_encode(model::random_bytes(6));
+    app.key_id = model::hex_encode(model::random_bytes(5));
+    app.key_file = s.dir + "/" + unique("AuthKey") + ".p8";
+    write_text(app.key_file, cert.key_pem());
+    s.emulator.control("POST", "/control/store_a/server_api/keys",
+                       json::object{{"issuer_id", app.issuer_id},
+                                    {"key_id", app.key_id},
+                                    {"bundle_id", bundle_id},
+                                    {"private_key_pem", cert.key_pem()}});
+    args.push_back("--app-store-issuer-id=" + app.issuer_id);
+    args.push_back("--app-store-key-id=" + app.key_id);
+    args.push_back("--app-store-private-key-file=" + app.key_file);
+  }
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  fill_from_ctl(s, args, app);
+  return app;
+}
+
+std::string register_transaction(suite& s, const json::object& fields) {
+  auto r = s.emulator.control("POST", "/control/store_a/transactions", fields);
+  return r.at("signed_transaction").as_string().c_str();
+}
+
+std::string transaction_body(const std::string& jws, const std::string& extra_fields) {
+  return "{\"signed_transaction\":" + json::serialize(json::value(jws)) + extra_fields + "}";
+}
+
+std::string jws_vector(const std::string& kind, const std::string& name) {
+  return data_file("apple-jws-" + kind + "/" + name + "/jws.txt");
 }
 
 // ---- Store B helpers ----------------------------------------------------------

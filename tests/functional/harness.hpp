@@ -30,10 +30,16 @@ public:
   std::string store_a_sandbox_url() const;
   std::string store_b_url() const;
   std::string token_uri() const { return store_b_url() + "/token"; }
+  // The App Store Server API's two hosts, and the root of the PKI the emulator
+  // signs StoreKit 2 transactions with (PROTOCOL.md).
+  std::string store_a_server_api_url() const;
+  std::string store_a_server_api_sandbox_url() const;
+  const std::string& server_api_root_pem() const { return server_api_root_pem_; }
 
 private:
   std::unique_ptr<child_process> proc_;
   unsigned short control_ = 0, store_a_ = 0, store_b_ = 0;
+  std::string server_api_root_pem_;
 };
 
 class service_process {
@@ -111,6 +117,27 @@ test_app create_store_a_app(suite& s, const std::string& bundle_id,
 
 // A real receipt of tests/data/apple-*/NAME/receipt.b64.
 std::string receipt_vector(const std::string& kind, const std::string& name);
+
+// ---- Store A StoreKit 2 (App Store Server API) ------------------------------
+
+// An app with a bundle id and App Store Server API credentials: a fresh EC
+// P-256 key written as a .p8 file, set through receiptctl and registered with
+// the emulator (with_key false: the app has none).
+struct storekit_app : test_app {
+  std::string issuer_id, key_id, key_file;
+};
+storekit_app create_storekit_app(suite& s, const std::string& bundle_id, bool with_key = true,
+                                 const std::vector<std::string>& extra_args = {});
+
+// Registers a transaction with the emulator's Server API (PROTOCOL.md:
+// POST /control/store_a/transactions) and returns the JWS a device would upload.
+std::string register_transaction(suite& s, const boost::json::object& fields);
+
+// The upload body of POST /client/store_a/transactions.
+std::string transaction_body(const std::string& jws, const std::string& extra_fields = "");
+
+// A real Apple JWS of tests/data/apple-jws-KIND/NAME/jws.txt.
+std::string jws_vector(const std::string& kind, const std::string& name);
 
 // ---- Store B ----------------------------------------------------------------
 

@@ -1,6 +1,8 @@
 // Apps and access tokens (receiptctl, the supervisor's token lookup).
 #include "tests/integration/fixture.hpp"
 
+#include "tests/support/db/raw_sql.hpp"
+
 namespace receiptd::test {
 
 namespace {
@@ -16,7 +18,19 @@ void check_same(const model::app& got, const model::app& want) {
   CHECK(got.store_a_shared_secret == want.store_a_shared_secret);
   CHECK(got.store_b_public_key == want.store_b_public_key);
   CHECK(got.store_b_service_account == want.store_b_service_account);
+  CHECK(got.app_store_issuer_id == want.app_store_issuer_id);
+  CHECK(got.app_store_key_id == want.app_store_key_id);
+  CHECK(got.app_store_private_key == want.app_store_private_key);
+  CHECK(got == want); // and every other column
 }
+
+// The text of a .p8 file (its shape; the key itself is not used here).
+const std::string p8_pem = "-----BEGIN PRIVATE KEY-----\n"
+                           "MIGTAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBHkwdwIBAQQgXmEtW0cc5ZyQ7e0R\n"
+                           "oGOHw4T1ZKs0jvnDh+6D9ZyoUZKgCgYIKoZIzj0DAQehRANCAAR4p2h1mVnT+8kA\n"
+                           "pAh3YdJx0ESwx9ONw6uG0J9f5KqYq+Vn9aQ3lbUJi3QmQK8n3bX5wH8pP3Yx2Zz0\n"
+                           "AbCdEfGh\n"
+                           "-----END PRIVATE KEY-----\n";
 
 } // namespace
 
@@ -50,6 +64,63 @@ TEST_CASE("apps are created, found, listed and updated", "[apps]") {
   auto unknown = changed;
   unknown.id = "00000000-0000-4000-8000-00000000ffff";
   CHECK_FALSE(REQUIRE_OK(d.update_app(unknown)));
+}
+
+TEST_CASE("App Store Server API credentials are stored with the app", "[apps][server_api]") {
+  database_fixture f;
+  auto& d = *f.db;
+  // An app made without them has none (the columns' default is '').
+  CHECK(f.app.app_store_issuer_id.empty());
+  auto before = REQUIRE_OK(d.find_app(f.app.id)).value();
+  CHECK(before.app_store_issuer_id.empty());
+  CHECK(before.app_store_key_id.empty());
+  CHECK(before.app_store_private_key.empty());
+
+  model::app with;
+  with.name = "with server api " + f.app.id;
+  with.bundle_id = "com.example.server-api";
+  with.app_store_issuer_id = "57246542-96fe-1a63-e053-0824d011072a";
+  with.app_store_key_id = "2X9R4HXF34";
+  with.app_store_private_key = p8_pem;
+  auto created = REQUIRE_OK(d.create_app(with));
+  with.id = created.id;
+  check_same(created, with);
+  check_same(REQUIRE_OK(d.find_app(with.id)).value(), with);
+  check_same(REQUIRE_OK(d.find_app(with.name)).value(), with);
+  REQUIRE_OK(d.add_token(with.id, hash_a, t0));
+  check_same(REQUIRE_OK(d.app_by_token_hash(hash_a)).value(), with);
+  bool listed = false;
+  for (const auto& a : REQUIRE_OK(d.list_apps()))
+    if (a.id == with.id) {
+      check_same(a, with);
+      listed = true;
+    }
+  CHECK(listed);
+
+  SECTION("updated, and cleared") {
+    auto changed = with;
+    changed.app_store_key_id = "ZZ9R4HXF99";
+    changed.app_store_private_key = p8_pem + "\n";
+    CHECK(REQUIRE_OK(d.update_app(changed)));
+    check_same(REQUIRE_OK(d.find_app(with.id)).value(), changed);
+    changed.app_store_issuer_id.clear();
+    changed.app_store_key_id.clear();
+    changed.app_store_private_key.clear();
+    CHECK(REQUIRE_OK(d.update_app(changed)));
+    check_same(REQUIRE_OK(d.find_app(with.id)).value(), changed);
+  }
+  SECTION("a row written without the columns reads as none") {
+    auto id = std::string("00000000-0000-4000-8000-0000000000a4");
+    execute_sql(f.url,
+                "INSERT INTO apps (id, name, bundle_id, package_name,"
+                " store_a_shared_secret, store_b_public_key, store_b_service_account)"
+                " VALUES ('"
+                  + id + "', 'raw " + id + "', '', '', '', '', '')");
+    auto raw = REQUIRE_OK(d.find_app(id)).value();
+    CHECK(raw.app_store_issuer_id.empty());
+    CHECK(raw.app_store_key_id.empty());
+    CHECK(raw.app_store_private_key.empty());
+  }
 }
 
 TEST_CASE("a duplicate app name is an error value", "[apps]") {

@@ -308,6 +308,7 @@ test_pki make_test_pki(const pki_options& o) {
   test_pki pki;
   cert_options root;
   root.common_name = o.name + " Root CA";
+  root.key_algorithm = o.key_algorithm;
   root.is_ca = true;
   root.signature_digest = o.signature_digest;
   root.not_before = o.not_before;
@@ -326,6 +327,7 @@ test_pki make_test_pki(const pki_options& o) {
   leaf.common_name = apple_receipt_signing_name;
   leaf.organization = apple_organization;
   leaf.organizational_unit = o.name;
+  leaf.key_algorithm = o.key_algorithm;
   leaf.key_bits = o.leaf_key_bits;
   leaf.signature_digest = o.signature_digest;
   leaf.not_before = o.not_before;
@@ -346,6 +348,7 @@ test_pki make_test_pki(const pki_options& o) {
     cert_options v2 = leaf;
     v2.common_name = apple_purchase_receipt_name;
     v2.organizational_unit = "Apple iTunes Store";
+    v2.key_algorithm = "RSA";
     v2.key_bits = 1024;
     v2.marker_oids = {apple_purchase_receipt_oid};
     pki.transaction_leaf_v2 = make_cert(v2, &pki.itunes_intermediate);

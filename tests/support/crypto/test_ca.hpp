@@ -124,6 +124,9 @@ struct pki_options {
   unix_ms not_before = utc(2020, 1, 1);
   unix_ms not_after = utc(2040, 1, 1);
   unix_ms leaf_not_after = utc(2040, 1, 1);
+  // Keys of root, intermediates and leaf: "RSA" (leaf: leaf_key_bits) or "EC" (P-256).
+  // The v2 transaction leaf stays RSA-1024 whatever this says (its blob needs it).
+  std::string key_algorithm = "RSA";
 };
 test_pki make_test_pki(const pki_options& options = {});
 

@@ -1,0 +1,372 @@
+#include "model/store_a/server_api.hpp"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <vector>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <openssl/core_names.h>
+#include <openssl/ec.h>
+#include <openssl/obj_mac.h>
+#include <openssl/pem.h>
+
+#include "model/encoding.hpp"
+#include "model/json_fields.hpp"
+#include "model/store_a/openssl_ptr.hpp"
+#include "model/store_b/service_account.hpp" // url_encode
+
+namespace receiptd::model::store_a {
+
+namespace json = boost::json;
+
+struct server_api_key::impl {
+  ossl::evp_pkey_ptr key;
+};
+
+server_api_key::server_api_key(std::string issuer, std::string key, std::unique_ptr<impl> p)
+  : issuer_id_(std::move(issuer)), key_id_(std::move(key)), impl_(std::move(p)) {}
+
+server_api_key::~server_api_key() = default;
+
+namespace {
+
+// Ids go into the JWT verbatim: a pasted newline or space would only show up
+// later as a 401 from Apple, so they are refused here.
+std::optional<field_error> check_id(const char* field, std::string_view id) {
+  if (id.empty())
+    return field_error{field, "missing", std::string(field) + " is empty"};
+  if (id.size() > 256)
+    return field_error{field, "too_long", std::string(field) + " is longer than 256 bytes"};
+  for (unsigned char c : id)
+    if (c <= 0x20 || c >= 0x7f)
+      return field_error{field, "invalid_characters",
+                         std::string(field) + " holds characters other than visible ASCII"};
+  return std::nullopt;
+}
+
+// An encrypted PEM never prompts for a passphrase (OpenSSL's default callback
+// reads the terminal): it is refused like any other unusable key.
+int no_passphrase(char*, int, int, void*) {
+  return -1;
+}
+
+// ECDSA's DER SEQUENCE {r, s} → JWS's raw r ‖ s, each left-padded to 32 bytes
+// (RFC 7518 §3.4). Empty when the DER is not a P-256 signature.
+std::string raw_signature(std::string_view der) {
+  auto* p = reinterpret_cast<const unsigned char*>(der.data());
+  ECDSA_SIG* sig = d2i_ECDSA_SIG(nullptr, &p, static_cast<long>(der.size()));
+  if (!sig)
+    return {};
+  std::string raw(64, '\0');
+  auto* out = reinterpret_cast<unsigned char*>(raw.data());
+  bool ok = BN_bn2binpad(ECDSA_SIG_get0_r(sig), out, 32) == 32
+    && BN_bn2binpad(ECDSA_SIG_get0_s(sig), out + 32, 32) == 32;
+  ECDSA_SIG_free(sig);
+  return ok ? raw : std::string();
+}
+
+std::string sign_es256(EVP_PKEY* key, std::string_view input) {
+  ossl::evp_md_ctx_ptr ctx{EVP_MD_CTX_new()};
+  auto* data = reinterpret_cast<const unsigned char*>(input.data());
+  size_t len = 0;
+  if (!ctx || EVP_DigestSignInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key) != 1
+      || EVP_DigestSign(ctx.get(), nullptr, &len, data, input.size()) != 1)
+    return {};
+  std::string der(len, '\0');
+  if (EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(der.data()), &len, data,
+                     input.size())
+      != 1)
+    return {};
+  der.resize(len);
+  return raw_signature(der);
+}
+
+// What a transport error or an answer may put into a detail: a short, printable
+// excerpt (details go to logs and to a job's last_error).
+std::string excerpt(std::string_view text, std::size_t max = 120) {
+  std::string out;
+  for (unsigned char c : text.substr(0, max))
+    out += c >= 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
+  if (text.size() > max)
+    out += "...";
+  return out;
+}
+
+std::optional<int> month_of(std::string_view name) {
+  static constexpr std::array<std::string_view, 12> months{
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  for (std::size_t i = 0; i < months.size(); ++i)
+    if (name == months[i])
+      return static_cast<int>(i) + 1;
+  return std::nullopt;
+}
+
+// Digits only, at most `max_digits` of them; nullopt otherwise.
+std::optional<std::int64_t> number(std::string_view text, std::size_t max_digits) {
+  if (text.empty() || text.size() > max_digits)
+    return std::nullopt;
+  std::int64_t n = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return std::nullopt;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+std::optional<unix_ms> civil_ms(std::int64_t y, int mo, std::int64_t d, std::string_view hms) {
+  // hh:mm:ss
+  if (hms.size() != 8 || hms[2] != ':' || hms[5] != ':')
+    return std::nullopt;
+  auto h = number(hms.substr(0, 2), 2), mi = number(hms.substr(3, 2), 2),
+       s = number(hms.substr(6, 2), 2);
+  if (!h || !mi || !s || *h > 23 || *mi > 59 || *s > 60)
+    return std::nullopt;
+  std::chrono::year_month_day date{std::chrono::year(static_cast<int>(y)),
+                                   std::chrono::month(static_cast<unsigned>(mo)),
+                                   std::chrono::day(static_cast<unsigned>(d))};
+  if (!date.ok())
+    return std::nullopt;
+  auto days = std::chrono::sys_days(date).time_since_epoch().count();
+  return ((static_cast<std::int64_t>(days) * 24 + *h) * 60 + *mi) * 60000 + *s * 1000;
+}
+
+std::vector<std::string_view> words_of(std::string_view text) {
+  std::vector<std::string_view> words;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && text[i] == ' ')
+      ++i;
+    auto start = i;
+    while (i < text.size() && text[i] != ' ')
+      ++i;
+    if (i > start)
+      words.push_back(text.substr(start, i - start));
+  }
+  return words;
+}
+
+// An HTTP-date (RFC 9110 §5.6.7): IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT",
+// and the obsolete forms a recipient must still accept, RFC 850
+// "Sunday, 06-Nov-94 08:49:37 GMT" and asctime "Sun Nov  6 08:49:37 1994".
+std::optional<unix_ms> parse_http_date(std::string_view text) {
+  auto w = words_of(text);
+  if (w.size() == 6 && w[0].size() == 4 && w[0][3] == ',' && w[5] == "GMT") { // IMF-fixdate
+    auto d = number(w[1], 2);
+    auto mo = month_of(w[2]);
+    auto y = number(w[3], 4);
+    if (d && mo && y && w[3].size() == 4)
+      return civil_ms(*y, *mo, *d, w[4]);
+    return std::nullopt;
+  }
+  if (w.size() == 4 && w[0].size() > 1 && w[0].back() == ',' && w[3] == "GMT" && w[1].size() == 9
+      && w[1][2] == '-' && w[1][6] == '-') { // RFC 850
+    auto d = number(w[1].substr(0, 2), 2);
+    auto mo = month_of(w[1].substr(3, 3));
+    auto yy = number(w[1].substr(7, 2), 2);
+    // Two-digit years: RFC 9110 says read them as at most 50 years ahead; every
+    // date a store sends is in this century.
+    if (d && mo && yy)
+      return civil_ms(2000 + *yy, *mo, *d, w[2]);
+    return std::nullopt;
+  }
+  if (w.size() == 5 && w[0].size() == 3) { // asctime
+    auto mo = month_of(w[1]);
+    auto d = number(w[2], 2);
+    auto y = number(w[4], 4);
+    if (mo && d && y && w[4].size() == 4)
+      return civil_ms(*y, *mo, *d, w[3]);
+  }
+  return std::nullopt;
+}
+
+// Retry-After: delta-seconds or an HTTP-date, as ms from `now`; a date already
+// past is 0. At most 10 digits of seconds (no overflow); anything else: nullopt.
+std::optional<std::int64_t> retry_after(std::string_view header, unix_ms now) {
+  while (!header.empty() && (header.front() == ' ' || header.front() == '\t'))
+    header.remove_prefix(1);
+  while (!header.empty() && (header.back() == ' ' || header.back() == '\t'))
+    header.remove_suffix(1);
+  if (header.empty())
+    return std::nullopt;
+  if (auto seconds = number(header, 10))
+    return *seconds * 1000;
+  if (auto date = parse_http_date(header))
+    return std::max<std::int64_t>(0, *date - now);
+  return std::nullopt;
+}
+
+store_verdict unreachable(std::string detail, bool operator_problem = false) {
+  store_verdict v;
+  v.outcome = store_outcome::unreachable;
+  v.detail = std::move(detail);
+  v.operator_problem = operator_problem;
+  return v;
+}
+
+} // namespace
+
+result<std::shared_ptr<const server_api_key>>
+server_api_key::parse(std::string_view issuer_id, std::string_view key_id,
+                      std::string_view private_key_pem) {
+  constexpr const char* key_field = "app_store_private_key";
+  constexpr std::size_t max_private_key_pem = 16 * 1024; // a .p8 file is about 250 bytes
+  field_errors errors;
+  if (auto e = check_id("app_store_issuer_id", issuer_id))
+    errors.push_back(std::move(*e));
+  if (auto e = check_id("app_store_key_id", key_id))
+    errors.push_back(std::move(*e));
+  ossl::error_queue_guard guard;
+  ossl::evp_pkey_ptr key;
+  if (private_key_pem.empty()) {
+    errors.push_back({key_field, "missing", "app_store_private_key is empty"});
+  } else if (private_key_pem.size() > max_private_key_pem) {
+    errors.push_back({key_field, "too_long", "app_store_private_key is larger than 16 KiB"});
+  } else if (private_key_pem.find("-----BEGIN ") == std::string_view::npos) {
+    errors.push_back({key_field, "not_pem", "app_store_private_key is not PEM text (a .p8 file)"});
+  } else {
+    ossl::bio_ptr bio{
+      BIO_new_mem_buf(private_key_pem.data(), static_cast<int>(private_key_pem.size()))};
+    if (bio)
+      key.reset(PEM_read_bio_PrivateKey(bio.get(), nullptr, no_passphrase, nullptr));
+    char group[64] = {};
+    size_t group_len = 0;
+    if (!key) {
+      errors.push_back({key_field, "not_private_key",
+                        "app_store_private_key holds no unencrypted PEM private key"});
+    } else if (EVP_PKEY_get_base_id(key.get()) != EVP_PKEY_EC
+               || EVP_PKEY_get_utf8_string_param(key.get(), OSSL_PKEY_PARAM_GROUP_NAME, group,
+                                                 sizeof group, &group_len)
+                 != 1
+               || std::string_view(group, group_len) != SN_X9_62_prime256v1) {
+      errors.push_back({key_field, "not_p256",
+                        "app_store_private_key is not an EC P-256 key (App Store Connect's "
+                        "in-app purchase key, .p8)"});
+    }
+  }
+  if (!errors.empty())
+    return errors;
+  auto p = std::make_unique<impl>();
+  p->key = std::move(key);
+  return std::make_shared<const server_api_key>(std::string(issuer_id), std::string(key_id),
+                                                std::move(p));
+}
+
+std::string server_api_key::make_jwt(unix_ms now, std::string_view bundle_id,
+                                     std::chrono::seconds lifetime) const {
+  // Apple refuses a token whose exp is more than 60 minutes after iat
+  // ("Generating JSON Web Tokens for API requests").
+  lifetime = std::clamp(lifetime, std::chrono::seconds(0), std::chrono::seconds(3600));
+  auto iat = now / 1000;
+  json::object header{{"alg", "ES256"}, {"kid", key_id_}, {"typ", "JWT"}};
+  json::object claims{{"iss", issuer_id_},
+                      {"iat", iat},
+                      {"exp", iat + lifetime.count()},
+                      {"aud", server_api_audience},
+                      {"bid", bundle_id}};
+  auto input
+    = base64url_encode(json::serialize(header)) + '.' + base64url_encode(json::serialize(claims));
+  ossl::error_queue_guard guard;
+  return input + '.' + base64url_encode(sign_es256(impl_->key.get(), input));
+}
+
+std::string transaction_info_url(std::string_view base_url, std::string_view transaction_id) {
+  std::string url(base_url);
+  while (!url.empty() && url.back() == '/')
+    url.pop_back();
+  url += "/inApps/v1/transactions/";
+  url += store_b::url_encode(transaction_id);
+  return url;
+}
+
+namespace {
+
+// App Store Server API, Get Transaction Info: 200 TransactionInfoResponse
+// {"signedTransactionInfo": JWS}; errors are {"errorCode": n, "errorMessage": …}
+// (404 4040010 TransactionIdNotFound, 429 4290000 RateLimitExceeded, 500
+// 5000000/5000001 GeneralInternalError(Retryable)); 401 has an empty body and
+// means the JWT was refused. `o`: the body when it is a JSON object.
+transaction_info_answer classify_answer(int http_status, const json::object* o,
+                                        std::string_view retry_after_header, unix_ms now) {
+  transaction_info_answer a;
+  auto code = "HTTP " + std::to_string(http_status);
+  std::optional<std::int64_t> error_code;
+  if (o)
+    error_code = json_int(o->if_contains("errorCode"));
+  auto with_error_code
+    = error_code ? code + " (errorCode " + std::to_string(*error_code) + ")" : code;
+
+  switch (http_status) {
+    case 200: {
+      if (!o) {
+        a.verdict = unreachable("HTTP 200 without a JSON object");
+        return a;
+      }
+      auto* info = o->if_contains("signedTransactionInfo");
+      if (!info || !info->is_string() || info->get_string().empty()) {
+        a.verdict = unreachable("HTTP 200 without signedTransactionInfo");
+        return a;
+      }
+      a.verdict.outcome = store_outcome::confirmed;
+      a.verdict.detail = code;
+      a.signed_transaction_info = std::string(info->get_string());
+      return a;
+    }
+    case 404:
+      if (error_code == 4040010) {
+        a.verdict.outcome = store_outcome::rejected;
+        a.verdict.detail = "HTTP 404 TransactionIdNotFound (errorCode 4040010)";
+        a.transaction_not_found = true;
+        return a;
+      }
+      a.verdict = unreachable(error_code ? with_error_code : code + " without an errorCode");
+      return a;
+    case 401:
+      a.verdict = unreachable(
+        "HTTP 401: the App Store Server API refused our JWT (check the app's issuer id, key id "
+        "and private key)",
+        true);
+      return a;
+    case 403:
+      a.verdict = unreachable(
+        "HTTP 403: the App Store Server API refused the app's credentials (key revoked or not "
+        "allowed for this app?)",
+        true);
+      return a;
+    case 429: {
+      a.retry_after_ms = retry_after(retry_after_header, now);
+      auto detail = with_error_code + " rate limited";
+      if (a.retry_after_ms)
+        detail += ", retry after " + std::to_string(*a.retry_after_ms) + " ms";
+      a.verdict = unreachable(std::move(detail));
+      return a;
+    }
+    default:
+      a.verdict = unreachable(with_error_code);
+      return a;
+  }
+}
+
+} // namespace
+
+transaction_info_answer classify_transaction_info(int http_status, std::string_view body,
+                                                  std::string_view transport_error,
+                                                  std::string_view retry_after_header,
+                                                  unix_ms now) {
+  if (http_status == 0) {
+    transaction_info_answer a;
+    a.verdict = unreachable("store unreachable: " + excerpt(transport_error));
+    return a;
+  }
+  boost::system::error_code ec;
+  auto doc = json::parse(body, ec);
+  const json::object* o = !ec && doc.is_object() ? &doc.get_object() : nullptr;
+  auto a = classify_answer(http_status, o, retry_after_header, now);
+  if (o) // JSON text, for logs and enrichment; an HTML page is not kept
+    a.verdict.body = std::string(body);
+  return a;
+}
+
+} // namespace receiptd::model::store_a

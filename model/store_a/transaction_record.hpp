@@ -1,0 +1,56 @@
+#pragma once
+// From a StoreKit 2 upload and its local verification to a transaction record,
+// and how the App Store Server API's answer lands on it (issue 8).
+
+#include <string_view>
+
+#include "model/app.hpp"
+#include "model/records.hpp"
+#include "model/store_a/jws.hpp"
+#include "model/upload_request.hpp"
+
+namespace receiptd::model::store_a {
+
+// The record as uploaded, keyed by its transactionId once the JWS verified
+// under Apple's chain (else by its hash: records.hpp). Rejected with the fraud reason when the JWS
+// did not verify (without what it claims), its payload is not a transaction
+// (malformed_receipt), or it belongs to another bundle than the app's
+// (bundle_id_mismatch); pending otherwise, for the Server API to confirm. A JWS
+// under a StoreKit test root (environment xcode) never reaches Apple: validated
+// when the app accepts StoreKit test receipts, untrusted_certificate when not.
+transaction_record make_record(const store_a_transaction_upload& u, const app& a,
+                               const jws_verification& v, std::string_view peer_ip, unix_ms now);
+
+// Where to ask first: the environment the JWS names.
+bool sandbox_first(const transaction_record& r);
+
+// A Server API signedTransactionInfo verified like an upload and parsed as a
+// transaction; the error's message says why it is unusable.
+result<signed_transaction> verified_server_transaction(std::string_view signed_info,
+                                                       const trust_anchors& anchors);
+
+// A confirmed Server API answer that cannot be used (`why`: the error of
+// verified_server_transaction): the record stays pending, for a retry. Returns
+// the detail stored, for the operator's log. Transactions and unified receipts.
+template <class Record>
+std::string leave_pending(Record& r, const error& why) {
+  store_verdict pending;
+  pending.outcome = store_outcome::unreachable;
+  pending.detail = "App Store Server API answer unusable: " + why.message();
+  model::apply_store_verdict(r, pending);
+  return pending.detail;
+}
+
+// How the Server API's answer lands on the record. `v` is the store client's
+// verdict (confirmed: a 200 carrying `signed_info`, the signedTransactionInfo).
+// A confirmed answer counts only once `signed_info` verifies like an upload
+// (else it is unusable: pending, for a retry) and names the same transaction,
+// original transaction, product and bundle as the record (else store_rejected:
+// Apple's own answer contradicts the upload). Then the record is validated, not
+// fraud even when revoked, with the answer's fields (revocation, expiry, …)
+// and environment. Returns why a confirmed answer was unusable (for the
+// operator's log: Apple's answers should always verify), else "".
+std::string apply_server_answer(transaction_record& r, const store_verdict& v, std::string_view signed_info,
+                         const trust_anchors& anchors);
+
+} // namespace receiptd::model::store_a
