@@ -32,7 +32,7 @@ struct state {
   const model::time_source* clock = &model::system_time(); // never null
   outbound_calls calls;
   warning_limiter warnings; // operator problems: loud, but once a minute per app
-  std::unordered_map<std::string, cached_jwt> jwts; // by app id + key id
+  std::unordered_map<std::string, cached_jwt> jwts; // by jwt_key
   static inline const char* name = "store-a-client";
 };
 
