@@ -26,7 +26,17 @@ using persistence_calls = caf::typed_actor<
                   model::transaction_record>::with<bool>,
   caf::replies_to<reschedule_atom, trace_context, model::validation_job>::with<bool>,
   // the auth revision now (db::database::auth_revision): the token cache's check
-  caf::replies_to<auth_revision_atom>::with<std::int64_t>>;
+  caf::replies_to<auth_revision_atom>::with<std::int64_t>,
+  // an app by id (store notifications name their app in the URL)
+  caf::replies_to<find_app_atom, std::string>::with<std::optional<model::app>>,
+  // a verified App Store Server Notification applied to the app's records, once
+  caf::replies_to<apply_atom, trace_context, std::string,
+                  model::store_a::verified_notification>::with<notification_result>,
+  // due webhook deliveries, leased to owner for lease_ms
+  caf::replies_to<claim_deliveries_atom, std::string, std::int64_t,
+                  std::int32_t>::with<webhook_deliveries>,
+  // a delivery's outcome, fenced by its version: false when another claim overtook it
+  caf::replies_to<finish_atom, model::webhook_delivery>::with<bool>>;
 
 // The persistence pool: the calls above, plus token lookups and saves, which it
 // gathers into batches for its workers (actors/persistence.cpp).
@@ -49,15 +59,19 @@ using store_b_client_actor
 
 // Store A (App Store) client: verifyReceipt, production or sandbox, one flip; the
 // App Store Server API's Get Transaction Info, one flip between its hosts.
-using store_a_client_actor
-  = caf::typed_actor<caf::replies_to<check_atom, store_a_check>::with<store_a_answer>,
-                     caf::replies_to<check_atom, store_a_transaction_check>::with<store_a_transaction_answer>,
-                     caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
+using store_a_client_actor = caf::typed_actor<
+  caf::replies_to<check_atom, store_a_check>::with<store_a_answer>,
+  caf::replies_to<check_atom, store_a_transaction_check>::with<store_a_transaction_answer>,
+  caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
 
 // The supervisor: the HTTP layer's only contact. It ticks itself to check the
 // auth revision while it caches tokens.
 using supervisor_actor
   = caf::typed_actor<caf::reacts_to<upload_atom, inbound>, caf::reacts_to<tick_atom>>;
+
+// The webhook dispatcher: ticks to claim due deliveries; transfers report back.
+using webhook_dispatcher_actor
+  = caf::typed_actor<caf::reacts_to<tick_atom>, caf::reacts_to<http_done_atom, http_done>>;
 
 // The retry scheduler: ticks to claim due jobs; validators report back.
 using retry_scheduler_actor

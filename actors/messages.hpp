@@ -13,11 +13,13 @@
 #include "http/reply.hpp"
 #include "model/app.hpp"
 #include "model/records.hpp"
+#include "model/store_a/notification.hpp"
 #include "model/store_a/server_api.hpp"
 #include "model/store_b/licence_key.hpp"
 #include "model/store_b/play_api.hpp"
 #include "model/store_b/service_account.hpp"
 #include "model/verdict.hpp"
+#include "model/webhooks.hpp"
 
 namespace receiptd::actors {
 
@@ -120,6 +122,16 @@ struct claimed_job {
   std::optional<model::app> app;
 };
 using claimed_jobs = std::vector<claimed_job>;
+
+// What applying a store notification did (db::notification_applied).
+struct notification_result {
+  bool duplicate = false; // applied before: nothing changed this time
+  std::int32_t records_changed = 0;
+  std::int32_t events = 0;
+};
+
+// Webhook deliveries claimed for the dispatcher (actors/webhook_dispatcher.hpp).
+using webhook_deliveries = std::vector<model::webhook_delivery>;
 
 // An HTTP transfer finished (curl thread → store client).
 struct http_done {

@@ -247,6 +247,20 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
       return forward<bool>(self, write, a, std::move(ctx), std::move(j));
     },
     [=](auth_revision_atom a) { return forward<std::int64_t>(self, read, a); },
+    [=](find_app_atom a, std::string id) {
+      return forward<std::optional<model::app>>(self, read, a, std::move(id));
+    },
+    [=](apply_atom a, trace_context& ctx, std::string& app_id,
+        model::store_a::verified_notification& v) {
+      return forward<notification_result>(self, write, a, std::move(ctx), std::move(app_id),
+                                          std::move(v));
+    },
+    [=](claim_deliveries_atom a, std::string owner, std::int64_t lease, std::int32_t limit) {
+      return forward<webhook_deliveries>(self, write, a, std::move(owner), lease, limit);
+    },
+    [=](finish_atom a, model::webhook_delivery& d) {
+      return forward<bool>(self, write, a, std::move(d));
+    },
   };
 }
 

@@ -187,6 +187,34 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
       return run<bool>(self, ctx, "reschedule_job",
                        [&](db::database& db) { return db.reschedule_job(job); });
     },
+    [=](find_app_atom, const std::string& id) -> caf::result<std::optional<model::app>> {
+      return run<std::optional<model::app>>(self, trace_context{}, "find_app",
+                                            [&](db::database& db) { return db.find_app(id); });
+    },
+    [=](apply_atom, const trace_context& ctx, const std::string& app_id,
+        const model::store_a::verified_notification& v) -> caf::result<notification_result> {
+      return run<notification_result>(
+        self, ctx, "apply_notification",
+        [&](db::database& db) -> model::result<notification_result> {
+          auto applied = db.apply_store_a_notification(app_id, v, self->state.clock->now_ms());
+          if (!applied)
+            return applied.err();
+          return notification_result{applied->duplicate, applied->records_changed, applied->events};
+        });
+    },
+    // Outside any upload: no trace, no span.
+    [=](claim_deliveries_atom, const std::string& owner, std::int64_t lease_ms,
+        std::int32_t limit) -> caf::result<webhook_deliveries> {
+      return run<webhook_deliveries>(
+        self, trace_context{}, "claim_deliveries", [&](db::database& db) {
+          auto now = self->state.clock->now_ms();
+          return db.claim_deliveries(owner, now, now + lease_ms, limit);
+        });
+    },
+    [=](finish_atom, const model::webhook_delivery& d) -> caf::result<bool> {
+      return run<bool>(self, trace_context{}, "finish_delivery",
+                       [&](db::database& db) { return db.finish_delivery(d); });
+    },
   };
 }
 

@@ -11,6 +11,7 @@
 
 #include "actors/app_context.hpp"
 #include "actors/log.hpp"
+#include "actors/notification_handler.hpp"
 #include "model/access_token.hpp"
 #include "model/resource_json.hpp"
 
@@ -246,6 +247,18 @@ void dispatch(pointer self, inbound in, app_context_ptr app, span s) {
   st.validators.emplace(v.address(), admitted{std::move(reply), bytes});
 }
 
+// A store notification: no token (its signature authenticates it), the same
+// admission as uploads, one monitored handler actor.
+void admit_notification(pointer self, inbound in) {
+  auto& st = self->state;
+  auto bytes = bytes_of(in);
+  if (!st.in_flight.take(bytes, st.settings))
+    return refuse_overloaded(in);
+  auto reply = in.reply;
+  auto h = self->spawn<caf::monitored>(handle_store_a_notification, std::move(in), st.deps);
+  st.validators.emplace(h.address(), admitted{std::move(reply), bytes});
+}
+
 // Called with the request counted in `authenticating`; it leaves that stage here.
 void authenticate(pointer self, inbound in) {
   auto& st = self->state;
@@ -309,6 +322,8 @@ supervisor_actor::behavior_type supervisor(pointer self, config::validator_setti
   return {
     [=](upload_atom, inbound& in) {
       auto& st = self->state;
+      if (!http::info(in.request.target).bearer)
+        return admit_notification(self, std::move(in));
       if (!st.authenticating.take(bytes_of(in), st.settings))
         return refuse_overloaded(in);
       authenticate(self, std::move(in));

@@ -103,10 +103,10 @@ void ask_server_api(caf::event_based_actor* self, const trace_context& ctx,
     model::apply_store_verdict(r, v);
     return k(std::move(r));
   }
-  store_a_transaction_check check{
-    ctx, std::move(app_ctx), *id,
-    model::store_a::first_endpoint(r) == model::store_a::verify_endpoint::sandbox,
-    deadline_from_now(deps)};
+  store_a_transaction_check check{ctx, std::move(app_ctx), *id,
+                                  model::store_a::first_endpoint(r)
+                                    == model::store_a::verify_endpoint::sandbox,
+                                  deadline_from_now(deps)};
   auto shared = std::make_shared<model::receipt_record>(std::move(r));
   self->request(deps.store_a, deps.settings.store_deadline, check_atom_v, std::move(check))
     .then(
@@ -289,8 +289,9 @@ void validate_upload(caf::event_based_actor* self, inbound in, app_context_ptr a
     case http::route::store_a_get:
     case http::route::store_b_get:
     case http::route::store_a_transaction_get:
+    case http::route::store_a_notification:
     case http::route::health:
-      break; // not uploads: the supervisor and the HTTP layer answer them
+      break; // not uploads: the supervisor, its handlers and the HTTP layer answer them
   }
 }
 

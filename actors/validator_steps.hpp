@@ -40,6 +40,7 @@ void save_and_answer(caf::event_based_actor* self, upload_ptr u, Record r) {
   auto first_attempt
     = deps.clock->now_ms() + model::backoff_delay_ms(deps.settings.retry, 0, deps.random->unit());
   auto own_verdict = r.fraud;
+  r.terms.announce = u->app->app.has_webhooks; // the save writes the event (issue 9)
   self
     ->request(deps.persistence, caf::infinite, save_atom_v, u->root.child(), std::move(r),
               first_attempt)

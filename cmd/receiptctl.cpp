@@ -1,7 +1,8 @@
 // receiptctl: the operator's tool. Creates and lists apps, sets their store
 // credentials, issues and revokes access tokens (printed once, stored as a
-// SHA-256 hash), shows records, jobs and an upload's trace. Same database
-// options as receiptd (--db.url, --config-file).
+// SHA-256 hash), shows records, jobs and an upload's trace, manages webhook
+// endpoints (issue 9: the secret is printed once). Same database options as
+// receiptd (--db.url, --config-file).
 
 #include <boost/json.hpp>
 
@@ -20,6 +21,7 @@
 #include "model/store_a/server_api.hpp"
 #include "model/store_b/licence_key.hpp"
 #include "model/store_b/service_account.hpp"
+#include "model/webhooks.hpp"
 
 using namespace receiptd;
 namespace json = boost::json;
@@ -367,6 +369,159 @@ int jobs_command(const args& a, db::database& db) {
   return 0;
 }
 
+// ---- webhooks (issue 9) ---------------------------------------------------------
+
+json::array events_json(const std::vector<model::event_type>& events) {
+  json::array list;
+  for (auto t : events)
+    list.emplace_back(model::to_string(t));
+  return list;
+}
+
+// An endpoint as list prints it: never its secret.
+json::object endpoint_json(const model::webhook_endpoint& e) {
+  return {{"id", e.id},
+          {"app_id", e.app_id},
+          {"url", e.url},
+          {"events", events_json(e.events)},
+          {"created_at", model::timestamp_json(e.created_at)}};
+}
+
+json::object delivery_json(const model::webhook_delivery& d) {
+  return {{"event_id", d.event_id},
+          {"endpoint_id", d.endpoint_id},
+          {"type", model::to_string(d.type)},
+          {"record_id", d.record_id},
+          {"state", model::to_string(d.state)},
+          {"attempts", d.attempts},
+          {"last_error", d.last_error},
+          {"delivered_at", model::timestamp_json(d.delivered_at)}};
+}
+
+// The app named by words[2] when given; "" (every app) otherwise.
+std::optional<std::string> optional_app_id(const args& a, db::database& db, std::string& problem) {
+  if (a.words.size() < 3)
+    return std::string();
+  auto app = find_app(db, a.words[2], problem);
+  if (!app)
+    return std::nullopt;
+  return app->id;
+}
+
+int webhook_add(const args& a, db::database& db, bool allow_http) {
+  if (!a.given("url"))
+    return fail("webhook add needs --url=URL", 2);
+  auto url = model::check_webhook_url(a.url, allow_http);
+  if (!url)
+    return fail("--url: " + url.err().message(), 2);
+  auto events = model::parse_events(a.events);
+  if (!events)
+    return fail("--events: " + events.err().message(), 2);
+  std::string problem;
+  auto app = find_app(db, a.words[2], problem);
+  if (!app)
+    return fail(problem);
+  model::webhook_endpoint e;
+  e.app_id = app->id;
+  e.url = *url;
+  e.secret = model::make_webhook_secret();
+  e.events = *events;
+  e.created_at = cmd::now_ms();
+  auto added = db.add_webhook_endpoint(e);
+  if (!added)
+    return fail(added.err().message());
+  print(a,
+        json::object{{"id", added->id},
+                     {"secret", added->secret},
+                     {"url", added->url},
+                     {"events", events_json(added->events)}},
+        "id: " + added->id + "\nsecret: " + added->secret + "\n");
+  return 0;
+}
+
+int webhook_command(const args& a, db::database& db, bool allow_http) {
+  auto sub = a.words.size() > 1 ? a.words[1] : "";
+  std::string problem;
+  // The words each subcommand takes, beyond "webhook SUB".
+  struct shape {
+    const char* sub;
+    std::size_t min, max;
+    const char* usage;
+  };
+  static constexpr shape shapes[] = {
+    {"add", 1, 1, "webhook add APP --url=URL [--events=LIST]"},
+    {"list", 0, 1, "webhook list [APP]"},
+    {"remove", 1, 1, "webhook remove ID"},
+    {"redeliver", 1, 1, "webhook redeliver EVENT-ID"},
+    {"deliveries", 0, 1, "webhook deliveries [APP] [--limit=N]"},
+  };
+  for (const auto& x : shapes)
+    if (sub == x.sub && (a.words.size() < 2 + x.min || a.words.size() > 2 + x.max))
+      return fail(std::string("usage: ") + x.usage, 2);
+  if (sub == "add")
+    return webhook_add(a, db, allow_http);
+  if (sub == "list") {
+    auto app_id = optional_app_id(a, db, problem);
+    if (!app_id)
+      return fail(problem);
+    auto endpoints = db.list_webhook_endpoints(*app_id);
+    if (!endpoints)
+      return fail(endpoints.err().message());
+    json::array list;
+    std::string human;
+    for (const auto& e : *endpoints) {
+      list.push_back(endpoint_json(e));
+      human += e.id + "  app=" + e.app_id + "  " + e.url + "  events="
+        + (e.events.empty() ? std::string("all") : model::events_text(e.events)) + "\n";
+    }
+    print(a, list, human.empty() ? "No webhook endpoints.\n" : human);
+    return 0;
+  }
+  if (sub == "remove") {
+    const auto& id = a.words[2];
+    auto removed = db.remove_webhook_endpoint(id);
+    if (!removed)
+      return fail(removed.err().message());
+    if (!*removed)
+      return fail("no webhook endpoint with id " + id);
+    print(a, json::object{{"removed", true}, {"id", id}}, "Removed webhook endpoint " + id + ".\n");
+    return 0;
+  }
+  if (sub == "redeliver") {
+    const auto& id = a.words[2];
+    auto again = db.redeliver_event(id, cmd::now_ms());
+    if (!again)
+      return fail(again.err().message());
+    if (!*again)
+      return fail("no webhook event with id " + id);
+    print(a, json::object{{"redelivering", true}, {"event_id", id}},
+          "Event " + id + " will be delivered again.\n");
+    return 0;
+  }
+  if (sub == "deliveries") {
+    if (a.limit < 1 || a.limit > 10000)
+      return fail("--limit takes 1 to 10000, not " + std::to_string(a.limit), 2);
+    auto app_id = optional_app_id(a, db, problem);
+    if (!app_id)
+      return fail(problem);
+    auto deliveries = db.list_deliveries(*app_id, a.limit);
+    if (!deliveries)
+      return fail(deliveries.err().message());
+    json::array list;
+    std::string human;
+    for (const auto& d : *deliveries) {
+      list.push_back(delivery_json(d));
+      human += d.event_id + "  " + std::string(model::to_string(d.type))
+        + "  endpoint=" + d.endpoint_id + "  " + std::string(model::to_string(d.state))
+        + "  attempts=" + std::to_string(d.attempts)
+        + (d.last_error.empty() ? std::string() : "  last_error=" + d.last_error) + "\n";
+    }
+    print(a, list, human.empty() ? "No deliveries.\n" : human);
+    return 0;
+  }
+  return fail("unknown webhook command\n" + a.usage(), 2);
+}
+
 // Span lines → Trace Event Format ("X" complete events, µs), one lane per actor.
 int trace_command(const args& a, const std::string& trace_file) {
   if (a.words.size() < 2)
@@ -451,5 +606,7 @@ int main(int argc, char** argv) {
     return record_command(a, *db);
   if (a.words[0] == "jobs")
     return jobs_command(a, *db);
+  if (a.words[0] == "webhook")
+    return webhook_command(a, *db, s.webhooks.allow_http);
   return fail("unknown command " + a.words[0] + "\n" + a.usage(), 2);
 }

@@ -15,8 +15,11 @@ struct command_group {
   const char* command;
   const char* group;
 };
-constexpr command_group commands_with_options[]
-  = {{"app create", "app"}, {"app update", "app"}, {"trace", "trace"}};
+constexpr command_group commands_with_options[] = {{"app create", "app"},
+                                                   {"app update", "app"},
+                                                   {"trace", "trace"},
+                                                   {"webhook add", "webhook"},
+                                                   {"webhook deliveries", "deliveries"}};
 
 constexpr const char* usage_head
   = R"(usage: receiptctl [--db.url=URL | --config-file=PATH] [--json] COMMAND
@@ -34,14 +37,25 @@ Records and operations:
   jobs                                   pending revalidation jobs
   trace TRACE-ID [TRACE OPTIONS]         an upload's spans as Trace Event JSON
                                          (open in Perfetto or chrome://tracing)
+Webhooks (signed event deliveries to an app's backend):
+  webhook add APP --url=URL [--events=LIST]
+                                         an endpoint of the app; prints its id and
+                                         its secret (the secret only now)
+  webhook list [APP]                     endpoints, of one app or all (no secrets)
+  webhook remove ID                      remove an endpoint and its pending deliveries
+  webhook redeliver EVENT-ID             send an event to its endpoints again
+  webhook deliveries [APP] [--limit=N]   deliveries, newest event first
 )";
 
 constexpr const char* usage_tail
-  = "Database: the options and config file of receiptd (default config/receiptd.ini).\n";
+  = "Database: the options and config file of receiptd (default config/receiptd.ini);\n"
+    "webhook add also reads receiptd's webhooks.allow-http there.\n";
 
 // "app create", "token issue", "jobs", "trace": what names the command in messages.
 std::string command_of(const std::vector<std::string>& words) {
-  if (words.size() > 1 && (words[0] == "app" || words[0] == "token" || words[0] == "record"))
+  if (words.size() > 1
+      && (words[0] == "app" || words[0] == "token" || words[0] == "record"
+          || words[0] == "webhook"))
     return words[0] + " " + words[1];
   return words.empty() ? std::string() : words[0];
 }
@@ -59,7 +73,7 @@ model::error refused(std::string message) {
 
 bool is_receiptd_option(const std::string& arg) {
   return arg.rfind("--db.", 0) == 0 || arg.rfind("--trace.", 0) == 0
-    || arg.rfind("--config-file=", 0) == 0;
+    || arg.rfind("--webhooks.", 0) == 0 || arg.rfind("--config-file=", 0) == 0;
 }
 
 std::string str(caf::string_view v) {
@@ -124,6 +138,16 @@ ctl_options::ctl_options() {
          "remove the App Store Server API credentials (issuer id, key id, private key)");
   caf::config_option_adder{declared_, "?trace"}.add(
     trace_file, "trace-file", "the span file to read (default: receiptd's trace.file)");
+  caf::config_option_adder{declared_, "?webhook"}
+    .add(url, "url",
+         "where events are POSTed: https, or http to a loopback host (any http with "
+         "receiptd's webhooks.allow-http=true)")
+    .add(events, "events",
+         "the events it receives, comma-separated (receipt.created, receipt.updated, "
+         "purchase_order.created, purchase_order.updated, transaction.created, "
+         "transaction.updated); default every event");
+  caf::config_option_adder{declared_, "?deliveries"}.add(limit, "limit",
+                                                         "how many deliveries to list (1-10000)");
 }
 
 model::status ctl_options::parse(int argc, char** argv) {
@@ -205,6 +229,8 @@ std::string ctl_options::usage() const {
   };
   section("app", "APP OPTIONS");
   section("trace", "TRACE OPTIONS");
+  section("webhook", "WEBHOOK ADD OPTIONS");
+  section("deliveries", "WEBHOOK DELIVERIES OPTIONS");
   section("global", "Every command");
   out << "  --help                         this text\n";
   out << usage_tail;

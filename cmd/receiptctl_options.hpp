@@ -3,8 +3,9 @@
 // description) in a caf::config_option_set, the way config/options.cpp declares
 // receiptd's (STYLE.md §4, §9). The usage text lists them from these declarations.
 // Parsing refuses any other option, and any option of another command, before
-// anything else runs. The database options (--db.*, --config-file, --trace.*) are
-// receiptd's: they are handed on untouched to config::receiptd_config.
+// anything else runs. The database options (--db.*, --config-file, --trace.*) and
+// --webhooks.* are receiptd's: they are handed on untouched to
+// config::receiptd_config.
 
 #include <caf/config_option_set.hpp>
 
@@ -52,6 +53,10 @@ public:
   bool clear_app_store_credentials = false;
   // trace (not given: receiptd's trace.file).
   std::string trace_file;
+  // webhook add (issue 9): the endpoint's URL and the events it wants ("": every one).
+  std::string url, events;
+  // webhook deliveries: how many, newest event first.
+  int limit = 50;
 
 private:
   model::status store(const caf::config_option& opt, const std::string& arg);

@@ -14,6 +14,7 @@
 #include "actors/log.hpp"
 #include "actors/persistence.hpp"
 #include "actors/retry_scheduler.hpp"
+#include "actors/webhook_dispatcher.hpp"
 #include "actors/store_a_client.hpp"
 #include "actors/store_b_client.hpp"
 #include "actors/supervisor.hpp"
@@ -172,13 +173,17 @@ int main(int argc, char** argv) {
                             .multiplier = s.retry.multiplier,
                             .max_attempts = static_cast<int>(s.retry.max_attempts)};
     auto supervisor = actors::spawn_supervisor(sys, s.validator, s.auth, deps);
-    auto retry = actors::spawn_retry_scheduler(
-      sys, s.retry, "receiptd-" + model::hex_encode(model::random_bytes(6)), deps);
+    auto instance = "receiptd-" + model::hex_encode(model::random_bytes(6)); // lease owner
+    auto retry = actors::spawn_retry_scheduler(sys, s.retry, instance, deps);
+    auto webhooks = actors::spawn_webhook_dispatcher(
+      sys, s.webhooks, instance,
+      {.persistence = persistence, .transport = &outbound, .trace = &trace, .clock = &clock});
 
     auto stop_actors = [&] {
-      for (auto a : {caf::actor_cast<caf::actor>(retry), caf::actor_cast<caf::actor>(supervisor),
-                     caf::actor_cast<caf::actor>(store_a), caf::actor_cast<caf::actor>(store_b),
-                     caf::actor_cast<caf::actor>(persistence)})
+      for (auto a :
+           {caf::actor_cast<caf::actor>(retry), caf::actor_cast<caf::actor>(webhooks),
+            caf::actor_cast<caf::actor>(supervisor), caf::actor_cast<caf::actor>(store_a),
+            caf::actor_cast<caf::actor>(store_b), caf::actor_cast<caf::actor>(persistence)})
         caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     };
 

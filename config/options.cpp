@@ -22,8 +22,8 @@ namespace {
 
 // Our option groups, in the order --help and config/receiptd.ini list them.
 constexpr const char* our_categories[]
-  = {"http",    "db",    "auth",  "validator", "outbound", "store-a",
-     "store-b", "retry", "trace", "bootstrap", "scheduler"};
+  = {"http",    "db",    "auth",     "validator", "outbound",  "store-a",
+     "store-b", "retry", "webhooks", "trace",     "bootstrap", "scheduler"};
 
 constexpr const char* default_config_file = "config/receiptd.ini";
 
@@ -262,6 +262,27 @@ receiptd_config::receiptd_config() {
       "must be longer than validator.store-deadline")
     .add(s.retry.claim_timeout, "claim-timeout",
          "how long a claim of due jobs may take before the next poll tries again");
+  section{*this, "webhooks"}
+    .add(s.webhooks.allow_http, "allow-http",
+         "allow plain-http endpoint URLs beyond loopback hosts (receiptctl webhook add)")
+    .add(s.webhooks.timeout, "timeout", "timeout of one delivery: connect, send, answer")
+    .add(s.webhooks.initial_backoff, "initial-backoff",
+         "first redelivery delay after a failed delivery (full jitter below it)")
+    .add(s.webhooks.max_backoff, "max-backoff", "largest redelivery delay")
+    .require(
+      "max-backoff", [this] { return s_.webhooks.max_backoff >= s_.webhooks.initial_backoff; },
+      "must be at least webhooks.initial-backoff")
+    .add(s.webhooks.max_attempts, "max-attempts",
+         "deliveries tried before an event is dead for that endpoint", 1, 1000)
+    .add(s.webhooks.max_concurrent_per_endpoint, "max-concurrent-per-endpoint",
+         "deliveries in flight at once to one endpoint", 1, 1000)
+    .add(s.webhooks.poll_interval, "poll-interval", "how often due deliveries are claimed")
+    .add(s.webhooks.batch, "batch", "deliveries claimed at once", 1, 10000)
+    .add(s.webhooks.lease, "lease",
+         "how long a claimed delivery is ours before another instance may take it")
+    .require(
+      "lease", [this] { return s_.webhooks.lease > s_.webhooks.timeout; },
+      "must be longer than webhooks.timeout");
   section{*this, "trace"}
     .add(s.trace.enabled, "enabled", "record a span per actor hop")
     .add(s.trace.file, "file", "span lines (JSON) are appended here (empty: none)")

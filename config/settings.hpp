@@ -91,6 +91,19 @@ struct retry_settings {
   milliseconds claim_timeout = 30s;
 };
 
+// Webhooks out (issue 9): the delivery of events to apps' endpoints.
+struct webhook_settings {
+  bool allow_http = false;    // plain-http endpoint URLs beyond loopback
+  milliseconds timeout = 10s; // one delivery: connect, send, answer
+  milliseconds initial_backoff = 10s;
+  milliseconds max_backoff = 1h;
+  std::size_t max_attempts = 20; // then the delivery is dead (receiptctl webhook redeliver)
+  std::size_t max_concurrent_per_endpoint = 4;
+  milliseconds poll_interval = 1s;
+  std::size_t batch = 100;
+  milliseconds lease = 60s;
+};
+
 struct trace_settings {
   bool enabled = true;
   std::string file = "var/trace.jsonl";          // span lines (JSON); empty: none
@@ -116,6 +129,7 @@ struct settings {
   store_a_settings store_a;
   store_b_settings store_b;
   retry_settings retry;
+  webhook_settings webhooks;
   trace_settings trace;
   bootstrap_settings bootstrap;
   std::size_t scheduler_threads = 0; // CAF's scheduler.max-threads (default: half the cores)

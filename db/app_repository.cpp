@@ -1,6 +1,5 @@
 #include "db/app_repository.hpp"
 
-#include "db/sql_apps.hpp"
 #include "db/sql_migrations.hpp"
 
 namespace receiptd::db {
@@ -13,6 +12,17 @@ soci::statement make_revoke(soci::session& s, long long& revoked_at, std::string
     st.exchange(soci::use(revoked_at, "revoked_at"));
     st.exchange(soci::use(key_id, "key_id"));
     st.exchange(soci::use(key_hash, "key_token_hash"));
+  });
+}
+
+// SELECT app_row::read_columns … with one bound lookup key (none for a listing).
+soci::statement prepare_app_select(soci::session& s, std::string_view tmpl, app_row& row,
+                                   std::string* key = nullptr, const char* key_name = nullptr) {
+  auto names = column_names([&](auto f) { row.read_columns(f); });
+  return prepare(s, render(tmpl, names), [&](soci::statement& st) {
+    row.read_columns(bind_into{st});
+    if (key)
+      st.exchange(soci::use(*key, std::string(key_name)));
   });
 }
 
@@ -50,6 +60,7 @@ model::app app_row::app() const {
   if (!policy)
     throw corrupt_row("unknown transfer_policy '" + transfer_policy + "'");
   a.transfers = *policy;
+  a.has_webhooks = has_webhooks != 0;
   return a;
 }
 
@@ -69,12 +80,12 @@ app_repository::app_repository(connection& c)
   : insert_(prepare_insert(c.session(), sql::apps::insert, app_)),
     update_(prepare_update(
       c.session(), sql::apps::update, [this](auto f) { app_.data_columns(f); }, key_id_)),
-    list_(prepare_select(c.session(), sql::apps::list, app_)),
-    find_by_id_(prepare_select(c.session(), sql::apps::find_by_id, app_, &key_id_, "key_id")),
+    list_(prepare_app_select(c.session(), sql::apps::list, app_)),
+    find_by_id_(prepare_app_select(c.session(), sql::apps::find_by_id, app_, &key_id_, "key_id")),
     find_by_name_(
-      prepare_select(c.session(), sql::apps::find_by_name, app_, &key_name_, "key_name")),
-    find_by_token_hash_(prepare_select(c.session(), sql::apps::find_by_token_hash, app_,
-                                       &key_token_hash_, "key_token_hash")),
+      prepare_app_select(c.session(), sql::apps::find_by_name, app_, &key_name_, "key_name")),
+    find_by_token_hash_(prepare_app_select(c.session(), sql::apps::find_by_token_hash, app_,
+                                           &key_token_hash_, "key_token_hash")),
     insert_token_(prepare_insert(c.session(), sql::tokens::insert, token_)),
     revoke_token_(make_revoke(c.session(), revoked_at_, key_id_, key_token_hash_)),
     list_tokens_(

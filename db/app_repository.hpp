@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "db/connection.hpp"
+#include "db/sql_apps.hpp"
 #include "db/statements.hpp"
 #include "model/app.hpp"
 
@@ -25,6 +26,7 @@ struct app_row {
   std::string app_store_private_key;
   int accept_storekit_test_receipts = 0;
   std::string transfer_policy = "transfer";
+  int has_webhooks = 0; // computed by the SELECTs, never written
 
   template <class F>
   void key_columns(F&& f) {
@@ -44,10 +46,18 @@ struct app_row {
     f("accept_storekit_test_receipts", accept_storekit_test_receipts);
     f("transfer_policy", transfer_policy);
   }
+  // What INSERT writes.
   template <class F>
   void all_columns(F&& f) {
     key_columns(f);
     data_columns(f);
+  }
+  // What SELECT reads: the stored columns and the computed has_webhooks (its
+  // "name" is the SQL expression, db/sql_apps.hpp).
+  template <class F>
+  void read_columns(F&& f) {
+    all_columns(f);
+    f(sql::apps::has_webhooks_column, has_webhooks);
   }
 
   void assign(const model::app& a);
@@ -91,7 +101,8 @@ public:
   bool revoke_token(const std::string& id_or_hash, model::unix_ms now);
   std::vector<token_info> list_tokens(const std::string& app_id);
 
-  // The auth revision: bumped by trigger on every change to apps or access_tokens.
+  // The auth revision: bumped by trigger on every change to apps, access_tokens or
+  // webhook_endpoints.
   std::int64_t revision();
 
 private:

@@ -99,12 +99,30 @@ job_queue& sql_database::jobs() {
   return *jobs_;
 }
 
+webhook_repository& sql_database::webhooks() {
+  if (!webhooks_)
+    webhooks_ = std::make_unique<webhook_repository>(conn());
+  return *webhooks_;
+}
+
+notification_repository& sql_database::notifications() {
+  if (!notifications_)
+    notifications_ = std::make_unique<notification_repository>(conn());
+  return *notifications_;
+}
+
+outbox sql_database::make_outbox() {
+  return outbox([this]() -> webhook_repository& { return webhooks(); });
+}
+
 void sql_database::drop_statements() noexcept {
   apps_.reset();
   purchase_orders_.reset();
   receipts_.reset();
   transactions_.reset();
   jobs_.reset();
+  webhooks_.reset();
+  notifications_.reset();
 }
 
 void sql_database::drop_session() noexcept {

@@ -26,12 +26,21 @@
 #include "db/failure.hpp"
 #include "model/app.hpp"
 #include "model/records.hpp"
+#include "model/store_a/notification.hpp"
+#include "model/webhooks.hpp"
 
 namespace receiptd::db {
 
 enum class dialect { sqlite, postgresql };
 
 using model::any_record;
+
+// What applying a store notification did.
+struct notification_applied {
+  bool duplicate = false; // already applied (same app and notification id): nothing changed
+  int records_changed = 0;
+  int events = 0; // webhook deliveries written (one per event and wanting endpoint)
+};
 
 // One upload's save inside a batch (persistence group commit).
 struct batch_save {
@@ -94,8 +103,9 @@ public:
   // the auth revision (the supervisor's token cache tags each lookup with it).
   virtual model::result<token_lookups>
   apps_by_token_hashes(const std::vector<std::string>& token_hashes) = 0;
-  // The auth revision: a counter that every change to apps or access_tokens bumps,
-  // by trigger, whoever makes it (db/migrations/003_auth_revision.sql). A token
+  // The auth revision: a counter that every change to apps, access_tokens or
+  // webhook_endpoints bumps, by trigger, whoever makes it
+  // (db/migrations/003_auth_revision.sql, 006_store_events.sql). A token
   // lookup read at revision r is stale once the revision is above r.
   virtual model::result<std::int64_t> auth_revision() = 0;
 
@@ -154,6 +164,62 @@ public:
 
   // Every job, for operators and tests.
   virtual model::result<std::vector<model::validation_job>> list_jobs() = 0;
+
+  // ---- store notifications (issue 9) ---------------------------------------
+  // In one transaction: records the notification (store_notifications: app,
+  // store "store_a", notificationUUID, type, subtype, environment, signedDate,
+  // received_at); when that app already has one with this id, nothing else
+  // happens (duplicate). Otherwise every record it is about — StoreKit 2
+  // transactions of the app by transaction_id (the verified key) or
+  // original_transaction_id, receipts of the app whose in-app purchases hold
+  // that transaction_id — gets model::store_a::apply_notification, and each
+  // record that changed is updated with updated_at = now and an event
+  // (model::record_event, *.updated) for each of the app's endpoints that wants it.
+  virtual model::result<notification_applied>
+  apply_store_a_notification(const std::string& app_id,
+                             const model::store_a::verified_notification& v, model::unix_ms now)
+    = 0;
+
+  // ---- webhooks (issue 9) ---------------------------------------------------
+  // Events are written by the changes that cause them, in the same transaction
+  // (the outbox): a save whose record carries terms.announce, a completed job, an
+  // applied notification. Each event gets one delivery per endpoint of its app
+  // that wants it at that moment; an app without endpoints gets none.
+  virtual model::result<model::webhook_endpoint> add_webhook_endpoint(model::webhook_endpoint e)
+    = 0; // id made when empty; the app must exist
+  // The app's endpoints; every app's when app_id is empty. Secrets included.
+  virtual model::result<std::vector<model::webhook_endpoint>>
+  list_webhook_endpoints(const std::string& app_id) = 0;
+  // Removes the endpoint and its undelivered deliveries; false: no such endpoint.
+  virtual model::result<bool> remove_webhook_endpoint(const std::string& id) = 0;
+  // Every delivery of the event to an endpoint that still exists back to
+  // pending, no attempts, due at now, version bumped (a send in flight cannot
+  // finish it); an endpoint that has none — added since — gets one when it
+  // wants the event. False: no such event.
+  virtual model::result<bool> redeliver_event(const std::string& event_id, model::unix_ms now) = 0;
+  // The event, by id.
+  virtual model::result<std::optional<model::webhook_event>>
+  find_webhook_event(const std::string& event_id) = 0;
+  // Deliveries, newest event first (operators and tests): of one app's
+  // endpoints, or every app's when app_id is empty; at most `limit`. With the
+  // event's body and the endpoint's url and secret ('' once it is removed:
+  // its delivered ones stay as history).
+  virtual model::result<std::vector<model::webhook_delivery>>
+  list_deliveries(const std::string& app_id, int limit) = 0;
+  // Claims up to `limit` pending deliveries due at `now` whose lease is free or
+  // expired, oldest due first, and only the first undelivered one per endpoint
+  // and record (events of one record reach an endpoint in the order they were
+  // made; a dead one no longer holds the next back): sets the lease and bumps
+  // version. Each comes with the endpoint's url and secret and the event's body.
+  virtual model::result<std::vector<model::webhook_delivery>>
+  claim_deliveries(const std::string& owner, model::unix_ms now, model::unix_ms lease_until,
+                   int limit)
+    = 0;
+  // Fenced by version (false when another claim or a redelivery overtook it,
+  // the endpoint was removed, or this claim was finished already): stores
+  // state, attempts, next_attempt_at, last_error and delivered_at, and
+  // releases the lease.
+  virtual model::result<bool> finish_delivery(const model::webhook_delivery& d) = 0;
 };
 
 // The record of `kind` with this id, whichever table holds it.

@@ -169,6 +169,7 @@ void in_app_purchase_row::assign(const std::string& receipt, int position,
   original_purchase_date.set(p.original_purchase_date);
   expires_date.set(p.expires_date);
   cancellation_date.set(p.cancellation_date);
+  cancellation_reason.set(p.cancellation_reason);
   web_order_line_item_id.set(p.web_order_line_item_id);
   set_flag(is_trial_period, p.is_trial_period);
   set_flag(is_in_intro_offer_period, p.is_in_intro_offer_period);
@@ -185,6 +186,7 @@ model::apple_in_app_purchase in_app_purchase_row::purchase() const {
   p.original_purchase_date = original_purchase_date.get<model::unix_ms>();
   p.expires_date = expires_date.get<model::unix_ms>();
   p.cancellation_date = cancellation_date.get<model::unix_ms>();
+  p.cancellation_reason = cancellation_reason.get();
   p.web_order_line_item_id = web_order_line_item_id.get();
   p.is_trial_period = get_flag(is_trial_period);
   p.is_in_intro_offer_period = get_flag(is_in_intro_offer_period);
@@ -212,6 +214,11 @@ void transaction_row::assign(const model::transaction_record& r) {
   storefront.set(t.storefront);
   price.set(t.price);
   currency.set(t.currency);
+  subscription_status.set(t.subscription_status);
+  subscription_expires_date.set(t.subscription_expires_date);
+  set_flag(auto_renew, t.auto_renew);
+  auto_renew_product_id.set(t.auto_renew_product_id);
+  notified_at.set(t.notified_at);
 }
 
 model::transaction_record transaction_row::record() const {
@@ -235,6 +242,11 @@ model::transaction_record transaction_row::record() const {
   t.storefront = storefront.get();
   t.price = price.get<std::int64_t>();
   t.currency = currency.get();
+  t.subscription_status = subscription_status.get();
+  t.subscription_expires_date = subscription_expires_date.get<model::unix_ms>();
+  t.auto_renew = get_flag(auto_renew);
+  t.auto_renew_product_id = auto_renew_product_id.get();
+  t.notified_at = notified_at.get<model::unix_ms>();
   return r;
 }
 

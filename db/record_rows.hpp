@@ -6,6 +6,10 @@
 //   identity: set at the first upload, never rewritten
 //   upload:   rewritten by a re-upload (model::merge_reupload)
 //   verdict:  rewritten by a re-upload and by a completed revalidation job
+//   notified: what store notifications say (issue 9): written with the verdict
+//             by a completed job or an applied notification, whose record was
+//             read from the row, but not by a re-upload, whose upload knows
+//             nothing of them
 
 #include <string>
 
@@ -84,6 +88,8 @@ struct purchase_order_row {
     f("updated_at", updated_at);
   }
   template <class F>
+  void notified_columns(F&&) {}
+  template <class F>
   void all_columns(F&& f) {
     identity_columns(f);
     upload_columns(f);
@@ -145,6 +151,8 @@ struct receipt_row {
     f("updated_at", updated_at);
   }
   template <class F>
+  void notified_columns(F&&) {}
+  template <class F>
   void all_columns(F&& f) {
     identity_columns(f);
     upload_columns(f);
@@ -188,6 +196,12 @@ struct transaction_row {
   std::string store_detail;
   long long updated_at = 0;
 
+  nullable<std::string> subscription_status;
+  nullable<long long> subscription_expires_date;
+  nullable<int> auto_renew;
+  nullable<std::string> auto_renew_product_id;
+  nullable<long long> notified_at;
+
   template <class F>
   void identity_columns(F&& f) {
     f("id", id);
@@ -227,10 +241,19 @@ struct transaction_row {
     f("updated_at", updated_at);
   }
   template <class F>
+  void notified_columns(F&& f) {
+    f("subscription_status", subscription_status);
+    f("subscription_expires_date", subscription_expires_date);
+    f("auto_renew", auto_renew);
+    f("auto_renew_product_id", auto_renew_product_id);
+    f("notified_at", notified_at);
+  }
+  template <class F>
   void all_columns(F&& f) {
     identity_columns(f);
     upload_columns(f);
     verdict_columns(f);
+    notified_columns(f);
   }
 
   void assign(const model::transaction_record& r);
@@ -248,6 +271,7 @@ struct in_app_purchase_row {
   nullable<long long> original_purchase_date;
   nullable<long long> expires_date;
   nullable<long long> cancellation_date;
+  nullable<int> cancellation_reason;
   nullable<std::string> web_order_line_item_id;
   nullable<int> is_trial_period;
   nullable<int> is_in_intro_offer_period;
@@ -265,6 +289,7 @@ struct in_app_purchase_row {
     f("original_purchase_date", original_purchase_date);
     f("expires_date", expires_date);
     f("cancellation_date", cancellation_date);
+    f("cancellation_reason", cancellation_reason);
     f("web_order_line_item_id", web_order_line_item_id);
     f("is_trial_period", is_trial_period);
     f("is_in_intro_offer_period", is_in_intro_offer_period);

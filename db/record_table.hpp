@@ -62,7 +62,11 @@ public:
         },
         key_id_)),
       update_verdict_(prepare_update(
-        c.session(), sql(sql::records::update), [this](auto f) { row_.verdict_columns(f); },
+        c.session(), sql(sql::records::update),
+        [this](auto f) {
+          row_.verdict_columns(f);
+          row_.notified_columns(f);
+        },
         key_id_)),
       lock_(prepare_lock(c.session(),
                          sql(c.kind() == dialect::postgresql ? sql::records::lock_postgresql
@@ -94,7 +98,8 @@ public:
     return execute_change(insert_) == 1;
   }
 
-  // Rewrites the upload and verdict columns of the record with r.id.
+  // Rewrites the upload and verdict columns of the record with r.id (not the
+  // notified ones: a re-upload).
   void update(const record& r) {
     row_.assign(r);
     key_id_ = r.id;
@@ -103,7 +108,8 @@ public:
                                + " vanished during its update");
   }
 
-  // Rewrites the verdict columns only; false when there is no such record.
+  // Rewrites the verdict and notified columns only (a completed job, an applied
+  // notification); false when there is no such record.
   bool update_verdict(const record& r) {
     row_.assign(r);
     key_id_ = r.id;

@@ -8,6 +8,12 @@
 namespace receiptd::db::sql::apps {
 
 inline constexpr std::string_view insert = "INSERT INTO apps ({columns}) VALUES ({parameters})";
+// The SELECTs below list app_row::read_columns: the stored columns, then this
+// computed one (model::app::has_webhooks, issue 9), an integer 0/1 on both
+// databases. webhook_endpoints is indexed by app_id.
+inline constexpr const char* has_webhooks_column
+  = "CASE WHEN EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.app_id = apps.id)"
+    " THEN 1 ELSE 0 END";
 inline constexpr std::string_view update = "UPDATE apps SET {assignments} WHERE id = :key_id";
 inline constexpr std::string_view list = "SELECT {columns} FROM apps ORDER BY name, id";
 inline constexpr std::string_view find_by_id = "SELECT {columns} FROM apps WHERE id = :key_id";
@@ -45,13 +51,14 @@ namespace receiptd::db::sql::auth_revision {
 // in their snapshot, and on its own by the supervisor's revocation check.
 inline constexpr std::string_view read = "SELECT revision FROM auth_revision WHERE id = 1";
 
-// The triggers that bump it on every change to apps or access_tokens, so that a
-// change made by anyone (receiptctl, SQL by hand, another instance) is seen.
+// The triggers that bump it on every change to apps, access_tokens or
+// webhook_endpoints (an app's has_webhooks, issue 9), so that a change made by
+// anyone (receiptctl, SQL by hand, another instance) is seen.
 // Per dialect, installed when missing (db::install_auth_revision_triggers); each
 // count query answers how many of them exist.
 
 // SQLite: row-level triggers only, one event each.
-inline constexpr std::array<std::string_view, 6> install_sqlite{
+inline constexpr std::array<std::string_view, 9> install_sqlite{
   "CREATE TRIGGER IF NOT EXISTS auth_revision_apps_insert AFTER INSERT ON apps"
   " BEGIN UPDATE auth_revision SET revision = revision + 1 WHERE id = 1; END",
   "CREATE TRIGGER IF NOT EXISTS auth_revision_apps_update AFTER UPDATE ON apps"
@@ -64,14 +71,21 @@ inline constexpr std::array<std::string_view, 6> install_sqlite{
   " BEGIN UPDATE auth_revision SET revision = revision + 1 WHERE id = 1; END",
   "CREATE TRIGGER IF NOT EXISTS auth_revision_tokens_delete AFTER DELETE ON access_tokens"
   " BEGIN UPDATE auth_revision SET revision = revision + 1 WHERE id = 1; END",
+  "CREATE TRIGGER IF NOT EXISTS auth_revision_webhooks_insert AFTER INSERT ON webhook_endpoints"
+  " BEGIN UPDATE auth_revision SET revision = revision + 1 WHERE id = 1; END",
+  "CREATE TRIGGER IF NOT EXISTS auth_revision_webhooks_update AFTER UPDATE ON webhook_endpoints"
+  " BEGIN UPDATE auth_revision SET revision = revision + 1 WHERE id = 1; END",
+  "CREATE TRIGGER IF NOT EXISTS auth_revision_webhooks_delete AFTER DELETE ON webhook_endpoints"
+  " BEGIN UPDATE auth_revision SET revision = revision + 1 WHERE id = 1; END",
 };
 inline constexpr std::string_view count_sqlite
   = "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'"
-    " AND tbl_name IN ('apps', 'access_tokens') AND name GLOB 'auth_revision_*'";
+    " AND tbl_name IN ('apps', 'access_tokens', 'webhook_endpoints')"
+    " AND name GLOB 'auth_revision_*'";
 
 // PostgreSQL: one statement-level trigger per table (a bulk change bumps it once),
 // TRUNCATE included.
-inline constexpr std::array<std::string_view, 3> install_postgresql{
+inline constexpr std::array<std::string_view, 4> install_postgresql{
   "CREATE OR REPLACE FUNCTION auth_revision_bump() RETURNS trigger LANGUAGE plpgsql AS $$"
   " BEGIN UPDATE auth_revision SET revision = revision + 1 WHERE id = 1; RETURN NULL; END $$",
   "CREATE OR REPLACE TRIGGER auth_revision_bump"
@@ -80,14 +94,18 @@ inline constexpr std::array<std::string_view, 3> install_postgresql{
   "CREATE OR REPLACE TRIGGER auth_revision_bump"
   " AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON access_tokens"
   " FOR EACH STATEMENT EXECUTE FUNCTION auth_revision_bump()",
+  "CREATE OR REPLACE TRIGGER auth_revision_bump"
+  " AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON webhook_endpoints"
+  " FOR EACH STATEMENT EXECUTE FUNCTION auth_revision_bump()",
 };
 inline constexpr std::string_view count_postgresql
   = "SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
-    " WHERE t.tgname = 'auth_revision_bump' AND c.relname IN ('apps', 'access_tokens')"
+    " WHERE t.tgname = 'auth_revision_bump'"
+    " AND c.relname IN ('apps', 'access_tokens', 'webhook_endpoints')"
     " AND pg_table_is_visible(c.oid)";
 
 // How many triggers each count query finds once they are all installed.
-inline constexpr long long triggers_sqlite = 6;
-inline constexpr long long triggers_postgresql = 2;
+inline constexpr long long triggers_sqlite = 9;
+inline constexpr long long triggers_postgresql = 3;
 
 } // namespace receiptd::db::sql::auth_revision

@@ -21,8 +21,10 @@
 #include "db/app_repository.hpp"
 #include "db/connection.hpp"
 #include "db/job_queue.hpp"
+#include "db/notification_repository.hpp"
 #include "db/purchase_order_repository.hpp"
 #include "db/receipt_repository.hpp"
+#include "db/webhook_repository.hpp"
 
 namespace receiptd::db {
 
@@ -76,6 +78,26 @@ public:
   model::result<bool> reschedule_job(const model::validation_job& job) override;
   model::result<std::vector<model::validation_job>> list_jobs() override;
 
+  model::result<notification_applied>
+  apply_store_a_notification(const std::string& app_id,
+                             const model::store_a::verified_notification& v,
+                             model::unix_ms now) override;
+
+  model::result<model::webhook_endpoint> add_webhook_endpoint(model::webhook_endpoint e) override;
+  model::result<std::vector<model::webhook_endpoint>>
+  list_webhook_endpoints(const std::string& app_id) override;
+  model::result<bool> remove_webhook_endpoint(const std::string& id) override;
+  model::result<bool> redeliver_event(const std::string& event_id, model::unix_ms now) override;
+  model::result<std::optional<model::webhook_event>>
+  find_webhook_event(const std::string& event_id) override;
+  model::result<std::vector<model::webhook_delivery>> list_deliveries(const std::string& app_id,
+                                                                      int limit) override;
+  model::result<std::vector<model::webhook_delivery>> claim_deliveries(const std::string& owner,
+                                                                       model::unix_ms now,
+                                                                       model::unix_ms lease_until,
+                                                                       int limit) override;
+  model::result<bool> finish_delivery(const model::webhook_delivery& d) override;
+
 private:
   // Runs one public call: converts exceptions to model::error and recovers the session.
   template <class T, class Body>
@@ -91,6 +113,10 @@ private:
   receipt_repository& receipts();
   transaction_repository& transactions();
   job_queue& jobs();
+  webhook_repository& webhooks();
+  notification_repository& notifications();
+  // The outbox of a write transaction about to start (db/webhook_repository.hpp).
+  outbox make_outbox();
   // Also after a statement threw on a healthy session: SOCI 4.0.3's PostgreSQL
   // backend frees the copies of a statement's bound values only after a successful
   // execution, or when the statement is destroyed; the next execution of a
@@ -102,12 +128,13 @@ private:
 
   template <class Repo, class Record>
   saved<Record> save_record(Repo& repo, const Record& incoming, model::unix_ms first_attempt_at);
-  // save_record's work inside a write transaction the caller holds.
+  // save_record's work inside a write transaction the caller holds; the change's
+  // event goes to `box` when the upload announces it (terms.announce).
   template <class Repo, class Record>
   saved<Record> save_in_transaction(Repo& repo, const Record& incoming,
-                                    model::unix_ms first_attempt_at);
+                                    model::unix_ms first_attempt_at, outbox& box);
   // save_batch's parts (db/sql_database_records.cpp).
-  any_record save_item(const batch_save& item);
+  any_record save_item(const batch_save& item, outbox& box);
   std::optional<any_record> insert_alone(const batch_save& item);
   template <class Repo, class Record>
   bool complete_record_job(Repo& repo, const model::validation_job& job, const Record& updated);
@@ -121,6 +148,8 @@ private:
   std::unique_ptr<receipt_repository> receipts_;
   std::unique_ptr<transaction_repository> transactions_;
   std::unique_ptr<job_queue> jobs_;
+  std::unique_ptr<webhook_repository> webhooks_;
+  std::unique_ptr<notification_repository> notifications_;
 };
 
 template <class T, class Body>

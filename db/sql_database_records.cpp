@@ -3,6 +3,7 @@
 #include "db/redact.hpp"
 #include "db/sql_session.hpp"
 #include "model/identifiers.hpp"
+#include "model/resource_json.hpp"
 
 #include <type_traits>
 
@@ -20,6 +21,34 @@ constexpr model::record_kind kind_of(const model::transaction_record&) {
   return model::record_kind::store_a_transaction;
 }
 
+// A re-upload does not write the notified columns (db/record_rows.hpp): the saved
+// record shows them as stored.
+void keep_notified(model::purchase_order_record&, const model::purchase_order_record&) {}
+void keep_notified(model::receipt_record&, const model::receipt_record&) {}
+void keep_notified(model::transaction_record& out, const model::transaction_record& stored) {
+  auto& t = out.transaction;
+  const auto& s = stored.transaction;
+  t.subscription_status = s.subscription_status;
+  t.subscription_expires_date = s.subscription_expires_date;
+  t.auto_renew = s.auto_renew;
+  t.auto_renew_product_id = s.auto_renew_product_id;
+  t.notified_at = s.notified_at;
+}
+
+// The event of a stored change (before null: the record was created), when an
+// endpoint of the record's app wants that type of event. The resources are made
+// only then.
+template <class Record>
+void announce(outbox& box, const Record* before, const Record& after) {
+  auto kind = kind_of(after);
+  if (!box.wanted(after.app_id, model::event_for(kind, before == nullptr)))
+    return;
+  std::optional<boost::json::object> old;
+  if (before)
+    old = model::resource_json(*before);
+  box.announce(old, model::resource_json(after), kind, after.app_id, after.id, after.updated_at);
+}
+
 } // namespace
 
 // DESIGN.md §2 re-upload rule, in one transaction: insert the proof, or merge it into
@@ -28,7 +57,8 @@ template <class Repo, class Record>
 saved<Record> sql_database::save_record(Repo& repo, const Record& incoming,
                                         model::unix_ms first_attempt_at) {
   transaction tx(conn(), access::write);
-  auto out = save_in_transaction(repo, incoming, first_attempt_at);
+  auto box = make_outbox();
+  auto out = save_in_transaction(repo, incoming, first_attempt_at, box);
   tx.commit();
   return out;
 }
@@ -38,9 +68,11 @@ saved<Record> sql_database::save_record(Repo& repo, const Record& incoming,
 // already stored is it read (locked on PostgreSQL) and merged. A concurrent first
 // upload of the same proof that committed before our insert makes the insert do
 // nothing (PostgreSQL waits for it to end to know), and the lookup then finds it.
+// An upload that announces (its app has webhook endpoints) writes the change's
+// event while it holds the record's row.
 template <class Repo, class Record>
 saved<Record> sql_database::save_in_transaction(Repo& repo, const Record& incoming,
-                                                model::unix_ms first_attempt_at) {
+                                                model::unix_ms first_attempt_at, outbox& box) {
   auto& queue = jobs();
   saved<Record> fresh{incoming, true};
   if (fresh.record.id.empty())
@@ -48,17 +80,22 @@ saved<Record> sql_database::save_in_transaction(Repo& repo, const Record& incomi
   if (repo.insert(fresh.record)) {
     if (fresh.record.state == model::validation_state::pending)
       queue.ensure(kind_of(fresh.record), fresh.record.id, fresh.record.app_id, first_attempt_at);
+    if (incoming.terms.announce)
+      announce<Record>(box, nullptr, fresh.record);
     return fresh;
   }
   auto existing = repo.find_for_update(incoming);
   if (!existing) // records are never deleted
     throw std::runtime_error("the proof is stored but could not be read back");
   saved<Record> out{model::merge_reupload(*existing, incoming), false};
+  keep_notified(out.record, *existing);
   repo.update(out.record);
   if (out.record.state == model::validation_state::pending)
     queue.ensure(kind_of(out.record), out.record.id, out.record.app_id, first_attempt_at);
   else
     queue.remove(kind_of(out.record), out.record.id);
+  if (incoming.terms.announce)
+    announce(box, &*existing, out.record);
   return out;
 }
 
@@ -84,28 +121,29 @@ sql_database::save_transaction(const model::transaction_record& incoming,
 }
 
 // One save of a batch inside the batch's transaction.
-any_record sql_database::save_item(const batch_save& item) {
+any_record sql_database::save_item(const batch_save& item, outbox& box) {
   return std::visit(
     [&](const auto& record) -> any_record {
       using record_type = std::decay_t<decltype(record)>;
       if constexpr (std::is_same_v<record_type, model::purchase_order_record>)
-        return save_in_transaction(purchase_orders(), record, item.first_attempt_at).record;
+        return save_in_transaction(purchase_orders(), record, item.first_attempt_at, box).record;
       else if constexpr (std::is_same_v<record_type, model::receipt_record>)
-        return save_in_transaction(receipts(), record, item.first_attempt_at).record;
+        return save_in_transaction(receipts(), record, item.first_attempt_at, box).record;
       else
-        return save_in_transaction(transactions(), record, item.first_attempt_at).record;
+        return save_in_transaction(transactions(), record, item.first_attempt_at, box).record;
     },
     item.record);
 }
 
 // A new settled Play order alone: its one INSERT, committed by itself (no BEGIN,
 // no COMMIT: one round trip). Nothing when it is not one (a receipt, a pending
-// record, a re-upload): the caller saves it the usual way. Were the session lost
-// after the server committed, the retry finds the proof stored and merges the same
-// upload into it: the same record.
+// record, a re-upload, an upload that announces its change: its event must commit
+// with it): the caller saves it the usual way. Were the session lost after the
+// server committed, the retry finds the proof stored and merges the same upload
+// into it: the same record.
 std::optional<any_record> sql_database::insert_alone(const batch_save& item) {
   auto* order = std::get_if<model::purchase_order_record>(&item.record);
-  if (!order || order->state == model::validation_state::pending)
+  if (!order || order->state == model::validation_state::pending || order->terms.announce)
     return std::nullopt;
   auto fresh = *order;
   if (fresh.id.empty())
@@ -132,8 +170,9 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
     auto& c = conn();
     try {
       transaction tx(c, access::write);
+      auto box = make_outbox(); // each app's endpoints read once for the batch
       for (const auto& item : batch)
-        out.push_back(save_item(item));
+        out.push_back(save_item(item, box));
       tx.commit();
       return out;
     } catch (const std::exception&) {
@@ -143,10 +182,11 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
       out.clear();
     }
     transaction tx(c, access::write);
+    auto box = make_outbox();
     for (const auto& item : batch) {
       c.session() << sql::session::savepoint;
       try {
-        out.push_back(save_item(item));
+        out.push_back(save_item(item, box));
         c.session() << sql::session::release_savepoint;
       } catch (const std::exception& e) {
         // This save alone is undone; a lost session throws again on the next
@@ -181,8 +221,8 @@ sql_database::find_receipt(const std::string& id) {
 
 model::result<std::optional<model::transaction_record>>
 sql_database::find_transaction(const std::string& id) {
-  return guarded<std::optional<model::transaction_record>>(
-    "find_transaction", [&] { return transactions().find(id); });
+  return guarded<std::optional<model::transaction_record>>("find_transaction",
+                                                           [&] { return transactions().find(id); });
 }
 
 // ---- revalidation jobs --------------------------------------------------------
@@ -216,7 +256,19 @@ bool sql_database::complete_record_job(Repo& repo, const model::validation_job& 
     throw std::runtime_error("job " + job.id + " points to a missing record " + job.record_id);
   if (!queue.remove_fenced(job))
     return false; // overtaken by a later claim, or the record was settled by a re-upload
+  // The outbox: a revalidation's outcome is an update of the record, told to the
+  // app's endpoints that want it, whatever the upload announced. Its resources
+  // are read as stored, before and after, only when one does.
+  auto box = make_outbox();
+  auto kind = kind_of(updated);
+  std::optional<Record> before;
+  if (box.wanted(job.app_id, model::event_for(kind, false)))
+    before = repo.find(job.record_id);
   repo.update_verdict(updated);
+  if (before)
+    if (auto after = repo.find(job.record_id))
+      box.announce(model::resource_json(*before), model::resource_json(*after), kind, job.app_id,
+                   job.record_id, after->updated_at);
   tx.commit();
   return true;
 }

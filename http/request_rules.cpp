@@ -95,7 +95,8 @@ matched match(ph::Method method, std::string_view path) {
 
 // The answers the HTTP layer gives by itself, from the request line and headers;
 // `body_bytes` is the body's size (or, before it has arrived, its Content-Length).
-// The request is handed on only when the answer is its bearer token.
+// The request is handed on only when the answer is its bearer token (empty for a
+// route whose body authenticates itself).
 std::variant<reply, std::string> own_answer(const ph::Request& req, const matched& m,
                                             std::size_t body_bytes, std::size_t max_body_bytes,
                                             bool draining) {
@@ -108,14 +109,18 @@ std::variant<reply, std::string> own_answer(const ph::Request& req, const matche
     return reply{200, R"({"status":"ok"})"};
   if (draining)
     return error_reply({errc::shutting_down, "the service is shutting down"});
-  auto token = bearer_token(req);
-  if (!token)
-    return error_reply(token.err());
+  std::string token;
+  if (info(*m.target).bearer) {
+    auto bearer = bearer_token(req);
+    if (!bearer)
+      return error_reply(bearer.err());
+    token = std::move(bearer).value();
+  }
   if (body_bytes > max_body_bytes)
     return error_reply(
       {errc::body_too_large,
        "the request body is larger than " + std::to_string(max_body_bytes) + " bytes"});
-  return std::move(token).value();
+  return token;
 }
 
 // A response written straight to the socket, for requests and connections refused

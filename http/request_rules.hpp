@@ -40,7 +40,8 @@ matched match(Pistache::Http::Method method, std::string_view path);
 // The answer the HTTP layer gives by itself, if any: 404, 405, the health check,
 // 503 while draining, 401 for a missing or malformed token, 413 for a body over the
 // limit. `body_bytes` is the body's size (or, before it has arrived, its
-// Content-Length). When there is none, the request's bearer token.
+// Content-Length). When there is none, the request's bearer token (empty on a
+// route that takes none).
 std::variant<reply, std::string> own_answer(const Pistache::Http::Request& req, const matched& m,
                                             std::size_t body_bytes, std::size_t max_body_bytes,
                                             bool draining);

@@ -26,9 +26,16 @@ constexpr route_info table[] = {
    record_kind::store_a_receipt},
   {route::store_b_get, "store_b_get", false, "/client/store_b/purchase_orders", true,
    record_kind::store_b_purchase_order},
-  {route::store_a_transaction_get, "store_a_transaction_get", false,
-   "/client/store_a/transactions", true, record_kind::store_a_transaction},
-  {route::health, "health", false, "/healthz", false, {}},
+  {route::store_a_transaction_get, "store_a_transaction_get", false, "/client/store_a/transactions",
+   true, record_kind::store_a_transaction},
+  {route::store_a_notification,
+   "store_a_notification",
+   true,
+   "/notifications/store_a",
+   true,
+   {},
+   false},
+  {route::health, "health", false, "/healthz", false, {}, false},
 };
 
 } // namespace

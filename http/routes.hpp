@@ -13,14 +13,15 @@
 namespace receiptd::http {
 
 enum class route {
-  store_a_upload,        // POST /client/store_a/receipts
-  store_b_upload,        // POST /client/store_b/purchase_orders
-  store_b_legacy_upload, // POST /client/store_b/purchase_orders/legacy
+  store_a_upload,             // POST /client/store_a/receipts
+  store_b_upload,             // POST /client/store_b/purchase_orders
+  store_b_legacy_upload,      // POST /client/store_b/purchase_orders/legacy
   store_a_transaction_upload, // POST /client/store_a/transactions
   store_a_get,                // GET  /client/store_a/receipts/{id}
   store_b_get,                // GET  /client/store_b/purchase_orders/{id}
   store_a_transaction_get,    // GET  /client/store_a/transactions/{id}
-  health,                // GET  /healthz (answered by the HTTP layer)
+  store_a_notification,       // POST /notifications/store_a/{app id} (issue 9)
+  health,                     // GET  /healthz (answered by the HTTP layer)
 };
 
 struct route_info {
@@ -31,6 +32,9 @@ struct route_info {
   bool takes_id;
   // GET of a record: its kind. Uploads and the health check: none.
   std::optional<model::record_kind> lookup;
+  // The caller shows an app's bearer token (else the body authenticates itself:
+  // a store notification is signed by the store).
+  bool bearer = true;
 };
 
 std::span<const route_info> routes();

@@ -8,12 +8,19 @@ const error_kind& kind_of(errc code) {
   // Retry-After 1: the conditions behind a 503 pass in moments (a burst, a
   // database failover, a restart), and clients back off on their own beyond it.
   static const error_kind table[] = {
-    {"invalid_request", 422, std::nullopt},    {"app_not_configured", 422, std::nullopt},
-    {"unauthorized", 401, std::nullopt},       {"not_found", 404, std::nullopt},
-    {"method_not_allowed", 405, std::nullopt}, {"body_too_large", 413, std::nullopt},
-    {"conflict", 409, std::nullopt},           {"overloaded", 503, 1},
-    {"too_many_connections", 503, 1},          {"shutting_down", 503, 1},
-    {"storage_unavailable", 503, 1},           {"internal_error", 500, std::nullopt},
+    {"invalid_request", 422, std::nullopt},
+    {"bad_request", 400, std::nullopt},
+    {"app_not_configured", 422, std::nullopt},
+    {"unauthorized", 401, std::nullopt},
+    {"not_found", 404, std::nullopt},
+    {"method_not_allowed", 405, std::nullopt},
+    {"body_too_large", 413, std::nullopt},
+    {"conflict", 409, std::nullopt},
+    {"overloaded", 503, 1},
+    {"too_many_connections", 503, 1},
+    {"shutting_down", 503, 1},
+    {"storage_unavailable", 503, 1},
+    {"internal_error", 500, std::nullopt},
   };
   static_assert(std::size(table) == static_cast<std::size_t>(errc::internal_error) + 1);
   return table[static_cast<std::size_t>(code)];

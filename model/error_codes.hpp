@@ -13,6 +13,7 @@ namespace receiptd::model {
 
 enum class errc {
   invalid_request,      // 422: the body's fields (each with its own code)
+  bad_request,          // 400: a store notification's body is not the store's shape
   app_not_configured,   // 422: the app lacks what this upload needs
   unauthorized,         // 401: token missing, malformed, unknown or revoked
   not_found,            // 404

@@ -166,6 +166,36 @@ Record merge_common(const Record& existing, const Record& incoming, bool transfe
 
 } // namespace
 
+void keep_notified(apple_transaction& now, const apple_transaction& before, bool revocation) {
+  auto keep = [](auto& field, const auto& old) {
+    if (!field && old)
+      field = old;
+  };
+  keep(now.subscription_status, before.subscription_status);
+  keep(now.subscription_expires_date, before.subscription_expires_date);
+  keep(now.auto_renew, before.auto_renew);
+  keep(now.auto_renew_product_id, before.auto_renew_product_id);
+  keep(now.notified_at, before.notified_at);
+  if (revocation && !now.revocation_date && before.revocation_date) {
+    now.revocation_date = before.revocation_date;
+    now.revocation_reason = before.revocation_reason;
+  }
+}
+
+void keep_notified(std::vector<apple_in_app_purchase>& now,
+                   const std::vector<apple_in_app_purchase>& before) {
+  for (auto& p : now) {
+    if (p.cancellation_date)
+      continue;
+    for (const auto& old : before)
+      if (old.transaction_id == p.transaction_id && old.cancellation_date) {
+        p.cancellation_date = old.cancellation_date;
+        p.cancellation_reason = old.cancellation_reason;
+        break;
+      }
+  }
+}
+
 bool rejected_locally(validation_state state, fraud_reason reason) {
   return state == validation_state::rejected && reason != fraud_reason::none
     && reason != fraud_reason::store_rejected;
@@ -212,6 +242,7 @@ receipt_record merge_reupload(const receipt_record& existing, const receipt_reco
     out.identifier_for_vendor = incoming.identifier_for_vendor;
   else
     out.identifier_for_vendor = existing.identifier_for_vendor;
+  keep_notified(out.in_app_purchases, existing.in_app_purchases);
   return out;
 }
 
@@ -222,7 +253,9 @@ transaction_record merge_reupload(const transaction_record& existing,
   auto transfer = transfer_check(existing, incoming);
   if (!transfer)
     return refuse(existing, bound_to_other_user());
-  return merge_common(existing, incoming, *transfer);
+  auto out = merge_common(existing, incoming, *transfer);
+  keep_notified(out.transaction, existing.transaction, true);
+  return out;
 }
 
 } // namespace receiptd::model

@@ -33,6 +33,9 @@ struct upload_terms {
   // Set by merge_reupload when this upload may not change the stored record
   // (errc::conflict).
   std::optional<field_error> refused;
+  // The app has webhook endpoints (model::app::has_webhooks, as its uploads saw
+  // the app): the save writes an event for what changed (issue 9).
+  bool announce = false;
 };
 
 // ---- Store B (Google Play) ------------------------------------------------
@@ -92,14 +95,17 @@ std::string_view to_string(receipt_style x);
 std::optional<receipt_style> parse_receipt_style(std::string_view text);
 
 struct apple_in_app_purchase {
-  std::string product_id;                            // 1702 / product-id
-  std::string transaction_id;                        // 1703
-  std::string original_transaction_id;               // 1705
-  int quantity = 1;                                  // 1701
-  std::optional<unix_ms> purchase_date;              // 1704
-  std::optional<unix_ms> original_purchase_date;     // 1706
-  std::optional<unix_ms> expires_date;               // 1708
-  std::optional<unix_ms> cancellation_date;          // 1712
+  std::string product_id;                        // 1702 / product-id
+  std::string transaction_id;                    // 1703
+  std::string original_transaction_id;           // 1705
+  int quantity = 1;                              // 1701
+  std::optional<unix_ms> purchase_date;          // 1704
+  std::optional<unix_ms> original_purchase_date; // 1706
+  std::optional<unix_ms> expires_date;           // 1708
+  std::optional<unix_ms> cancellation_date;      // 1712
+  // Why Apple cancelled it: 0 other, 1 an issue in the app (verifyReceipt's
+  // cancellation_reason; a notification's revocationReason). Not in the receipt.
+  std::optional<int> cancellation_reason;
   std::optional<std::string> web_order_line_item_id; // 1711 (absent when 0)
   std::optional<bool> is_trial_period;               // 1713 (undocumented)
   std::optional<bool> is_in_intro_offer_period;      // 1719
@@ -150,6 +156,17 @@ struct apple_transaction {
   std::optional<std::string> storefront;
   std::optional<std::int64_t> price; // milliunits
   std::optional<std::string> currency;
+  // The subscription this transaction belongs to (its originalTransactionId), as
+  // the newest App Store Server Notification about it says (issue 9); none
+  // until one arrives. Status is Apple's subscription status by name: "active"
+  // (1), "expired" (2), "billing_retry" (3), "grace_period" (4), "revoked" (5).
+  std::optional<std::string> subscription_status;
+  std::optional<unix_ms> subscription_expires_date; // the newest period's expiresDate
+  std::optional<bool> auto_renew;                   // signedRenewalInfo autoRenewStatus
+  std::optional<std::string> auto_renew_product_id; // signedRenewalInfo autoRenewProductId
+  // The newest notification applied (its signedDate): an older one arriving late
+  // changes nothing.
+  std::optional<unix_ms> notified_at;
 };
 
 struct transaction_record {
@@ -216,6 +233,15 @@ purchase_order_record merge_reupload(const purchase_order_record& existing,
 receipt_record merge_reupload(const receipt_record& existing, const receipt_record& incoming);
 transaction_record merge_reupload(const transaction_record& existing,
                                   const transaction_record& incoming);
+// What App Store Server Notifications told about a purchase (issue 9) survives a
+// later upload or store answer that does not say it: `now` takes from `before`
+// the subscription fields and notified_at it lacks, and — with `revocation`, for
+// a re-upload of a JWS signed before the refund — the revocation; in-app
+// purchases (by transaction_id) take a cancellation date and reason they lack.
+void keep_notified(apple_transaction& now, const apple_transaction& before, bool revocation);
+void keep_notified(std::vector<apple_in_app_purchase>& now,
+                   const std::vector<apple_in_app_purchase>& before);
+
 // Whether `incoming` failed on its own proof, before any store was asked.
 bool rejected_locally(validation_state state, fraud_reason reason);
 

@@ -135,6 +135,8 @@ json::object in_app_purchase_json(const apple_in_app_purchase& p) {
     {"original_purchase_date", timestamp_json(p.original_purchase_date)},
     {"expires_date", timestamp_json(p.expires_date)},
     {"cancellation_date", timestamp_json(p.cancellation_date)},
+    // 0 other, 1 an issue in the app (Apple's cancellation_reason / revocationReason).
+    {"cancellation_reason", opt_value(p.cancellation_reason)},
     {"web_order_line_item_id", opt(p.web_order_line_item_id)},
     {"is_trial_period", opt_value(p.is_trial_period)},
     {"is_in_intro_offer_period", opt_value(p.is_in_intro_offer_period)},
@@ -174,7 +176,7 @@ json::object receipt_json(const receipt_record& r) {
 json::object transaction_json(const transaction_record& r) {
   const auto& t = r.transaction;
   json::object o;
-  o.reserve(30);
+  o.reserve(32);
   put_common(o, r.id, r.app_id, r.fraud, r.env, r.echo, r.previous_users, r.state, r.created_at,
              r.updated_at);
   o["transaction_id"] = text_or_null(t.transaction_id);
@@ -192,6 +194,12 @@ json::object transaction_json(const transaction_record& r) {
   o["storefront"] = opt(t.storefront);
   o["price"] = opt_value(t.price);
   o["currency"] = opt(t.currency);
+  // The subscription, as the newest App Store Server Notification tells it
+  // (issue 9); null until one arrives. notified_at is internal (ordering).
+  o["subscription_status"] = opt(t.subscription_status);
+  o["subscription_expires_date"] = timestamp_json(t.subscription_expires_date);
+  o["auto_renew"] = opt_value(t.auto_renew);
+  o["auto_renew_product_id"] = opt(t.auto_renew_product_id);
   return o;
 }
 

@@ -319,4 +319,26 @@ result<store_b_legacy_upload> parse_store_b_legacy_upload(std::string_view body)
   return out;
 }
 
+result<std::string> parse_store_a_notification_request(std::string_view body) {
+  auto bad = [](field_errors errors) { return error(errc::bad_request, std::move(errors)); };
+  auto doc = parse_object(body);
+  if (!doc)
+    return bad(doc.errors());
+  const auto& o = doc->get_object();
+  auto* payload = o.if_contains("signedPayload");
+  if (!payload)
+    return bad({{"signedPayload", "missing", "signedPayload is required"}});
+  if (!payload->is_string())
+    return bad({{"signedPayload", "not_a_string", "signedPayload must be a string"}});
+  std::string_view jws = payload->get_string();
+  if (jws.size() > max_notification_length)
+    return bad(
+      {{"signedPayload", "too_long",
+        "signedPayload is longer than " + std::to_string(max_notification_length) + " bytes"}});
+  if (!store_a::split_jws(jws))
+    return bad({{"signedPayload", "invalid_jws",
+                 "signedPayload is not a compact JWS (three base64url segments)"}});
+  return std::string(jws);
+}
+
 } // namespace receiptd::model

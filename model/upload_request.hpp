@@ -96,4 +96,12 @@ result<store_a_transaction_upload> parse_store_a_transaction_upload(std::string_
 result<store_b_upload> parse_store_b_upload(std::string_view body);
 result<store_b_legacy_upload> parse_store_b_legacy_upload(std::string_view body);
 
+// App Store Server Notifications V2 (issue 9): {"signedPayload": "<JWS>"}, the
+// JWS at most max_notification_length bytes and three base64url segments
+// (store_a::split_jws). Other fields are ignored (Apple may add some). Anything
+// else is an error with code bad_request (400: the store, not an app, sent it),
+// field "signedPayload" or none.
+inline constexpr std::size_t max_notification_length = 256 * 1024; // three JWS: ~25 KB
+result<std::string> parse_store_a_notification_request(std::string_view body);
+
 } // namespace receiptd::model

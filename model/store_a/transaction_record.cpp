@@ -143,7 +143,11 @@ std::string apply_server_answer(transaction_record& r, const store_verdict& v,
   store_verdict confirmed = v;
   confirmed.env = t->env;
   model::apply_store_verdict(r, confirmed);
+  // Apple's answer is current on the transaction itself (its revocation too); what
+  // notifications said about the subscription stays.
+  auto before = std::move(r.transaction);
   r.transaction = fields_of(*t);
+  keep_notified(r.transaction, before, false);
   return {};
 }
 

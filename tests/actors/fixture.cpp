@@ -41,9 +41,7 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       return r;
     },
     [=](save_atom, const trace_context&, model::receipt_record r, model::unix_ms) { return r; },
-    [=](save_atom, const trace_context&, model::transaction_record r, model::unix_ms) {
-      return r;
-    },
+    [=](save_atom, const trace_context&, model::transaction_record r, model::unix_ms) { return r; },
     [=](get_atom, const trace_context&, model::record_kind, const std::string& id) {
       auto it = log->records.find(id);
       return it == log->records.end() ? found_record{} : it->second;
@@ -65,6 +63,31 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
         const model::transaction_record&) { return true; },
     [=](reschedule_atom, const trace_context&, const model::validation_job& j) {
       log->rescheduled.push_back(j);
+      return true;
+    },
+    [=](find_app_atom, const std::string& id) -> std::optional<model::app> {
+      auto it = log->apps_by_id.find(id);
+      if (it == log->apps_by_id.end())
+        return std::nullopt;
+      return it->second;
+    },
+    [=](apply_atom, const trace_context&, const std::string& app_id,
+        const model::store_a::verified_notification& v) {
+      log->notifications.emplace_back(app_id, v);
+      return actors::notification_result{false, 1, 0};
+    },
+    [=](claim_deliveries_atom, const std::string&, std::int64_t,
+        std::int32_t limit) -> actors::webhook_deliveries {
+      ++log->delivery_claims;
+      actors::webhook_deliveries out;
+      while (!log->deliveries_to_claim.empty() && static_cast<std::int32_t>(out.size()) < limit) {
+        out.push_back(std::move(log->deliveries_to_claim.front()));
+        log->deliveries_to_claim.erase(log->deliveries_to_claim.begin());
+      }
+      return out;
+    },
+    [=](finish_atom, const model::webhook_delivery& d) {
+      log->finished.push_back(d);
       return true;
     },
   };

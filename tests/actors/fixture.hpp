@@ -52,6 +52,14 @@ struct persistence_log {
   std::vector<caf::typed_response_promise<std::int64_t>> unanswered_checks;
   // get: record id → what the pool finds (absent: no such record).
   std::map<std::string, actors::found_record> records;
+  // Store notifications (issue 9): find_app answers from apps_by_id; applied
+  // notifications are recorded.
+  std::map<std::string, model::app> apps_by_id;
+  std::vector<std::pair<std::string, model::store_a::verified_notification>> notifications;
+  // Webhook deliveries: what claims hand out (in order), and what was finished.
+  std::vector<model::webhook_delivery> deliveries_to_claim;
+  int delivery_claims = 0;
+  std::vector<model::webhook_delivery> finished;
 };
 
 actors::persistence_actor::behavior_type fake_persistence(actors::persistence_actor::pointer self,

@@ -19,6 +19,7 @@
 #include "listener.hpp"
 #include "state.hpp"
 #include "store_handler.hpp"
+#include "webhook_receiver.hpp"
 
 namespace {
 
@@ -155,7 +156,9 @@ int main(int argc, char** argv) {
     Pistache::Http::make_handler<store_handler>(store_id::store_a, state, *delays, store_a));
   store_b.set_handler(
     Pistache::Http::make_handler<store_handler>(store_id::store_b, state, *delays, store_b));
-  control.set_handler(Pistache::Http::make_handler<control_handler>(context));
+  // The webhook receiver shares the control port (PROTOCOL.md "Webhook receiver").
+  webhook_receiver webhooks(control);
+  control.set_handler(Pistache::Http::make_handler<control_port_handler>(context, webhooks));
 
   try {
     store_a.open();

@@ -59,6 +59,10 @@ emulator_process::emulator_process(const std::string& dir) {
   server_api_root_pem_ = pki.at("root_pem").as_string().c_str();
 }
 
+std::string emulator_process::control_url(const std::string& path) const {
+  return "http://127.0.0.1:" + std::to_string(control_) + path;
+}
+
 json::value emulator_process::control(const std::string& method, const std::string& path,
                                       const json::value& body) {
   auto r = http_call(method, "http://127.0.0.1:" + std::to_string(control_) + path,
@@ -185,9 +189,11 @@ std::string xcode_certificate_pem(const std::string& vector_name) {
 // certificate of the public Xcode-signed transaction (as an operator would
 // configure their own project's).
 std::vector<std::string> trust_args(const std::string& dir, const test_support::test_pki& pki,
+                                    const test_support::test_pki& jws_pki,
                                     const emulator_process& emulator) {
   std::string trust = std::string(RECEIPTD_SOURCE_DIR) + "/config/trust/";
   write_text(dir + "/test-root.pem", pki.root.pem());
+  write_text(dir + "/test-jws-root.pem", jws_pki.root.pem());
   write_text(dir + "/test-intermediate.pem", pki.intermediate.pem());
   write_text(dir + "/test-itunes-intermediate.pem", pki.itunes_intermediate.pem());
   write_text(dir + "/emulator-storekit-root.pem", emulator.server_api_root_pem());
@@ -196,7 +202,7 @@ std::vector<std::string> trust_args(const std::string& dir, const test_support::
                + xcode_certificate_pem("apple-lib-python-xcode-2023"));
   return {"--store-a.trust-roots=[\"" + trust + "apple-root-ca.pem\",\"" + trust
             + "apple-root-ca-g3.pem\",\"" + dir + "/test-root.pem\",\"" + dir
-            + "/emulator-storekit-root.pem\"]",
+            + "/emulator-storekit-root.pem\",\"" + dir + "/test-jws-root.pem\"]",
           "--store-a.intermediates=[\"" + trust + "apple-itunes-store-ca.pem\",\"" + trust
             + "apple-wwdr-ca.pem\",\"" + dir + "/test-intermediate.pem\",\"" + dir
             + "/test-itunes-intermediate.pem\"]",
@@ -204,6 +210,7 @@ std::vector<std::string> trust_args(const std::string& dir, const test_support::
 }
 
 std::vector<std::string> service_args(const std::string& dir, const test_support::test_pki& pki,
+                                      const test_support::test_pki& jws_pki,
                                       const emulator_process& emulator) {
   std::vector<std::string> args{"--store-a.production-url=" + emulator.store_a_production_url(),
                                 "--store-a.sandbox-url=" + emulator.store_a_sandbox_url(),
@@ -218,10 +225,15 @@ std::vector<std::string> service_args(const std::string& dir, const test_support
                                 "--retry.max=1s",
                                 "--retry.poll-interval=100ms",
                                 "--retry.lease=4s",
+                                "--webhooks.initial-backoff=100ms",
+                                "--webhooks.max-backoff=400ms",
+                                "--webhooks.poll-interval=100ms",
+                                "--webhooks.timeout=2s",
+                                "--webhooks.lease=3s",
                                 "--http.threads=2",
                                 "--scheduler.max-threads=2",
                                 no_token_cache};
-  auto trust = trust_args(dir, pki, emulator);
+  auto trust = trust_args(dir, pki, jws_pki, emulator);
   args.insert(args.end(), trust.begin(), trust.end());
   return args;
 }
@@ -229,7 +241,7 @@ std::vector<std::string> service_args(const std::string& dir, const test_support
 } // namespace
 
 std::vector<std::string> standard_service_args(suite& s) {
-  return service_args(s.dir, s.pki, s.emulator);
+  return service_args(s.dir, s.pki, s.jws_pki, s.emulator);
 }
 
 suite::suite()
@@ -238,8 +250,10 @@ suite::suite()
     db_url(fresh_database_url(dialect)),
     pki(test_support::make_test_pki()),
     rogue(test_support::make_test_pki({"rogue"})),
+    jws_pki(test_support::make_jws_pki("receiptd notifications test")),
+    rogue_jws_pki(test_support::make_jws_pki("rogue notifications")),
     emulator(dir),
-    service(dir, db_url, service_args(dir, pki, emulator)) {
+    service(dir, db_url, service_args(dir, pki, jws_pki, emulator)) {
   service.start();
 }
 

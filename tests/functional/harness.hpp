@@ -11,6 +11,7 @@
 
 #include "db/database.hpp"
 #include "tests/support/crypto/test_ca.hpp"
+#include "tests/support/crypto/test_jws.hpp"
 #include "http_client.hpp"
 #include "process.hpp"
 
@@ -25,6 +26,8 @@ public:
   void set_mode(const std::string& store, const std::string& mode, int delay_ms = 0,
                 int status = 0);
   boost::json::value calls() { return control("GET", "/control/calls"); }
+  // A URL on the control port (the webhook receiver, PROTOCOL.md).
+  std::string control_url(const std::string& path) const;
 
   std::string store_a_production_url() const;
   std::string store_a_sandbox_url() const;
@@ -85,6 +88,10 @@ struct suite {
   std::string db_url;
   test_support::test_pki pki;   // configured as trusted
   test_support::test_pki rogue; // not configured anywhere
+  // Apple-shaped StoreKit chains (issue 9's notifications are signed here): the
+  // first configured as trusted, the second nowhere.
+  test_support::test_pki jws_pki;
+  test_support::test_pki rogue_jws_pki;
   emulator_process emulator;
   service_process service;
 

@@ -96,6 +96,7 @@ model::receipt_record full_receipt(const std::string& app_id, const std::string&
     p.original_purchase_date = t0 - 1000;
     p.expires_date = t0 + 86'400'000;
     p.cancellation_date = t0 + i;
+    p.cancellation_reason = i % 2;
     p.web_order_line_item_id = std::to_string(2000000000 + i);
     p.is_trial_period = i % 2 == 0;
     p.is_in_intro_offer_period = i % 3 == 0;
@@ -125,6 +126,29 @@ model::receipt_record minimal_receipt(const std::string& app_id, const std::stri
   return r;
 }
 
+model::transaction_record signed_transaction_record(const std::string& app_id,
+                                                    const std::string& transaction_id,
+                                                    const std::string& original_transaction_id) {
+  model::transaction_record r;
+  r.app_id = app_id;
+  r.transaction_key = transaction_id;
+  r.signed_transaction = "eyJhbGciOiJFUzI1NiJ9.eyJ0cmFuc2FjdGlvbklkIjoiMSJ9.c2ln";
+  auto& t = r.transaction;
+  t.transaction_id = transaction_id;
+  t.original_transaction_id = original_transaction_id;
+  t.bundle_id = "com.example.game";
+  t.product_id = "premium_monthly";
+  t.type = "Auto-Renewable Subscription";
+  t.purchase_date = t0;
+  t.original_purchase_date = t0 - 1000;
+  t.expires_date = t0 + 30LL * 86'400'000;
+  t.quantity = 1;
+  r.state = model::validation_state::validated;
+  r.created_at = t0;
+  r.updated_at = t0;
+  return r;
+}
+
 namespace {
 
 void check_same(const model::echo_fields& got, const model::echo_fields& want) {
@@ -142,6 +166,7 @@ void check_same(const model::apple_in_app_purchase& got, const model::apple_in_a
   CHECK(got.original_purchase_date == want.original_purchase_date);
   CHECK(got.expires_date == want.expires_date);
   CHECK(got.cancellation_date == want.cancellation_date);
+  CHECK(got.cancellation_reason == want.cancellation_reason);
   CHECK(got.web_order_line_item_id == want.web_order_line_item_id);
   CHECK(got.is_trial_period == want.is_trial_period);
   CHECK(got.is_in_intro_offer_period == want.is_in_intro_offer_period);

@@ -47,6 +47,12 @@ model::purchase_order_record minimal_purchase_order(const std::string& app_id,
 model::receipt_record full_receipt(const std::string& app_id, const std::string& hash,
                                    int in_app_purchases);
 model::receipt_record minimal_receipt(const std::string& app_id, const std::string& hash);
+// A validated StoreKit 2 auto-renewable subscription transaction of the app's
+// bundle (com.example.game), production, whose JWS verified: keyed by its
+// transactionId.
+model::transaction_record signed_transaction_record(const std::string& app_id,
+                                                    const std::string& transaction_id,
+                                                    const std::string& original_transaction_id);
 
 // Field-by-field CHECKs (the model types have no operator==).
 void check_same(const model::purchase_order_record& got, const model::purchase_order_record& want);

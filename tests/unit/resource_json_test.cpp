@@ -1,6 +1,10 @@
 // JSON shapes of the resources (SPEC §2) and of errors (DESIGN.md §2).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -73,6 +77,62 @@ TEST_CASE("receipt resource carries every SPEC §2.1 field", "[json]") {
   CHECK(o.at("in_app_purchases").at(0).at("expires_date").is_null());
   CHECK(o.at("ip_address").is_null());
   CHECK(o.at("metadata").is_null());
+}
+
+TEST_CASE("an in-app purchase carries its cancellation date and reason, null when not cancelled",
+          "[json]") {
+  apple_in_app_purchase p;
+  p.product_id = "monthly";
+  p.transaction_id = "1000";
+  auto o = in_app_purchase_json(p);
+  REQUIRE(o.contains("cancellation_date"));
+  REQUIRE(o.contains("cancellation_reason"));
+  CHECK(o.at("cancellation_date").is_null());
+  CHECK(o.at("cancellation_reason").is_null());
+  p.cancellation_date = 1760591999000;
+  p.cancellation_reason = 0;
+  o = in_app_purchase_json(p);
+  CHECK(o.at("cancellation_date")
+        == json::parse(R"({"ms":1760591999000,"utc":"2025-10-16 05:19:59 UTC"})"));
+  CHECK(o.at("cancellation_reason") == 0);
+  // Next to cancellation_date in the resource.
+  std::vector<std::string> keys;
+  for (const auto& kv : o)
+    keys.emplace_back(kv.key());
+  auto at = std::find(keys.begin(), keys.end(), "cancellation_date");
+  REQUIRE(at != keys.end());
+  REQUIRE(at + 1 != keys.end());
+  CHECK(*(at + 1) == "cancellation_reason");
+}
+
+TEST_CASE("a transaction resource carries the subscription a notification told, null before",
+          "[json]") {
+  transaction_record r;
+  r.id = "id";
+  r.app_id = "app";
+  r.transaction.transaction_id = "2000001027701928";
+  r.transaction.original_transaction_id = "2000001024993299";
+  auto o = transaction_json(r);
+  for (auto key : {"subscription_status", "subscription_expires_date", "auto_renew",
+                   "auto_renew_product_id"}) {
+    INFO(key);
+    REQUIRE(o.contains(key));
+    CHECK(o.at(key).is_null());
+  }
+  r.transaction.subscription_status = "expired";
+  r.transaction.subscription_expires_date = 1759727970000;
+  r.transaction.auto_renew = false;
+  r.transaction.auto_renew_product_id = "com.example.monthly";
+  r.transaction.notified_at = 1759727985799;
+  o = transaction_json(r);
+  CHECK(o.at("subscription_status") == "expired");
+  CHECK(o.at("subscription_expires_date")
+        == json::parse(R"({"ms":1759727970000,"utc":"2025-10-06 05:19:30 UTC"})"));
+  CHECK(o.at("auto_renew") == false);
+  CHECK(o.at("auto_renew_product_id") == "com.example.monthly");
+  // notified_at orders notifications; it is not part of the resource.
+  CHECK_FALSE(o.contains("notified_at"));
+  CHECK(json::serialize(o).find("1759727985799") == std::string::npos);
 }
 
 TEST_CASE("error payload shape", "[json]") {

@@ -249,3 +249,49 @@ TEST_CASE("an unproven record binds neither product nor user", "[merge][hostile]
     CHECK(m.state == validation_state::validated);
   }
 }
+
+TEST_CASE("what notifications told survives a re-upload that does not say it",
+          "[merge][notification]") {
+  transaction_record existing;
+  existing.id = "t1";
+  existing.app_id = "a1";
+  existing.state = validation_state::validated;
+  existing.transaction.transaction_id = "100";
+  existing.transaction.revocation_date = 1700000000000;
+  existing.transaction.revocation_reason = 1;
+  existing.transaction.subscription_status = "expired";
+  existing.transaction.subscription_expires_date = 1700000500000;
+  existing.transaction.auto_renew = false;
+  existing.transaction.notified_at = 1700000600000;
+  auto incoming = existing;
+  incoming.id.clear();
+  incoming.transaction = apple_transaction{};
+  incoming.transaction.transaction_id = "100"; // a JWS the device signed before the refund
+  auto merged = merge_reupload(existing, incoming);
+  CHECK(merged.transaction.revocation_date == 1700000000000);
+  CHECK(merged.transaction.revocation_reason == 1);
+  CHECK(merged.transaction.subscription_status == std::string("expired"));
+  CHECK(merged.transaction.subscription_expires_date == 1700000500000);
+  CHECK(merged.transaction.auto_renew == false);
+  CHECK(merged.transaction.notified_at == 1700000600000);
+
+  receipt_record receipt;
+  receipt.id = "r1";
+  receipt.app_id = "a1";
+  receipt.state = validation_state::validated;
+  apple_in_app_purchase refunded, kept;
+  refunded.transaction_id = "200";
+  refunded.cancellation_date = 1700000000000;
+  refunded.cancellation_reason = 0;
+  kept.transaction_id = "201";
+  receipt.in_app_purchases = {refunded, kept};
+  auto again = receipt;
+  again.id.clear();
+  again.in_app_purchases[0].cancellation_date.reset();
+  again.in_app_purchases[0].cancellation_reason.reset();
+  auto merged_receipt = merge_reupload(receipt, again);
+  REQUIRE(merged_receipt.in_app_purchases.size() == 2);
+  CHECK(merged_receipt.in_app_purchases[0].cancellation_date == 1700000000000);
+  CHECK(merged_receipt.in_app_purchases[0].cancellation_reason == 0);
+  CHECK_FALSE(merged_receipt.in_app_purchases[1].cancellation_date);
+}

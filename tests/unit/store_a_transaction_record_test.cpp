@@ -745,7 +745,11 @@ TEST_CASE("the transaction resource: its fields, null when unknown", "[transacti
                                       "quantity",
                                       "storefront",
                                       "price",
-                                      "currency"};
+                                      "currency",
+                                      "subscription_status",
+                                      "subscription_expires_date",
+                                      "auto_renew",
+                                      "auto_renew_product_id"};
   auto keys_of = [](const json::object& o) {
     std::vector<std::string> out;
     for (const auto& kv : o)

@@ -202,3 +202,25 @@ TEST_CASE("NUL characters are refused in every text field", "[request]") {
   REQUIRE(meta);
   CHECK(meta->common.metadata->find('\0') == std::string::npos); // escaped as \u0000
 }
+
+TEST_CASE("a store notification body is {\"signedPayload\": JWS} or a 400", "[request]") {
+  auto refused = [](std::string_view body, const char* field, const char* code) {
+    auto r = parse_store_a_notification_request(body);
+    REQUIRE_FALSE(r);
+    CHECK(r.err().code() == errc::bad_request);
+    CHECK(kind_of(r.err().code()).status == 400);
+    CHECK(has_error(r.err().fields(), field, code));
+  };
+  refused("", "", "invalid_json");
+  refused("[1]", "", "not_an_object");
+  refused("{}", "signedPayload", "missing");
+  refused(R"({"signedPayload":null})", "signedPayload", "not_a_string");
+  refused(R"({"signedPayload":"a.b"})", "signedPayload", "invalid_jws");
+  refused(R"({"signedPayload":"a.b.c d"})", "signedPayload", "invalid_jws");
+  std::string huge
+    = R"({"signedPayload":")" + std::string(max_notification_length + 1, 'a') + R"("})";
+  refused(huge, "signedPayload", "too_long");
+  auto ok = parse_store_a_notification_request(R"({"signedPayload":"eyJh.eyJi.c2ln","x":1})");
+  REQUIRE(ok);
+  CHECK(*ok == "eyJh.eyJi.c2ln");
+}

@@ -1,0 +1,157 @@
+// sql_database: store notifications in, webhook endpoints and deliveries out (issue 9).
+#include "db/sql_database.hpp"
+#include "model/identifiers.hpp"
+#include "model/resource_json.hpp"
+
+namespace receiptd::db {
+
+// ---- store notifications ------------------------------------------------------
+
+// One transaction: the notification row first (its unique key makes a duplicate
+// stop here, and a concurrent twin wait for this one), then the records it is
+// about, locked in id order (the transactions, then the receipts), each
+// updated and announced when the notification changed it.
+model::result<notification_applied> sql_database::apply_store_a_notification(
+  const std::string& app_id, const model::store_a::verified_notification& v, model::unix_ms now) {
+  return guarded<notification_applied>("apply_store_a_notification", [&] {
+    auto& notes = notifications();
+    auto& transaction_records = transactions();
+    auto& receipt_records = receipts();
+    transaction tx(conn(), access::write);
+    notification_applied out;
+    if (!notes.insert_store_a(app_id, v.n, now)) {
+      out.duplicate = true;
+      tx.commit();
+      return out;
+    }
+    std::string transaction_id;
+    std::string original_transaction_id;
+    if (v.transaction) {
+      transaction_id = v.transaction->transaction_id;
+      original_transaction_id = v.transaction->original_transaction_id;
+    } else if (v.renewal) {
+      original_transaction_id = v.renewal->original_transaction_id;
+    }
+    auto box = make_outbox();
+    for (const auto& stored : notes.transactions(app_id, transaction_id, original_transaction_id)) {
+      auto changed = stored;
+      if (!model::store_a::apply_notification(changed, v))
+        continue;
+      changed.updated_at = now;
+      transaction_records.update_verdict(changed);
+      ++out.records_changed;
+      if (box.wanted(app_id, model::event_type::transaction_updated))
+        out.events
+          += box.announce(model::resource_json(stored), model::resource_json(changed),
+                          model::record_kind::store_a_transaction, app_id, changed.id, now);
+    }
+    for (const auto& id : notes.receipts(app_id, transaction_id)) {
+      if (!receipt_records.lock(id))
+        continue;
+      auto stored = receipt_records.find(id);
+      if (!stored)
+        continue;
+      auto changed = *stored;
+      if (!model::store_a::apply_notification(changed, v))
+        continue;
+      changed.updated_at = now;
+      receipt_records.update_verdict(changed);
+      ++out.records_changed;
+      if (box.wanted(app_id, model::event_type::receipt_updated))
+        out.events += box.announce(model::resource_json(*stored), model::resource_json(changed),
+                                   model::record_kind::store_a_receipt, app_id, changed.id, now);
+    }
+    tx.commit();
+    return out;
+  });
+}
+
+// ---- webhook endpoints ----------------------------------------------------------
+
+model::result<model::webhook_endpoint>
+sql_database::add_webhook_endpoint(model::webhook_endpoint e) {
+  return guarded<model::webhook_endpoint>("add_webhook_endpoint", [&] {
+    auto& app_rows = apps();
+    auto& repo = webhooks();
+    if (!app_rows.find_by_id(e.app_id))
+      throw std::invalid_argument("no app with id " + e.app_id);
+    if (e.id.empty())
+      e.id = model::make_uuid();
+    if (e.secret.empty())
+      e.secret = model::make_webhook_secret();
+    repo.insert_endpoint(e);
+    return e;
+  });
+}
+
+model::result<std::vector<model::webhook_endpoint>>
+sql_database::list_webhook_endpoints(const std::string& app_id) {
+  return guarded<std::vector<model::webhook_endpoint>>(
+    "list_webhook_endpoints", [&] { return webhooks().endpoints(app_id); });
+}
+
+model::result<bool> sql_database::remove_webhook_endpoint(const std::string& id) {
+  return guarded<bool>("remove_webhook_endpoint", [&] {
+    auto& repo = webhooks();
+    transaction tx(conn(), access::write);
+    bool removed = repo.remove_endpoint(id);
+    tx.commit();
+    return removed;
+  });
+}
+
+// ---- events and deliveries ----------------------------------------------------
+
+model::result<bool> sql_database::redeliver_event(const std::string& event_id, model::unix_ms now) {
+  return guarded<bool>("redeliver_event", [&] {
+    auto& repo = webhooks();
+    transaction tx(conn(), access::write);
+    auto event = repo.find_event(event_id);
+    if (!event)
+      return false;
+    repo.redeliver(event_id, now);
+    for (const auto& endpoint : repo.endpoints(event->app_id))
+      if (model::wants(endpoint, event->type))
+        repo.add_delivery(event_id, endpoint.id, now); // nothing when it has one
+    tx.commit();
+    return true;
+  });
+}
+
+model::result<std::optional<model::webhook_event>>
+sql_database::find_webhook_event(const std::string& event_id) {
+  return guarded<std::optional<model::webhook_event>>(
+    "find_webhook_event", [&] { return webhooks().find_event(event_id); });
+}
+
+model::result<std::vector<model::webhook_delivery>>
+sql_database::list_deliveries(const std::string& app_id, int limit) {
+  return guarded<std::vector<model::webhook_delivery>>(
+    "list_deliveries", [&] { return webhooks().deliveries(app_id, limit); });
+}
+
+model::result<std::vector<model::webhook_delivery>>
+sql_database::claim_deliveries(const std::string& owner, model::unix_ms now,
+                               model::unix_ms lease_until, int limit) {
+  return guarded<std::vector<model::webhook_delivery>>("claim_deliveries", [&] {
+    if (limit <= 0)
+      return std::vector<model::webhook_delivery>{};
+    auto& repo = webhooks();
+    transaction tx(conn(), access::write);
+    auto claimed = repo.claim(owner, now, lease_until, limit);
+    tx.commit();
+    return claimed;
+  });
+}
+
+model::result<bool> sql_database::finish_delivery(const model::webhook_delivery& d) {
+  return guarded<bool>("finish_delivery", [&] {
+    auto& repo = webhooks();
+    transaction tx(conn(), access::write);
+    bool done = repo.finish(d);
+    tx.commit();
+    return done;
+  });
+}
+
+} // namespace receiptd::db

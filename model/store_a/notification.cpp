@@ -1,0 +1,426 @@
+// App Store Server Notifications V2 (notification.hpp, issue 9): the verified
+// signedPayload (Apple, "responseBodyV2DecodedPayload") and signedRenewalInfo
+// ("JWSRenewalInfoDecodedPayload") parsed, and what a notification does to the
+// records it is about.
+//
+// Decisions the header leaves open, and why:
+//  - Parsing is strict on what receiptd keys on (notificationUUID, the type,
+//    the bundle and environment) and on every field's type, lenient on what
+//    Apple adds (unknown fields, types and subtypes are kept or ignored).
+//  - A notification is applied to a record only when the record belongs to the
+//    notification's bundle and environment (a sandbox notification never
+//    touches a production purchase) and the notification carries its verified
+//    signedTransactionInfo of that bundle: every applied type carries one.
+//  - Transaction records are ordered by signedDate (apple_transaction::
+//    notified_at): one older than the newest applied changes nothing, so a
+//    late REFUND_REVERSED cannot undo a newer REFUND, nor a late DID_RENEW a
+//    newer EXPIRED. Receipt records have no such field: REFUND and
+//    REFUND_REVERSED apply in arrival order (Apple sends the reversal after the
+//    refund; a revalidation brings the store's truth anyway).
+//  - The subscription fields are set only from a notification whose
+//    transaction is an "Auto-Renewable Subscription" (REVOKE of a shared
+//    non-consumable says nothing about a subscription).
+
+#include "model/store_a/notification.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+#include "model/store_a/jws_internal.hpp"
+
+namespace receiptd::model::store_a {
+
+namespace {
+
+constexpr const char* error_field = "signedPayload";
+constexpr const char* error_code = "malformed_notification";
+
+// Apple's identifiers and short texts are tens of bytes (a UUID is 36).
+constexpr std::size_t max_uuid_bytes = 128;
+constexpr std::size_t max_type_bytes = 64;
+constexpr std::size_t max_text_bytes = 256;
+// A nested compact JWS: at most what verify_jws accepts, base64url-encoded
+// (4/3 of its decoded bounds) plus the two dots.
+constexpr std::size_t max_nested_jws_bytes
+  = (max_header_bytes + max_payload_bytes + es256_signature_bytes) / 3 * 4 + 8;
+
+// An upper-case word: A–Z, 0–9, '_' (Apple's notificationType and subtype).
+bool is_type_word(std::string_view s) {
+  return !s.empty() && s.size() <= max_type_bytes && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+
+class reader {
+public:
+  // `prefix` starts every message: "notification ", "notification data.", …
+  reader(const boost::json::object& o, std::string prefix, field_errors& errors)
+    : o_(o), prefix_(std::move(prefix)), errors_(errors) {}
+
+  // A required non-empty string of at most `max` bytes.
+  void required_text(const char* key, std::string& out, std::size_t max = max_text_bytes) {
+    const auto* v = o_.if_contains(key);
+    if (v == nullptr || v->is_null())
+      return fail(key, "is missing");
+    if (!v->is_string() || v->get_string().empty() || v->get_string().size() > max)
+      return fail(key, "is not a non-empty string of at most " + std::to_string(max) + " bytes");
+    out = v->get_string();
+  }
+
+  // An optional string: absent, null or "" is nullopt; another type is an error.
+  void text(const char* key, std::optional<std::string>& out, std::size_t max = max_text_bytes) {
+    const auto* v = o_.if_contains(key);
+    if (v == nullptr || v->is_null())
+      return;
+    if (!v->is_string() || v->get_string().size() > max)
+      return fail(key, "is not a string of at most " + std::to_string(max) + " bytes");
+    if (!v->get_string().empty())
+      out = std::string(v->get_string());
+  }
+
+  // An optional instant (json_unix_ms).
+  void date(const char* key, std::optional<unix_ms>& out) {
+    const auto* v = o_.if_contains(key);
+    if (v == nullptr || v->is_null())
+      return;
+    out = json_unix_ms(*v);
+    if (!out)
+      fail(key, "is not a date in unix milliseconds");
+  }
+
+  // An optional integer within [lo, hi].
+  template <class T>
+  void integer(const char* key, std::optional<T>& out, std::int64_t lo, std::int64_t hi) {
+    const auto* v = o_.if_contains(key);
+    if (v == nullptr || v->is_null())
+      return;
+    std::optional<std::int64_t> n;
+    if (v->is_int64())
+      n = v->get_int64();
+    else if (v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(hi))
+      n = static_cast<std::int64_t>(v->get_uint64());
+    if (!n || *n < lo || *n > hi)
+      return fail(key, "is not an integer in range");
+    out = static_cast<T>(*n);
+  }
+
+  // An optional boolean.
+  void boolean(const char* key, std::optional<bool>& out) {
+    const auto* v = o_.if_contains(key);
+    if (v == nullptr || v->is_null())
+      return;
+    if (!v->is_bool())
+      return fail(key, "is not a boolean");
+    out = v->get_bool();
+  }
+
+  // Apple's three environments ("Production", "Sandbox", "Xcode"), required.
+  void env(const char* key, environment& out) {
+    std::string text;
+    required_text(key, text);
+    if (text == "Production")
+      out = environment::production;
+    else if (text == "Sandbox")
+      out = environment::sandbox;
+    else if (text == "Xcode")
+      out = environment::xcode;
+    else if (!text.empty())
+      fail(key, "is not Production, Sandbox or Xcode");
+  }
+
+  const boost::json::value* find(const char* key) const { return o_.if_contains(key); }
+
+  void fail(std::string_view key, const std::string& what) {
+    errors_.push_back({error_field, error_code, prefix_ + std::string(key) + " " + what});
+  }
+
+private:
+  const boost::json::object& o_;
+  std::string prefix_;
+  field_errors& errors_;
+};
+
+field_error not_an_object(const char* what) {
+  return {error_field, error_code, std::string(what) + " payload is not a JSON object"};
+}
+
+} // namespace
+
+result<notification> parse_notification(std::string_view payload) {
+  boost::system::error_code ec;
+  const auto doc = boost::json::parse(payload, ec);
+  if (ec || !doc.is_object())
+    return not_an_object("notification");
+  field_errors errors;
+  reader r(doc.get_object(), "notification ", errors);
+  notification n;
+  r.required_text("notificationUUID", n.notification_uuid, max_uuid_bytes);
+  r.required_text("notificationType", n.type, max_type_bytes);
+  if (!n.type.empty() && !is_type_word(n.type)) {
+    n.type.clear();
+    r.fail("notificationType", "is not an upper-case word (A-Z, 0-9, _)");
+  }
+  std::optional<std::string> subtype;
+  r.text("subtype", subtype, max_type_bytes);
+  if (subtype && !is_type_word(*subtype))
+    r.fail("subtype", "is not an upper-case word (A-Z, 0-9, _)");
+  else
+    n.subtype = subtype.value_or("");
+  std::optional<std::string> version;
+  r.text("version", version, 16);
+  n.version = version.value_or("");
+  r.date("signedDate", n.signed_date);
+
+  // What the notification is about: `data` for every type that has it,
+  // `summary` for RENEWAL_EXTENSION/SUMMARY (Apple, "summary": bundleId,
+  // environment, appAppleId, …). One of them is required: it names the app.
+  const char* part = "data";
+  const auto* about = r.find("data");
+  if (about == nullptr || about->is_null()) {
+    part = "summary";
+    about = r.find("summary");
+  }
+  if (about == nullptr || about->is_null()) {
+    r.fail("data", "is missing (and no summary)");
+    return errors;
+  }
+  if (!about->is_object()) {
+    r.fail(part, "is not an object");
+    return errors;
+  }
+  reader d(about->get_object(), std::string("notification ") + part + ".", errors);
+  d.required_text("bundleId", n.bundle_id);
+  d.env("environment", n.env);
+  d.integer("appAppleId", n.app_apple_id, 0, std::numeric_limits<std::int64_t>::max());
+  // Apple's subscription status, 1–5 today; a later value is kept (and has no
+  // name: subscription_status_name).
+  d.integer("status", n.status, 0, std::numeric_limits<int>::max());
+  d.text("consumptionRequestReason", n.consumption_request_reason);
+  std::optional<std::string> nested;
+  d.text("signedTransactionInfo", nested, max_nested_jws_bytes);
+  n.signed_transaction_info = std::move(nested).value_or("");
+  nested.reset();
+  d.text("signedRenewalInfo", nested, max_nested_jws_bytes);
+  n.signed_renewal_info = std::move(nested).value_or("");
+
+  if (!errors.empty())
+    return errors;
+  return n;
+}
+
+result<renewal_info> parse_renewal_info(std::string_view payload) {
+  boost::system::error_code ec;
+  const auto doc = boost::json::parse(payload, ec);
+  if (ec || !doc.is_object())
+    return not_an_object("renewal info");
+  field_errors errors;
+  reader r(doc.get_object(), "renewal info ", errors);
+  renewal_info i;
+  r.required_text("originalTransactionId", i.original_transaction_id);
+  r.text("productId", i.product_id);
+  r.text("autoRenewProductId", i.auto_renew_product_id);
+  // 0 off, 1 on; expirationIntent 1–5: later values kept.
+  r.integer("autoRenewStatus", i.auto_renew_status, 0, std::numeric_limits<int>::max());
+  r.integer("expirationIntent", i.expiration_intent, 0, std::numeric_limits<int>::max());
+  r.boolean("isInBillingRetryPeriod", i.is_in_billing_retry_period);
+  r.date("gracePeriodExpiresDate", i.grace_period_expires_date);
+  r.date("renewalDate", i.renewal_date);
+  r.date("signedDate", i.signed_date);
+  r.env("environment", i.env);
+  if (!errors.empty())
+    return errors;
+  return i;
+}
+
+std::optional<std::string> subscription_status_name(int status) {
+  // Apple, "status" (App Store Server API): 1 active, 2 expired, 3 in billing
+  // retry, 4 in billing grace period, 5 revoked.
+  switch (status) {
+    case 1:
+      return "active";
+    case 2:
+      return "expired";
+    case 3:
+      return "billing_retry";
+    case 4:
+      return "grace_period";
+    case 5:
+      return "revoked";
+    default:
+      return std::nullopt;
+  }
+}
+
+namespace {
+
+enum class effect { none, revoke, reverse_revocation, subscription };
+
+// What a notificationType does (the header's list); anything else is recorded only.
+effect effect_of(std::string_view type) {
+  if (type == "REFUND" || type == "REVOKE")
+    return effect::revoke;
+  if (type == "REFUND_REVERSED")
+    return effect::reverse_revocation;
+  for (std::string_view t : {"DID_RENEW", "SUBSCRIBED", "DID_CHANGE_RENEWAL_STATUS",
+                             "DID_CHANGE_RENEWAL_PREF", "EXPIRED", "GRACE_PERIOD_EXPIRED",
+                             "DID_FAIL_TO_RENEW", "OFFER_REDEEMED", "RENEWAL_EXTENDED"})
+    if (type == t)
+      return effect::subscription;
+  return effect::none;
+}
+
+// dst = src; whether that changed dst.
+template <class T>
+bool assign(T& dst, const T& src) {
+  if (dst == src)
+    return false;
+  dst = src;
+  return true;
+}
+
+// The status the notification states (data.status), else the one its type
+// implies, else nullopt (keep what the record has).
+std::optional<std::string> stated_status(const notification& n) {
+  if (n.status)
+    if (auto name = subscription_status_name(*n.status))
+      return name;
+  if (n.type == "EXPIRED" || n.type == "GRACE_PERIOD_EXPIRED")
+    return "expired";
+  if (n.type == "REVOKE")
+    return "revoked";
+  if (n.type == "DID_RENEW" || n.type == "SUBSCRIBED")
+    return "active";
+  return std::nullopt;
+}
+
+// The transaction's own fields, as Apple signed them at signedDate (identity —
+// the ids and the bundle — matched already). Revocation is the caller's.
+bool take_own_fields(apple_transaction& a, const signed_transaction& t) {
+  bool changed = false;
+  changed |= assign(a.product_id, t.product_id);
+  if (!t.type.empty())
+    changed |= assign(a.type, t.type);
+  changed |= assign(a.purchase_date, t.purchase_date);
+  changed |= assign(a.original_purchase_date, t.original_purchase_date);
+  changed |= assign(a.expires_date, t.expires_date);
+  changed |= assign(a.app_account_token, t.app_account_token);
+  changed |= assign(a.quantity, std::optional<int>(t.quantity));
+  changed |= assign(a.storefront, t.storefront);
+  changed |= assign(a.price, t.price);
+  changed |= assign(a.currency, t.currency);
+  return changed;
+}
+
+constexpr std::string_view auto_renewable = "Auto-Renewable Subscription";
+
+} // namespace
+
+// Transaction records:
+//  - the record of the very transactionId takes the signed transaction's own
+//    fields (take_own_fields); REFUND/REVOKE set revocation_date/reason from it
+//    (when it has a revocationDate: one without keeps what is there),
+//    REFUND_REVERSED clears them, other types take them as signed;
+//  - every record of that originalTransactionId (the very one too) takes, when
+//    the transaction is an auto-renewable subscription: subscription_status
+//    (stated_status), subscription_expires_date (the later of the known one
+//    and the transaction's expiresDate; REFUND/REVOKE keep it), and from a
+//    signedRenewalInfo of that originalTransactionId auto_renew
+//    (autoRenewStatus 0/1; another value keeps it) and auto_renew_product_id;
+//  - notified_at becomes the notification's signedDate. It counts as a change
+//    (the caller must store it, or a late older notification would apply);
+//    whether the resource changed, the caller sees by comparing resources
+//    (model::record_event). A notification without signedDate (it cannot have
+//    verified) is not ordered and applies nothing.
+bool apply_notification(transaction_record& r, const verified_notification& v) {
+  const auto& n = v.n;
+  const auto what = effect_of(n.type);
+  if (what == effect::none || !v.transaction || !n.signed_date)
+    return false;
+  const auto& t = *v.transaction;
+  auto& a = r.transaction;
+  if (a.bundle_id.empty() || a.bundle_id != n.bundle_id || t.bundle_id != n.bundle_id
+      || r.env != n.env)
+    return false;
+  const bool same_transaction = a.transaction_id == t.transaction_id;
+  const bool same_subscription
+    = !a.original_transaction_id.empty() && a.original_transaction_id == t.original_transaction_id;
+  if (!same_transaction && !same_subscription)
+    return false;
+  if (a.notified_at && *n.signed_date < *a.notified_at)
+    return false;
+
+  bool changed = false;
+  if (same_transaction) {
+    changed |= take_own_fields(a, t);
+    switch (what) {
+      case effect::revoke:
+        if (t.revocation_date) {
+          changed |= assign(a.revocation_date, t.revocation_date);
+          changed |= assign(a.revocation_reason, t.revocation_reason);
+        }
+        break;
+      case effect::reverse_revocation:
+        changed |= assign(a.revocation_date, std::optional<unix_ms>());
+        changed |= assign(a.revocation_reason, std::optional<int>());
+        break;
+      default:
+        changed |= assign(a.revocation_date, t.revocation_date);
+        changed |= assign(a.revocation_reason, t.revocation_reason);
+        break;
+    }
+  }
+  if (same_subscription && t.type == auto_renewable) {
+    if (auto status = stated_status(n))
+      changed |= assign(a.subscription_status, status);
+    if (what != effect::revoke && t.expires_date
+        && (!a.subscription_expires_date || *a.subscription_expires_date < *t.expires_date))
+      changed |= assign(a.subscription_expires_date, t.expires_date);
+    if (v.renewal && v.renewal->original_transaction_id == t.original_transaction_id) {
+      const auto& i = *v.renewal;
+      if (i.auto_renew_status == 0 || i.auto_renew_status == 1)
+        changed |= assign(a.auto_renew, std::optional<bool>(*i.auto_renew_status == 1));
+      if (i.auto_renew_product_id)
+        changed |= assign(a.auto_renew_product_id, i.auto_renew_product_id);
+    }
+  }
+  changed |= assign(a.notified_at, n.signed_date);
+  return changed;
+}
+
+// Receipts: REFUND/REVOKE set cancellation_date = revocationDate and
+// cancellation_reason = revocationReason on each in-app purchase of that
+// transaction_id (a transaction without revocationDate changes nothing);
+// REFUND_REVERSED clears both. Same bundle and environment only; state and
+// fraud are never touched.
+bool apply_notification(receipt_record& r, const verified_notification& v) {
+  const auto& n = v.n;
+  const auto what = effect_of(n.type);
+  if ((what != effect::revoke && what != effect::reverse_revocation) || !v.transaction)
+    return false;
+  const auto& t = *v.transaction;
+  if (r.bundle_id.empty() || r.bundle_id != n.bundle_id || t.bundle_id != n.bundle_id
+      || r.env != n.env)
+    return false;
+  if (what == effect::revoke && !t.revocation_date)
+    return false;
+  bool changed = false;
+  for (auto& p : r.in_app_purchases) {
+    if (p.transaction_id != t.transaction_id)
+      continue;
+    if (what == effect::revoke) {
+      changed |= assign(p.cancellation_date, t.revocation_date);
+      changed |= assign(p.cancellation_reason, t.revocation_reason);
+    } else {
+      changed |= assign(p.cancellation_date, std::optional<unix_ms>());
+      changed |= assign(p.cancellation_reason, std::optional<int>());
+    }
+  }
+  return changed;
+}
+
+} // namespace receiptd::model::store_a

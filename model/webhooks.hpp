@@ -1,0 +1,149 @@
+#pragma once
+// Webhooks out (issue 9): the events receiptd tells an app's backend about, their
+// JSON (Mbaasy's event shape), their signatures, and the endpoints that receive
+// them. Pure: no I/O; the database stores events and deliveries
+// (db/migrations/006), the webhook dispatcher sends them
+// (actors/webhook_dispatcher.hpp).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "model/records.hpp"
+#include "model/result.hpp"
+#include "model/retry_policy.hpp"
+
+namespace receiptd::model {
+
+enum class event_type {
+  receipt_created,        // "receipt.created"
+  receipt_updated,        // "receipt.updated"
+  purchase_order_created, // "purchase_order.created"
+  purchase_order_updated, // "purchase_order.updated"
+  transaction_created,    // "transaction.created" (StoreKit 2)
+  transaction_updated,    // "transaction.updated"
+};
+std::string_view to_string(event_type t);
+std::optional<event_type> parse_event_type(std::string_view text);
+// The created / updated event of a record kind.
+event_type event_for(record_kind kind, bool created);
+
+// One event: its body is fixed when it is made (each delivery sends these exact
+// bytes, and the signatures are over them).
+struct webhook_event {
+  std::string id; // "evt_" + 32 lower-case hex digits; sorts by creation (time first)
+  std::string app_id;
+  event_type type = event_type::receipt_created;
+  record_kind kind = record_kind::store_a_receipt;
+  std::string record_id;
+  unix_ms created_at = 0;
+  std::string body; // the JSON delivered
+};
+
+// A new event id: 12 hex digits of `now` (ms), then 20 random hex digits, so ids
+// sort by creation time (ordering per record within the same millisecond is by
+// the database's sequence, not the id).
+std::string make_event_id(unix_ms now);
+
+// The event for a record that was just stored: `before` is its resource before
+// the change (nullopt: the record was created), `after` its resource now. The
+// body is
+//   {"id", "type", "created_at": Timestamp, "data": after,
+//    "previous_attributes": {changed top-level keys: old values} | null,
+//    "new_attributes": {the same keys: new values} | null,
+//    "changes": ["validated", "fraud", "refunded", "renewed", "expired", …]}
+// where previous/new are null on *.created, and a key counts as changed when
+// its JSON differs (updated_at never counts; an absent key counts as null).
+// "changes" names what happened in words a backend branches on, in this order:
+// "validated", "pending", "failed" (validation_state became that), "fraud"
+// (is_fraud became true), "refunded" (a transaction's revocation_date or an
+// in-app purchase's cancellation_date appeared, or a Play purchase_state
+// became "refunded"), "refund_reversed" (such a date went), "renewed" (the
+// latest expires_date / subscription_expires_date / expires_at moved later),
+// "expired" (subscription_status, or Play's subscription_state, became
+// expired), "subscription_status" (it changed otherwise), "acknowledged" (Play's
+// acknowledged became true). On *.created the words compare against nothing:
+// they say what the new record already is (e.g. ["validated"]).
+// nullopt for an update that changed nothing but updated_at.
+std::optional<webhook_event> record_event(const std::optional<boost::json::object>& before,
+                                          const boost::json::object& after, record_kind kind,
+                                          const std::string& app_id, const std::string& record_id,
+                                          unix_ms now);
+
+// ---- endpoints ----------------------------------------------------------------
+
+struct webhook_endpoint {
+  std::string id; // UUID
+  std::string app_id;
+  std::string url;
+  std::string secret;             // "whsec_" + 64 lower-case hex digits; HMAC key as bytes
+  std::vector<event_type> events; // empty: every event
+  unix_ms created_at = 0;
+};
+
+bool wants(const webhook_endpoint& e, event_type t);
+// "a,b" ↔ events; parse refuses an unknown name (field "events", code
+// "unknown_event") and an empty list item. "" is every event.
+std::string events_text(const std::vector<event_type>& events);
+result<std::vector<event_type>> parse_events(std::string_view text);
+
+// A new secret from the CSPRNG (model/encoding.hpp).
+std::string make_webhook_secret();
+
+// A webhook URL: absolute http(s) with a host, at most 2048 bytes, no
+// credentials or fragment; https, or http only to a loopback host (localhost,
+// 127.0.0.0/8, [::1]) unless allow_http. Errors: field "url", codes
+// "invalid_url" / "https_required".
+result<std::string> check_webhook_url(std::string_view url, bool allow_http);
+
+// ---- signatures -----------------------------------------------------------------
+
+// The headers of one delivery ("Name: value"):
+//   Content-Type: application/json
+//   X-SHA256-Digest: <hex HMAC-SHA256(secret, body)>          (Mbaasy's)
+//   Receiptd-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>
+//   Receiptd-Event-Id: <event id>
+// Digests are lower-case hex; the key is the secret string's bytes.
+std::vector<std::string> delivery_headers(const std::string& secret, const std::string& body,
+                                          const std::string& event_id, std::int64_t unix_seconds);
+std::string hmac_sha256_hex(std::string_view key, std::string_view data);
+
+// ---- deliveries ---------------------------------------------------------------
+
+enum class delivery_state { pending, delivered, dead };
+std::string_view to_string(delivery_state s);
+std::optional<delivery_state> parse_delivery_state(std::string_view text);
+
+// One event to one endpoint, as the dispatcher claims it (with what it needs to
+// send it) and reports it back.
+struct webhook_delivery {
+  std::string event_id;
+  std::string endpoint_id;
+  std::string app_id;
+  std::string record_id;
+  event_type type = event_type::receipt_created;
+  std::string url;
+  std::string secret;
+  std::string body;
+  delivery_state state = delivery_state::pending;
+  int attempts = 0; // sends made so far
+  unix_ms next_attempt_at = 0;
+  std::int64_t version = 0; // fencing token: bumped by every claim
+  std::string last_error;
+  std::optional<unix_ms> delivered_at;
+};
+
+// What one send's outcome does to a delivery (attempts counts it): a 2xx
+// delivers (delivered_at = now, last_error cleared); anything else is retried
+// at now + backoff_delay_ms(policy, attempts - 1, unit_random) (the first retry
+// waits up to the initial backoff), or is dead once the policy's attempts are
+// spent. last_error: "HTTP <status>[: error]", or `error` when `status` is 0
+// (no HTTP answer).
+void settle_delivery(webhook_delivery& d, int status, const std::string& error, unix_ms now,
+                     const retry_policy& policy, double unit_random);
+
+} // namespace receiptd::model

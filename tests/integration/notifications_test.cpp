@@ -1,0 +1,286 @@
+// App Store Server Notifications applied to the stored records (issue 9): once
+// per notificationUUID, to the app's records it is about, with their events.
+#include <boost/json/parse.hpp>
+
+#include "model/identifiers.hpp"
+#include "tests/integration/fixture.hpp"
+
+namespace receiptd::test {
+
+namespace {
+
+namespace store_a = model::store_a;
+
+const std::string bundle = "com.example.game";
+
+// What Apple signs about a stored transaction, as it is.
+store_a::signed_transaction signed_as(const model::transaction_record& r) {
+  const auto& a = r.transaction;
+  store_a::signed_transaction t;
+  t.transaction_id = a.transaction_id;
+  t.original_transaction_id = a.original_transaction_id;
+  t.bundle_id = a.bundle_id;
+  t.product_id = a.product_id;
+  t.type = a.type;
+  t.env = r.env;
+  t.purchase_date = a.purchase_date;
+  t.original_purchase_date = a.original_purchase_date;
+  t.expires_date = a.expires_date;
+  t.quantity = a.quantity.value_or(1);
+  return t;
+}
+
+store_a::verified_notification notification(std::string type, model::environment env,
+                                            std::optional<store_a::signed_transaction> t,
+                                            model::unix_ms signed_date) {
+  store_a::verified_notification v;
+  v.n.notification_uuid = model::make_uuid();
+  v.n.type = std::move(type);
+  v.n.version = "2.0";
+  v.n.signed_date = signed_date;
+  v.n.bundle_id = bundle;
+  v.n.env = env;
+  if (t)
+    t->signed_date = signed_date;
+  v.transaction = std::move(t);
+  return v;
+}
+
+// A REFUND of the transaction: revoked at `at` for `reason`.
+store_a::verified_notification refund(store_a::signed_transaction t, model::unix_ms at, int reason,
+                                      model::unix_ms signed_date) {
+  t.revocation_date = at;
+  t.revocation_reason = reason;
+  auto env = t.env;
+  return notification("REFUND", env, std::move(t), signed_date);
+}
+
+model::webhook_endpoint endpoint_of(const model::app& app) {
+  model::webhook_endpoint e;
+  e.app_id = app.id;
+  e.url = "https://hooks.example.com/receiptd";
+  e.created_at = t0;
+  return e;
+}
+
+} // namespace
+
+TEST_CASE("a notification is applied once", "[notifications]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto record = REQUIRE_OK(d.save_transaction(
+                             signed_transaction_record(f.app.id, "2000000001", "2000000000"), t0))
+                  .record;
+  auto v = refund(signed_as(record), t0 + 500, 1, t0 + 1000);
+
+  auto first = REQUIRE_OK(d.apply_store_a_notification(f.app.id, v, t0 + 2000));
+  CHECK_FALSE(first.duplicate);
+  CHECK(first.records_changed == 1);
+  CHECK(first.events == 0); // no endpoints
+  auto refunded = REQUIRE_OK(d.find_transaction(record.id)).value();
+  CHECK(refunded.transaction.revocation_date == t0 + 500);
+  CHECK(refunded.transaction.revocation_reason == 1);
+  CHECK(refunded.transaction.notified_at == t0 + 1000);
+  CHECK(refunded.updated_at == t0 + 2000);
+  CHECK_FALSE(refunded.is_fraud()); // a refund is not fraud
+  CHECK(refunded.state == model::validation_state::validated);
+
+  // Apple retries: the same notificationUUID again changes nothing, even with
+  // different content.
+  auto retried = v;
+  retried.transaction->revocation_reason = 0;
+  auto second = REQUIRE_OK(d.apply_store_a_notification(f.app.id, retried, t0 + 3000));
+  CHECK(second.duplicate);
+  CHECK(second.records_changed == 0);
+  auto after = REQUIRE_OK(d.find_transaction(record.id)).value();
+  CHECK(after.transaction.revocation_reason == 1);
+  CHECK(after.updated_at == t0 + 2000);
+
+  // The same id for another app is another notification.
+  auto other = make_app(d, "other app");
+  auto elsewhere = REQUIRE_OK(d.apply_store_a_notification(other.id, v, t0 + 3000));
+  CHECK_FALSE(elsewhere.duplicate);
+  CHECK(elsewhere.records_changed == 0); // its records are not the first app's
+  CHECK(REQUIRE_OK(d.find_transaction(record.id)).value().updated_at == t0 + 2000);
+}
+
+TEST_CASE("a TEST notification is recorded only", "[notifications]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto v = notification("TEST", model::environment::sandbox, std::nullopt, t0);
+  auto first = REQUIRE_OK(d.apply_store_a_notification(f.app.id, v, t0));
+  CHECK_FALSE(first.duplicate);
+  CHECK(first.records_changed == 0);
+  CHECK(first.events == 0);
+  CHECK(REQUIRE_OK(d.apply_store_a_notification(f.app.id, v, t0)).duplicate);
+  // An unknown app is an error value (the app must exist).
+  CHECK_FALSE(d.apply_store_a_notification(model::make_uuid(), v, t0).ok());
+}
+
+TEST_CASE("a refund marks the matching transaction and a receipt's in-app purchase",
+          "[notifications][webhooks]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto other = make_app(d, "other app");
+  auto endpoint = REQUIRE_OK(d.add_webhook_endpoint(endpoint_of(f.app)));
+  REQUIRE_OK(d.add_webhook_endpoint(endpoint_of(other)));
+
+  // StoreKit 2 records: the refunded transaction, another of its subscription,
+  // one of another subscription, and the other app's record of the same id.
+  auto sandboxed
+    = [&](const std::string& app_id, const std::string& id, const std::string& original) {
+        auto r = signed_transaction_record(app_id, id, original);
+        r.env = model::environment::sandbox;
+        return REQUIRE_OK(d.save_transaction(r, t0)).record;
+      };
+  auto refunded = sandboxed(f.app.id, "1000000001", "1000000000");
+  auto sibling = sandboxed(f.app.id, "1000000002", "1000000000");
+  auto unrelated = sandboxed(f.app.id, "3000000001", "3000000000");
+  auto foreign = sandboxed(other.id, "1000000001", "1000000000");
+  // A unified receipt holding the same transaction among others (sandbox).
+  auto receipt = full_receipt(f.app.id, std::string(64, 'e'), 3);
+  receipt.fraud = model::fraud_reason::none;
+  receipt.state = model::validation_state::validated;
+  for (auto& p : receipt.in_app_purchases) {
+    p.cancellation_date.reset();
+    p.cancellation_reason.reset();
+  }
+  receipt = REQUIRE_OK(d.save_receipt(receipt, t0)).record;
+  auto foreign_receipt = full_receipt(other.id, std::string(64, 'e'), 3);
+  foreign_receipt.fraud = model::fraud_reason::none;
+  for (auto& p : foreign_receipt.in_app_purchases) {
+    p.cancellation_date.reset();
+    p.cancellation_reason.reset();
+  }
+  foreign_receipt = REQUIRE_OK(d.save_receipt(foreign_receipt, t0)).record;
+
+  auto v = refund(signed_as(refunded), t0 + 777, 1, t0 + 1000);
+  auto applied = REQUIRE_OK(d.apply_store_a_notification(f.app.id, v, t0 + 2000));
+  CHECK_FALSE(applied.duplicate);
+  // The sibling only learns the notification's date (no visible change: no event).
+  CHECK(applied.records_changed == 3);
+  CHECK(applied.events == 2);
+
+  auto t = REQUIRE_OK(d.find_transaction(refunded.id)).value();
+  CHECK(t.transaction.revocation_date == t0 + 777);
+  CHECK(t.transaction.revocation_reason == 1);
+  CHECK_FALSE(t.is_fraud());
+  auto s = REQUIRE_OK(d.find_transaction(sibling.id)).value();
+  CHECK_FALSE(s.transaction.revocation_date.has_value());
+  CHECK(s.transaction.notified_at == t0 + 1000);
+  auto u = REQUIRE_OK(d.find_transaction(unrelated.id)).value();
+  CHECK_FALSE(u.transaction.notified_at.has_value());
+  CHECK(u.updated_at == t0);
+  auto x = REQUIRE_OK(d.find_transaction(foreign.id)).value();
+  CHECK_FALSE(x.transaction.revocation_date.has_value());
+
+  auto r = REQUIRE_OK(d.find_receipt(receipt.id)).value();
+  REQUIRE(r.in_app_purchases.size() == 3);
+  CHECK(r.in_app_purchases[1].transaction_id == "1000000001");
+  CHECK(r.in_app_purchases[1].cancellation_date == t0 + 777);
+  CHECK(r.in_app_purchases[1].cancellation_reason == 1);
+  CHECK_FALSE(r.in_app_purchases[0].cancellation_date.has_value());
+  CHECK_FALSE(r.in_app_purchases[2].cancellation_reason.has_value());
+  CHECK(r.state == model::validation_state::validated);
+  CHECK_FALSE(r.is_fraud());
+  CHECK(r.updated_at == t0 + 2000);
+  CHECK(r.in_app_purchases[0].product_id == receipt.in_app_purchases[0].product_id);
+  auto fr = REQUIRE_OK(d.find_receipt(foreign_receipt.id)).value();
+  CHECK_FALSE(fr.in_app_purchases[1].cancellation_date.has_value());
+
+  auto deliveries = REQUIRE_OK(d.list_deliveries(f.app.id, 100));
+  REQUIRE(deliveries.size() == 2);
+  CHECK(REQUIRE_OK(d.list_deliveries(other.id, 100)).empty());
+  for (const auto& delivery : deliveries) {
+    CHECK(delivery.endpoint_id == endpoint.id);
+    auto body = boost::json::parse(delivery.body).as_object();
+    const auto& changes = body.at("changes").as_array();
+    CHECK(std::find(changes.begin(), changes.end(), boost::json::value("refunded"))
+          != changes.end());
+    if (delivery.record_id == refunded.id) {
+      CHECK(delivery.type == model::event_type::transaction_updated);
+      CHECK(body.at("previous_attributes").at("revocation_date").is_null());
+      CHECK(body.at("new_attributes").at("revocation_date").at("ms") == t0 + 777);
+    } else {
+      CHECK(delivery.record_id == receipt.id);
+      CHECK(delivery.type == model::event_type::receipt_updated);
+    }
+  }
+}
+
+TEST_CASE("a transaction's subscription fields round-trip", "[notifications][records]") {
+  database_fixture f;
+  auto& d = *f.db;
+  for (bool set : {true, false}) {
+    INFO("subscription fields set: " << set);
+    auto r = signed_transaction_record(f.app.id, set ? "4000000001" : "4000000002", "4000000000");
+    if (set) {
+      r.transaction.subscription_status = "grace_period";
+      r.transaction.subscription_expires_date = 253'402'300'799'999;
+      r.transaction.auto_renew = false;
+      r.transaction.auto_renew_product_id = "premium_monthly";
+      r.transaction.notified_at = t0 - 1;
+    }
+    auto id = REQUIRE_OK(d.save_transaction(r, t0)).record.id;
+    auto got = REQUIRE_OK(d.find_transaction(id)).value().transaction;
+    CHECK(got.subscription_status == r.transaction.subscription_status);
+    CHECK(got.subscription_expires_date == r.transaction.subscription_expires_date);
+    CHECK(got.auto_renew == r.transaction.auto_renew);
+    CHECK(got.auto_renew_product_id == r.transaction.auto_renew_product_id);
+    CHECK(got.notified_at == r.transaction.notified_at);
+  }
+}
+
+TEST_CASE("a renewal's subscription state is stored and outlives a re-upload",
+          "[notifications][records]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto upload = signed_transaction_record(f.app.id, "2000000001", "2000000000");
+  auto record = REQUIRE_OK(d.save_transaction(upload, t0)).record;
+  CHECK_FALSE(record.transaction.subscription_status.has_value());
+
+  auto renewed = signed_as(record);
+  renewed.transaction_id = "2000000002"; // the renewal's own transaction
+  renewed.purchase_date = t0 + 30LL * 86'400'000;
+  renewed.expires_date = t0 + 60LL * 86'400'000;
+  auto v = notification("DID_RENEW", model::environment::production, renewed, t0 + 5000);
+  v.n.status = 1;
+  store_a::renewal_info renewal;
+  renewal.original_transaction_id = "2000000000";
+  renewal.auto_renew_status = 1;
+  renewal.auto_renew_product_id = "premium_yearly";
+  v.renewal = renewal;
+  auto applied = REQUIRE_OK(d.apply_store_a_notification(f.app.id, v, t0 + 6000));
+  CHECK(applied.records_changed == 1);
+
+  auto stored = REQUIRE_OK(d.find_transaction(record.id)).value();
+  CHECK(stored.transaction.subscription_status == "active");
+  CHECK(stored.transaction.subscription_expires_date == t0 + 60LL * 86'400'000);
+  CHECK(stored.transaction.auto_renew == true);
+  CHECK(stored.transaction.auto_renew_product_id == "premium_yearly");
+  CHECK(stored.transaction.notified_at == t0 + 5000);
+  CHECK(stored.transaction.expires_date == record.transaction.expires_date); // its own period
+
+  // The app uploads the same transaction again: its upload knows nothing of
+  // notifications, and what they said stays.
+  auto again = upload;
+  again.echo.user_identifier = "alice";
+  again.updated_at = t0 + 7000;
+  auto merged = REQUIRE_OK(d.save_transaction(again, t0 + 7000)).record;
+  CHECK(merged.transaction.subscription_status == "active");
+  CHECK(merged.transaction.auto_renew_product_id == "premium_yearly");
+  auto kept = REQUIRE_OK(d.find_transaction(record.id)).value();
+  CHECK(kept.echo.user_identifier == "alice");
+  CHECK(kept.transaction.subscription_status == "active");
+  CHECK(kept.transaction.subscription_expires_date == t0 + 60LL * 86'400'000);
+  CHECK(kept.transaction.auto_renew == true);
+  CHECK(kept.transaction.notified_at == t0 + 5000);
+
+  // An older notification arriving late changes nothing.
+  auto late = notification("EXPIRED", model::environment::production, signed_as(record), t0 + 4000);
+  CHECK(REQUIRE_OK(d.apply_store_a_notification(f.app.id, late, t0 + 8000)).records_changed == 0);
+  CHECK(REQUIRE_OK(d.find_transaction(record.id)).value().transaction.subscription_status
+        == "active");
+}
+
+} // namespace receiptd::test
