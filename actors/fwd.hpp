@@ -32,6 +32,13 @@ using persistence_calls = caf::typed_actor<
   // a verified App Store Server Notification applied to the app's records, once
   caf::replies_to<apply_atom, trace_context, std::string,
                   model::store_a::verified_notification>::with<notification_result>,
+  // the app's purchase order of a Play purchase token (Store B notifications)
+  caf::replies_to<find_order_atom, trace_context, std::string,
+                  std::string>::with<std::optional<model::purchase_order_record>>,
+  // a Google Play RTDN recorded once (by messageId), with the purchase order as
+  // the Play Developer API now has it (none: only recorded) (issue 9)
+  caf::replies_to<apply_atom, trace_context, std::string, model::store_b::rtdn,
+                  std::optional<model::purchase_order_record>>::with<notification_result>,
   // due webhook deliveries, leased to owner for lease_ms
   caf::replies_to<claim_deliveries_atom, std::string, std::int64_t,
                   std::int32_t>::with<webhook_deliveries>,

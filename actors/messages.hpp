@@ -17,6 +17,7 @@
 #include "model/store_a/server_api.hpp"
 #include "model/store_b/licence_key.hpp"
 #include "model/store_b/play_api.hpp"
+#include "model/store_b/rtdn.hpp"
 #include "model/store_b/service_account.hpp"
 #include "model/verdict.hpp"
 #include "model/webhooks.hpp"

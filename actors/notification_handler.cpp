@@ -4,8 +4,11 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "actors/app_context.hpp"
 #include "actors/log.hpp"
+#include "model/encoding.hpp"
 #include "model/store_a/notification_verify.hpp"
+#include "model/store_b/rtdn.hpp"
 #include "model/upload_request.hpp"
 
 namespace receiptd::actors {
@@ -52,7 +55,148 @@ void apply(caf::event_based_actor* self, run_ptr r, const model::app& app,
       [=](caf::error& e) { storage_failed(*r, e, "saving"); });
 }
 
+// ---- Store B: Google Play real-time developer notifications ------------------
+
+using rtdn_ptr = std::shared_ptr<const model::store_b::rtdn>;
+
+// Records the push (once per messageId) with `updated`, the purchase order as
+// the Play Developer API has it now (none: recorded only), and answers after
+// the commit.
+void record(caf::event_based_actor* self, run_ptr r, const model::app& app, rtdn_ptr n,
+            std::optional<model::purchase_order_record> updated) {
+  self
+    ->request(r->deps->persistence, caf::infinite, apply_atom_v, r->root.child(), app.id, *n,
+              std::move(updated))
+    .then(
+      [=](notification_result& done) {
+        boost::json::object body{
+          {"status", done.duplicate ? "duplicate" : "applied"},
+          {"notification_type", model::store_b::to_string(n->kind)},
+          {"records_changed", done.records_changed},
+        };
+        answer(*r, {200, boost::json::serialize(body)});
+      },
+      [=](caf::error& e) { storage_failed(*r, e, "saving"); });
+}
+
+// Nothing is recorded: the push is answered 503 and Pub/Sub redelivers it later
+// (with its own backoff), when the store may answer.
+void store_unreachable(notification_run& r, const std::string& detail) {
+  log_warn("store notification: the Play Developer API did not answer (" + detail
+           + "); Pub/Sub will redeliver");
+  answer_error(
+    r, {model::errc::store_unavailable, "the Play Developer API did not answer; retry later"});
+}
+
+// The notification is not signed: what it says is only which purchase to look
+// at again. The Play Developer API's answer lands on the stored purchase order
+// the way a revalidation's would (model::apply_store_verdict), except that only
+// a confirmed answer changes it: a rejection never turns a record into fraud
+// on the word of an unauthenticated push, it is recorded and logged.
+void ask_play(caf::event_based_actor* self, run_ptr r, const model::app& app, rtdn_ptr n,
+              model::purchase_order_record stored) {
+  const auto& d = *r->deps;
+  auto api = model::store_b::asks_subscriptions(*n) ? model::store_b::purchase_api::subscriptions_v2
+                                                    : model::store_b::purchase_api::products;
+  store_b_check check{r->root.child(),
+                      make_app_context(app),
+                      stored.package_name,
+                      stored.purchase_token,
+                      stored.purchase, // its product id: the record's, not the push's
+                      api,
+                      false,
+                      d.clock->steady_now() + d.settings.store_deadline};
+  auto shared = std::make_shared<model::purchase_order_record>(std::move(stored));
+  self->request(d.store_b, d.settings.store_deadline, check_atom_v, std::move(check))
+    .then(
+      [=](store_b_answer& a) {
+        switch (a.verdict.outcome) {
+          case model::store_outcome::confirmed: {
+            auto updated = *shared;
+            updated.purchase = std::move(a.purchase);
+            model::apply_store_verdict(updated, a.verdict);
+            return record(self, r, app, n, std::move(updated));
+          }
+          case model::store_outcome::rejected:
+            log_warn("store notification " + n->message_id
+                     + ": the Play Developer API does not "
+                       "know purchase order "
+                     + shared->id + " (" + a.verdict.detail
+                     + "); recorded, the purchase order is left as it is");
+            return record(self, r, app, n, std::nullopt);
+          case model::store_outcome::unreachable:
+            return store_unreachable(*r, a.verdict.detail);
+        }
+      },
+      [=](caf::error& e) {
+        store_unreachable(
+          *r, e == caf::sec::request_timeout ? "store deadline passed" : caf::to_string(e));
+      });
+}
+
+// The push's secret (?token=) against the app's, in constant time; an app
+// without one has not asked for pushes (receiptctl app rtdn-url) and takes none.
+bool token_matches(const model::app& app, const std::string& token) {
+  return !app.rtdn_token.empty() && model::constant_time_equal(token, app.rtdn_token);
+}
+
+void handle_rtdn(caf::event_based_actor* self, run_ptr r, const model::app& app, rtdn_ptr n) {
+  if (!token_matches(app, r->in.request.token)) {
+    log_info("store notification refused for app " + app.id + ": wrong or missing ?token=");
+    return answer_error(*r,
+                        {model::errc::unauthorized,
+                         "the push URL's token is not this app's (receiptctl app rtdn-url)"});
+  }
+  if (n->package_name != app.package_name) {
+    log_info("store notification refused for app " + app.id + ": it is for package "
+             + n->package_name.substr(0, 256));
+    return answer_error(
+      *r, {model::errc::unauthorized, "the notification is for another package than this app's"});
+  }
+  if (n->kind == model::store_b::rtdn_kind::test)
+    return record(self, r, app, n, std::nullopt);
+  self
+    ->request(r->deps->persistence, caf::infinite, find_order_atom_v, r->root.child(), app.id,
+              n->purchase_token)
+    .then(
+      [=](std::optional<model::purchase_order_record>& stored) {
+        // A purchase nobody uploaded (yet): there is nothing to update; the
+        // upload, when it comes, asks the store itself.
+        if (!stored)
+          return record(self, r, app, n, std::nullopt);
+        // A proof that failed its own local check (forged signature, another
+        // package) stays as it was judged: the store confirming the token does not
+        // make that upload's data genuine.
+        if (model::rejected_locally(stored->state, stored->fraud))
+          return record(self, r, app, n, std::nullopt);
+        ask_play(self, r, app, n, std::move(*stored));
+      },
+      [=](caf::error& e) { storage_failed(*r, e, "finding the purchase order"); });
+}
+
 } // namespace
+
+void handle_store_b_notification(caf::event_based_actor* self, inbound in,
+                                 validator_deps_ptr deps) {
+  auto& d = *deps;
+  span root(*d.trace, {in.request.trace_id, 0}, "notification", "store_b");
+  auto r = std::make_shared<notification_run>(
+    notification_run{std::move(in), std::move(deps), std::move(root)});
+  auto parsed = model::store_b::parse_rtdn_push(r->in.request.body);
+  if (!parsed)
+    return answer_error(*r, parsed.err());
+  r->in.request.body.clear();
+  auto n = std::make_shared<const model::store_b::rtdn>(std::move(parsed).value());
+  self->request(d.persistence, caf::infinite, find_app_atom_v, r->in.request.record_id)
+    .then(
+      [=](std::optional<model::app>& app) {
+        // By id only: find_app also matches names, which a URL must not rely on.
+        if (!app || app->id != r->in.request.record_id)
+          return answer_error(*r, {model::errc::not_found, "no such app"});
+        handle_rtdn(self, r, *app, n);
+      },
+      [=](caf::error& e) { storage_failed(*r, e, "finding the app"); });
+}
 
 void handle_store_a_notification(caf::event_based_actor* self, inbound in,
                                  validator_deps_ptr deps) {

@@ -4,7 +4,10 @@
 // verifies the signed payload against that app (model/store_a/notification_verify.hpp),
 // has the persistence pool apply it to the app's records in one transaction
 // (idempotent by notificationUUID), and answers after the commit: 200 then, so
-// that Apple retries anything not applied.
+// that Apple retries anything not applied. Google Play real-time developer
+// notifications likewise, but unsigned: the push is authenticated by the app's
+// secret in its URL, and what it says about a purchase is never applied — the
+// Play Developer API is asked again and its answer is.
 
 #include <caf/fwd.hpp>
 
@@ -17,5 +20,14 @@ namespace receiptd::actors {
 // notification; 401 a payload that does not verify or is for another app; 404
 // no such app; 503 the database failed (Apple retries).
 void handle_store_a_notification(caf::event_based_actor* self, inbound in, validator_deps_ptr deps);
+
+// A Pub/Sub push of a Google Play RTDN (POST /notifications/store_b/{app id}?token=…).
+// Answers: 200 {"status":"applied"|"duplicate","records_changed":n} once recorded
+// (idempotent by messageId); 400 a body that is not a push of a developer
+// notification; 404 no such app; 401 the URL's token is not the app's (an app
+// without one refuses every push) or the push is for another package; 503 with
+// Retry-After when the Play Developer API or the database did not answer, with
+// nothing recorded: Pub/Sub redelivers it.
+void handle_store_b_notification(caf::event_based_actor* self, inbound in, validator_deps_ptr deps);
 
 } // namespace receiptd::actors

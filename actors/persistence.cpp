@@ -255,6 +255,15 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
       return forward<notification_result>(self, write, a, std::move(ctx), std::move(app_id),
                                           std::move(v));
     },
+    [=](find_order_atom a, trace_context ctx, std::string app_id, std::string token) {
+      return forward<std::optional<po>>(self, read, a, std::move(ctx), std::move(app_id),
+                                        std::move(token));
+    },
+    [=](apply_atom a, trace_context& ctx, std::string& app_id, model::store_b::rtdn& n,
+        std::optional<po>& updated) {
+      return forward<notification_result>(self, write, a, std::move(ctx), std::move(app_id),
+                                          std::move(n), std::move(updated));
+    },
     [=](claim_deliveries_atom a, std::string owner, std::int64_t lease, std::int32_t limit) {
       return forward<webhook_deliveries>(self, write, a, std::move(owner), lease, limit);
     },

@@ -202,6 +202,25 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
           return notification_result{applied->duplicate, applied->records_changed, applied->events};
         });
     },
+    [=](find_order_atom, const trace_context& ctx, const std::string& app_id,
+        const std::string& token) -> caf::result<std::optional<model::purchase_order_record>> {
+      return run<std::optional<model::purchase_order_record>>(
+        self, ctx, "find_purchase_order",
+        [&](db::database& db) { return db.find_purchase_order_by_token(app_id, token); });
+    },
+    [=](apply_atom, const trace_context& ctx, const std::string& app_id,
+        const model::store_b::rtdn& n, const std::optional<model::purchase_order_record>& updated)
+      -> caf::result<notification_result> {
+      return run<notification_result>(
+        self, ctx, "apply_notification",
+        [&](db::database& db) -> model::result<notification_result> {
+          auto applied
+            = db.apply_store_b_notification(app_id, n, updated, self->state.clock->now_ms());
+          if (!applied)
+            return applied.err();
+          return notification_result{applied->duplicate, applied->records_changed, applied->events};
+        });
+    },
     // Outside any upload: no trace, no span.
     [=](claim_deliveries_atom, const std::string& owner, std::int64_t lease_ms,
         std::int32_t limit) -> caf::result<webhook_deliveries> {

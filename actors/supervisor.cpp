@@ -247,15 +247,19 @@ void dispatch(pointer self, inbound in, app_context_ptr app, span s) {
   st.validators.emplace(v.address(), admitted{std::move(reply), bytes});
 }
 
-// A store notification: no token (its signature authenticates it), the same
-// admission as uploads, one monitored handler actor.
+// A store notification: no bearer token (Apple's signature, or the secret in a
+// Play push's URL, authenticates it, checked by its handler), the same admission
+// as uploads, one monitored handler actor.
 void admit_notification(pointer self, inbound in) {
   auto& st = self->state;
   auto bytes = bytes_of(in);
   if (!st.in_flight.take(bytes, st.settings))
     return refuse_overloaded(in);
   auto reply = in.reply;
-  auto h = self->spawn<caf::monitored>(handle_store_a_notification, std::move(in), st.deps);
+  auto handler = in.request.target == http::route::store_b_notification
+    ? handle_store_b_notification
+    : handle_store_a_notification;
+  auto h = self->spawn<caf::monitored>(handler, std::move(in), st.deps);
   st.validators.emplace(h.address(), admitted{std::move(reply), bytes});
 }
 

@@ -290,6 +290,7 @@ void validate_upload(caf::event_based_actor* self, inbound in, app_context_ptr a
     case http::route::store_b_get:
     case http::route::store_a_transaction_get:
     case http::route::store_a_notification:
+    case http::route::store_b_notification:
     case http::route::health:
       break; // not uploads: the supervisor, its handlers and the HTTP layer answer them
   }

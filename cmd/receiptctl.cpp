@@ -1,8 +1,8 @@
 // receiptctl: the operator's tool. Creates and lists apps, sets their store
 // credentials, issues and revokes access tokens (printed once, stored as a
 // SHA-256 hash), shows records, jobs and an upload's trace, manages webhook
-// endpoints (issue 9: the secret is printed once). Same database options as
-// receiptd (--db.url, --config-file).
+// endpoints (issue 9: the secret is printed once), prints an app's Google Play
+// RTDN push URL. Same database options as receiptd (--db.url, --config-file).
 
 #include <boost/json.hpp>
 
@@ -17,6 +17,7 @@
 #include "cmd/startup.hpp"
 #include "config/options.hpp"
 #include "model/access_token.hpp"
+#include "model/encoding.hpp"
 #include "model/resource_json.hpp"
 #include "model/store_a/server_api.hpp"
 #include "model/store_b/licence_key.hpp"
@@ -56,7 +57,8 @@ json::object app_json(const model::app& a) {
           {"app_store_key_id", a.app_store_key_id},
           {"app_store_private_key_set", !a.app_store_private_key.empty()},
           {"accept_storekit_test_receipts", a.accept_storekit_test_receipts},
-          {"transfer_policy", model::to_string(a.transfers)}};
+          {"transfer_policy", model::to_string(a.transfers)},
+          {"rtdn_token_set", !a.rtdn_token.empty()}};
 }
 
 json::object token_json(const db::token_info& t) {
@@ -220,7 +222,48 @@ int issue_token(const args& a, db::database& db, const model::app& app) {
   return 0;
 }
 
-int app_command(const args& a, db::database& db) {
+// ---- Google Play RTDN (issue 9) ---------------------------------------------------
+
+// receiptd's address as the stores reach it: http.public-url, else its listening
+// address and port (an IPv6 address in brackets).
+std::string default_base_url(const config::http_settings& http) {
+  if (!http.public_url.empty())
+    return http.public_url;
+  auto host = http.address.find(':') != std::string::npos ? "[" + http.address + "]" : http.address;
+  return "http://" + host + ":" + std::to_string(http.port);
+}
+
+// `app rtdn-url APP`: the URL to paste into the app's Pub/Sub push subscription.
+// The token is the app's secret (32 CSPRNG bytes, hex), made on first use or on
+// --rotate; a rotation bumps the auth revision, so receiptd refuses the old one
+// within auth.revocation-check.
+int app_rtdn_url(const args& a, db::database& db, const config::http_settings& http) {
+  if (a.words.size() != 3)
+    return fail("usage: app rtdn-url APP [--base-url=URL] [--rotate]", 2);
+  auto base = a.given("base-url") ? a.base_url : default_base_url(http);
+  if (base.rfind("https://", 0) != 0 && base.rfind("http://", 0) != 0)
+    return fail("--base-url: must be an http(s) URL, not \"" + base + "\"", 2);
+  while (!base.empty() && base.back() == '/')
+    base.pop_back();
+  std::string problem;
+  auto app = find_app(db, a.words[2], problem);
+  if (!app)
+    return fail(problem);
+  const bool made = app->rtdn_token.empty() || a.rotate;
+  if (made) {
+    app->rtdn_token = model::hex_encode(model::random_bytes(32));
+    auto updated = db.update_app(*app);
+    if (!updated)
+      return fail(updated.err().message());
+    if (!*updated)
+      return fail("no app with id or name " + a.words[2]);
+  }
+  auto url = base + "/notifications/store_b/" + app->id + "?token=" + app->rtdn_token;
+  print(a, json::object{{"url", url}}, url + "\n");
+  return 0;
+}
+
+int app_command(const args& a, db::database& db, const config::http_settings& http) {
   auto sub = a.words.size() > 1 ? a.words[1] : "";
   std::string problem;
   if (sub == "create") {
@@ -256,6 +299,8 @@ int app_command(const args& a, db::database& db) {
     print(a, app_json(*app), "Updated app " + app->name + " (id " + app->id + ").\n");
     return 0;
   }
+  if (sub == "rtdn-url")
+    return app_rtdn_url(a, db, http);
   if (sub == "list") {
     auto apps = db.list_apps();
     if (!apps)
@@ -599,7 +644,7 @@ int main(int argc, char** argv) {
   if (!db)
     return 1;
   if (a.words[0] == "app")
-    return app_command(a, *db);
+    return app_command(a, *db, s.http);
   if (a.words[0] == "token")
     return token_command(a, *db);
   if (a.words[0] == "record")

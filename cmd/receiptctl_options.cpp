@@ -15,11 +15,9 @@ struct command_group {
   const char* command;
   const char* group;
 };
-constexpr command_group commands_with_options[] = {{"app create", "app"},
-                                                   {"app update", "app"},
-                                                   {"trace", "trace"},
-                                                   {"webhook add", "webhook"},
-                                                   {"webhook deliveries", "deliveries"}};
+constexpr command_group commands_with_options[]
+  = {{"app create", "app"}, {"app update", "app"},      {"app rtdn-url", "rtdn"},
+     {"trace", "trace"},    {"webhook add", "webhook"}, {"webhook deliveries", "deliveries"}};
 
 constexpr const char* usage_head
   = R"(usage: receiptctl [--db.url=URL | --config-file=PATH] [--json] COMMAND
@@ -29,6 +27,9 @@ Apps and tokens:
   app update APP [APP OPTIONS]           change an app (APP: its id or name)
   app list                               list apps
   app show APP                           one app, with its tokens
+  app rtdn-url APP [RTDN OPTIONS]        the app's Google Play RTDN push URL (for its
+                                         Pub/Sub push subscription); makes its secret
+                                         token on first use
   token issue APP                        a new access token (printed once)
   token revoke TOKEN-OR-ID               revoke by the token itself or its id
   token list APP                         an app's tokens (ids, never the tokens)
@@ -72,7 +73,7 @@ model::error refused(std::string message) {
 }
 
 bool is_receiptd_option(const std::string& arg) {
-  return arg.rfind("--db.", 0) == 0 || arg.rfind("--trace.", 0) == 0
+  return arg.rfind("--db.", 0) == 0 || arg.rfind("--trace.", 0) == 0 || arg.rfind("--http.", 0) == 0
     || arg.rfind("--webhooks.", 0) == 0 || arg.rfind("--config-file=", 0) == 0;
 }
 
@@ -146,6 +147,11 @@ ctl_options::ctl_options() {
          "the events it receives, comma-separated (receipt.created, receipt.updated, "
          "purchase_order.created, purchase_order.updated, transaction.created, "
          "transaction.updated); default every event");
+  caf::config_option_adder{declared_, "?rtdn"}
+    .add(base_url, "base-url",
+         "where the stores reach receiptd (default: receiptd's http.public-url, else "
+         "http://<http.address>:<http.port>)")
+    .add(rotate, "rotate", "make a new token: the old URL stops working");
   caf::config_option_adder{declared_, "?deliveries"}.add(limit, "limit",
                                                          "how many deliveries to list (1-10000)");
 }
@@ -228,6 +234,7 @@ std::string ctl_options::usage() const {
         print_option(out, opt);
   };
   section("app", "APP OPTIONS");
+  section("rtdn", "RTDN OPTIONS");
   section("trace", "TRACE OPTIONS");
   section("webhook", "WEBHOOK ADD OPTIONS");
   section("deliveries", "WEBHOOK DELIVERIES OPTIONS");

@@ -3,8 +3,8 @@
 // description) in a caf::config_option_set, the way config/options.cpp declares
 // receiptd's (STYLE.md §4, §9). The usage text lists them from these declarations.
 // Parsing refuses any other option, and any option of another command, before
-// anything else runs. The database options (--db.*, --config-file, --trace.*) and
-// --webhooks.* are receiptd's: they are handed on untouched to
+// anything else runs. The database options (--db.*, --config-file, --trace.*),
+// --http.* and --webhooks.* are receiptd's: they are handed on untouched to
 // config::receiptd_config.
 
 #include <caf/config_option_set.hpp>
@@ -57,6 +57,10 @@ public:
   std::string url, events;
   // webhook deliveries: how many, newest event first.
   int limit = 50;
+  // app rtdn-url (issue 9): the push URL's base (default: receiptd's
+  // http.public-url), and whether to replace the app's token.
+  std::string base_url;
+  bool rotate = false;
 
 private:
   model::status store(const caf::config_option& opt, const std::string& arg);

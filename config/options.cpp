@@ -154,7 +154,17 @@ receiptd_config::receiptd_config() {
     .add(s.http.keepalive_timeout, "keepalive-timeout",
          "an idle kept-alive connection is closed after this")
     .add(s.http.max_connections, "max-connections",
-         "open client connections; beyond it a new one gets 503 and is closed", 1);
+         "open client connections; beyond it a new one gets 503 and is closed", 1)
+    .add(s.http.public_url, "public-url",
+         "the URL the stores reach receiptd at, for the push URLs receiptctl prints (app "
+         "rtdn-url); empty: http://<http.address>:<http.port>")
+    .require(
+      "public-url",
+      [this] {
+        const auto& u = s_.http.public_url;
+        return u.empty() || u.rfind("https://", 0) == 0 || u.rfind("http://", 0) == 0;
+      },
+      "must be empty or an http(s) URL");
   section{*this, "db"}
     .add(s.db.url, "url",
          "database: sqlite3://db=FILE timeout=10 or postgresql://host=… dbname=… user=…")

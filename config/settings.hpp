@@ -26,6 +26,9 @@ struct http_settings {
   milliseconds body_timeout = 30s;
   milliseconds keepalive_timeout = 15s;
   std::size_t max_connections = 10000;
+  // Where the stores reach receiptd from outside (the push URLs receiptctl prints:
+  // `app rtdn-url`); empty: http://<address>:<port>.
+  std::string public_url;
 };
 
 struct db_settings {

@@ -41,6 +41,7 @@ void app_row::assign(const model::app& a) {
   app_store_private_key = a.app_store_private_key;
   accept_storekit_test_receipts = to_flag(a.accept_storekit_test_receipts);
   transfer_policy = model::to_string(a.transfers);
+  rtdn_token = a.rtdn_token;
 }
 
 model::app app_row::app() const {
@@ -60,6 +61,7 @@ model::app app_row::app() const {
   if (!policy)
     throw corrupt_row("unknown transfer_policy '" + transfer_policy + "'");
   a.transfers = *policy;
+  a.rtdn_token = rtdn_token;
   a.has_webhooks = has_webhooks != 0;
   return a;
 }

@@ -26,6 +26,7 @@ struct app_row {
   std::string app_store_private_key;
   int accept_storekit_test_receipts = 0;
   std::string transfer_policy = "transfer";
+  std::string rtdn_token;
   int has_webhooks = 0; // computed by the SELECTs, never written
 
   template <class F>
@@ -45,6 +46,7 @@ struct app_row {
     f("app_store_private_key", app_store_private_key);
     f("accept_storekit_test_receipts", accept_storekit_test_receipts);
     f("transfer_policy", transfer_policy);
+    f("rtdn_token", rtdn_token);
   }
   // What INSERT writes.
   template <class F>

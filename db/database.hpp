@@ -27,6 +27,7 @@
 #include "model/app.hpp"
 #include "model/records.hpp"
 #include "model/store_a/notification.hpp"
+#include "model/store_b/rtdn.hpp"
 #include "model/webhooks.hpp"
 
 namespace receiptd::db {
@@ -178,6 +179,21 @@ public:
   virtual model::result<notification_applied>
   apply_store_a_notification(const std::string& app_id,
                              const model::store_a::verified_notification& v, model::unix_ms now)
+    = 0;
+
+  // Store B (issue 9): the app's purchase order of this purchase token.
+  virtual model::result<std::optional<model::purchase_order_record>>
+  find_purchase_order_by_token(const std::string& app_id, const std::string& purchase_token) = 0;
+  // In one transaction: records the RTDN (store_notifications, store "store_b",
+  // notification id = messageId; duplicate → nothing else happens); when
+  // `updated` is given (the stored purchase order with the Play Developer API's
+  // fresh answer applied), writes its verdict fields (update_verdict) with
+  // updated_at = now — only if the stored record still exists — and an event
+  // (purchase_order.updated) for each wanting endpoint when its resource changed.
+  virtual model::result<notification_applied>
+  apply_store_b_notification(const std::string& app_id, const model::store_b::rtdn& n,
+                             const std::optional<model::purchase_order_record>& updated,
+                             model::unix_ms now)
     = 0;
 
   // ---- webhooks (issue 9) ---------------------------------------------------

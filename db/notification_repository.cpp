@@ -54,6 +54,21 @@ bool notification_repository::insert_store_a(const std::string& app_id,
   return execute_change(insert_) == 1;
 }
 
+bool notification_repository::insert_store_b(const std::string& app_id,
+                                             const model::store_b::rtdn& n, model::environment env,
+                                             model::unix_ms received_at) {
+  notification_.id = model::make_uuid();
+  notification_.app_id = app_id;
+  notification_.store = "store_b";
+  notification_.notification_id = n.message_id;
+  notification_.type = std::string(to_string(n.kind));
+  notification_.subtype = n.notification_type != 0 ? std::to_string(n.notification_type) : "";
+  notification_.environment = std::string(to_string(env));
+  notification_.signed_date.set(n.event_time);
+  notification_.received_at = received_at;
+  return execute_change(insert_) == 1;
+}
+
 std::vector<model::transaction_record>
 notification_repository::transactions(const std::string& app_id, const std::string& transaction_id,
                                       const std::string& original_transaction_id) {

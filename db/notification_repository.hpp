@@ -11,6 +11,7 @@
 #include "db/record_rows.hpp"
 #include "db/statements.hpp"
 #include "model/store_a/notification.hpp"
+#include "model/store_b/rtdn.hpp"
 
 namespace receiptd::db {
 
@@ -49,6 +50,12 @@ public:
   // with this notificationUUID already (a duplicate).
   bool insert_store_a(const std::string& app_id, const model::store_a::notification& n,
                       model::unix_ms received_at);
+  // Records a Play RTDN for the app: type the notification's kind
+  // (store_b::to_string), subtype its notificationType ('' when it has none),
+  // signed_date its eventTimeMillis; false when the app has one with this
+  // messageId already (a duplicate).
+  bool insert_store_b(const std::string& app_id, const model::store_b::rtdn& n,
+                      model::environment env, model::unix_ms received_at);
   // The app's StoreKit 2 records keyed by transaction_id, or of that
   // original_transaction_id (either may be empty: matches nothing), in id order,
   // locked for the transaction on PostgreSQL.

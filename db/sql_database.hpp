@@ -82,6 +82,13 @@ public:
   apply_store_a_notification(const std::string& app_id,
                              const model::store_a::verified_notification& v,
                              model::unix_ms now) override;
+  model::result<std::optional<model::purchase_order_record>>
+  find_purchase_order_by_token(const std::string& app_id,
+                               const std::string& purchase_token) override;
+  model::result<notification_applied>
+  apply_store_b_notification(const std::string& app_id, const model::store_b::rtdn& n,
+                             const std::optional<model::purchase_order_record>& updated,
+                             model::unix_ms now) override;
 
   model::result<model::webhook_endpoint> add_webhook_endpoint(model::webhook_endpoint e) override;
   model::result<std::vector<model::webhook_endpoint>>

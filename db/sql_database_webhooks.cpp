@@ -66,6 +66,62 @@ model::result<notification_applied> sql_database::apply_store_a_notification(
   });
 }
 
+// The stored record by its proof key. find_for_update's statement: on
+// PostgreSQL, outside a transaction, its row lock ends with the statement.
+model::result<std::optional<model::purchase_order_record>>
+sql_database::find_purchase_order_by_token(const std::string& app_id,
+                                           const std::string& purchase_token) {
+  return guarded<std::optional<model::purchase_order_record>>(
+    "find_purchase_order_by_token", [&]() -> std::optional<model::purchase_order_record> {
+      if (purchase_token.empty())
+        return std::nullopt;
+      model::purchase_order_record key;
+      key.app_id = app_id;
+      key.purchase_token = purchase_token;
+      return purchase_orders().find_for_update(key);
+    });
+}
+
+// One transaction, as apply_store_a_notification: the notification row first
+// (a duplicate stops there), then the purchase order, locked, read as stored
+// and rewritten with the API's answer. Its environment is recorded with the
+// notification (production when there is no record: a test notification).
+// The record must be the app's: another app's id changes nothing.
+model::result<notification_applied>
+sql_database::apply_store_b_notification(const std::string& app_id, const model::store_b::rtdn& n,
+                                         const std::optional<model::purchase_order_record>& updated,
+                                         model::unix_ms now) {
+  return guarded<notification_applied>("apply_store_b_notification", [&] {
+    auto& notes = notifications();
+    auto& orders = purchase_orders();
+    transaction tx(conn(), access::write);
+    notification_applied out;
+    const auto env = updated ? updated->env : model::environment::production;
+    if (!notes.insert_store_b(app_id, n, env, now)) {
+      out.duplicate = true;
+      tx.commit();
+      return out;
+    }
+    if (updated && orders.lock(updated->id)) {
+      auto stored = orders.find(updated->id);
+      if (stored && stored->app_id == app_id) {
+        auto changed = *updated;
+        changed.updated_at = now;
+        orders.update_verdict(changed);
+        ++out.records_changed;
+        auto box = make_outbox();
+        if (box.wanted(app_id, model::event_type::purchase_order_updated))
+          if (auto after = orders.find(changed.id))
+            out.events
+              += box.announce(model::resource_json(*stored), model::resource_json(*after),
+                              model::record_kind::store_b_purchase_order, app_id, changed.id, now);
+      }
+    }
+    tx.commit();
+    return out;
+  });
+}
+
 // ---- webhook endpoints ----------------------------------------------------------
 
 model::result<model::webhook_endpoint>

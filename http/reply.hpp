@@ -16,7 +16,11 @@ struct inbound_request {
 
   route target;          // matched by the HTTP layer (http/routes.hpp)
   std::string record_id; // GET routes
-  std::string token;     // the bearer token (syntax already checked)
+  // The caller's secret: on bearer routes the bearer token (syntax already
+  // checked); on a route whose secret is in the URL (route_info::token_in_query:
+  // Store B pushes) the ?token= value, percent-decoded, empty when absent;
+  // otherwise empty.
+  std::string token;
   std::string body;
   std::string peer_ip;
   std::string trace_id; // X-Request-Id, or one made up

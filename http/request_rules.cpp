@@ -63,7 +63,32 @@ model::result<std::string> bearer_token(const ph::Request& req) {
   return std::string(v);
 }
 
+std::string query_token(const ph::Request& req) {
+  auto raw = req.query().get("token");
+  if (!raw || raw->size() > 3 * 512)
+    return {};
+  std::string out;
+  for (std::size_t i = 0; i < raw->size(); ++i) {
+    char c = (*raw)[i];
+    if (c != '%') {
+      out += c;
+      continue;
+    }
+    int hi = i + 2 < raw->size() ? model::hex_digit_value((*raw)[i + 1]) : -1;
+    int lo = i + 2 < raw->size() ? model::hex_digit_value((*raw)[i + 2]) : -1;
+    if (hi < 0 || lo < 0)
+      return {};
+    out += static_cast<char>(hi * 16 + lo);
+    i += 2;
+  }
+  return out.size() <= 512 ? out : std::string();
+}
+
 matched match(ph::Method method, std::string_view path) {
+  // Pistache hands the path without its query already; a caller holding a whole
+  // request target gets the same route.
+  if (auto q = path.find('?'); q != std::string_view::npos)
+    path = path.substr(0, q);
   if (path.size() > 1 && path.back() == '/')
     path.remove_suffix(1);
   matched m;
@@ -95,8 +120,9 @@ matched match(ph::Method method, std::string_view path) {
 
 // The answers the HTTP layer gives by itself, from the request line and headers;
 // `body_bytes` is the body's size (or, before it has arrived, its Content-Length).
-// The request is handed on only when the answer is its bearer token (empty for a
-// route whose body authenticates itself).
+// The request is handed on only when the answer is its secret: the bearer token,
+// a token_in_query route's ?token=, or empty for a route whose body authenticates
+// itself.
 std::variant<reply, std::string> own_answer(const ph::Request& req, const matched& m,
                                             std::size_t body_bytes, std::size_t max_body_bytes,
                                             bool draining) {
@@ -115,6 +141,8 @@ std::variant<reply, std::string> own_answer(const ph::Request& req, const matche
     if (!bearer)
       return error_reply(bearer.err());
     token = std::move(bearer).value();
+  } else if (info(*m.target).token_in_query) {
+    token = query_token(req); // absent or wrong: the actors answer 401
   }
   if (body_bytes > max_body_bytes)
     return error_reply(

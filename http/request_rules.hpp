@@ -28,20 +28,28 @@ std::string peer_ip_of(const Pistache::Http::Request& req);
 // error saying whether it is absent or malformed.
 model::result<std::string> bearer_token(const Pistache::Http::Request& req);
 
+// The URL's ?token= value, percent-decoded (RFC 3986 §2.1); empty when absent or
+// not a sane secret (over 512 bytes, or an escape that is not two hex digits).
+// Pistache 0.0.5 splits the query off the path (Request::resource() has none)
+// and keeps its values as sent, undecoded; of a repeated key the first counts.
+std::string query_token(const Pistache::Http::Request& req);
+
 struct matched {
   std::optional<route> target; // the route whose path this is (none: 404)
   bool method_ok = false;      // … with this method (else 405)
   std::string id;              // routes that take one
 };
 
-// Looks the path up in the routing table (http/routes.hpp).
+// Looks the path up in the routing table (http/routes.hpp). A query string
+// ("?…") is not part of the path: it never decides the route.
 matched match(Pistache::Http::Method method, std::string_view path);
 
 // The answer the HTTP layer gives by itself, if any: 404, 405, the health check,
 // 503 while draining, 401 for a missing or malformed token, 413 for a body over the
 // limit. `body_bytes` is the body's size (or, before it has arrived, its
-// Content-Length). When there is none, the request's bearer token (empty on a
-// route that takes none).
+// Content-Length). When there is none, the request's secret
+// (inbound_request::token): its bearer token, or on a token_in_query route its
+// query_token (checked by the actors), else empty.
 std::variant<reply, std::string> own_answer(const Pistache::Http::Request& req, const matched& m,
                                             std::size_t body_bytes, std::size_t max_body_bytes,
                                             bool draining);

@@ -35,6 +35,14 @@ constexpr route_info table[] = {
    true,
    {},
    false},
+  {route::store_b_notification,
+   "store_b_notification",
+   true,
+   "/notifications/store_b",
+   true,
+   {},
+   false,
+   true},
   {route::health, "health", false, "/healthz", false, {}, false},
 };
 

@@ -21,6 +21,7 @@ enum class route {
   store_b_get,                // GET  /client/store_b/purchase_orders/{id}
   store_a_transaction_get,    // GET  /client/store_a/transactions/{id}
   store_a_notification,       // POST /notifications/store_a/{app id} (issue 9)
+  store_b_notification,       // POST /notifications/store_b/{app id}?token=… (issue 9)
   health,                     // GET  /healthz (answered by the HTTP layer)
 };
 
@@ -32,9 +33,14 @@ struct route_info {
   bool takes_id;
   // GET of a record: its kind. Uploads and the health check: none.
   std::optional<model::record_kind> lookup;
-  // The caller shows an app's bearer token (else the body authenticates itself:
-  // a store notification is signed by the store).
+  // The caller shows an app's bearer token (else the request authenticates itself:
+  // an App Store notification is signed by Apple; a Google Play push carries the
+  // app's secret in the URL, see token_in_query).
   bool bearer = true;
+  // The secret comes as the URL's ?token= (a Pub/Sub push subscription sends no
+  // header of ours: the secret is part of the push endpoint's URL). Checked by
+  // the actors, against the app the path names.
+  bool token_in_query = false;
 };
 
 std::span<const route_info> routes();

@@ -25,6 +25,10 @@ struct app {
   // accepted, as environment xcode, only for an app that opts in (issue 6 §4).
   bool accept_storekit_test_receipts = false;
   transfer_policy transfers; // a re-upload naming another user_identifier
+  // Store B real-time developer notifications (issue 9): the secret of the push
+  // URL's ?token=, compared in constant time; empty until `receiptctl app
+  // rtdn-url` makes one (then pushes are refused: 401).
+  std::string rtdn_token;
   // Read, never written: the app has at least one webhook endpoint (issue 9).
   // A change to its endpoints bumps the auth revision, so a cached app learns of
   // it within auth.revocation-check.

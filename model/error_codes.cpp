@@ -7,6 +7,7 @@ namespace receiptd::model {
 const error_kind& kind_of(errc code) {
   // Retry-After 1: the conditions behind a 503 pass in moments (a burst, a
   // database failover, a restart), and clients back off on their own beyond it.
+  // A store outage lasts longer: 30 s (the store's own retries back off further).
   static const error_kind table[] = {
     {"invalid_request", 422, std::nullopt},
     {"bad_request", 400, std::nullopt},
@@ -20,6 +21,7 @@ const error_kind& kind_of(errc code) {
     {"too_many_connections", 503, 1},
     {"shutting_down", 503, 1},
     {"storage_unavailable", 503, 1},
+    {"store_unavailable", 503, 30},
     {"internal_error", 500, std::nullopt},
   };
   static_assert(std::size(table) == static_cast<std::size_t>(errc::internal_error) + 1);

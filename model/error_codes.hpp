@@ -24,6 +24,7 @@ enum class errc {
   too_many_connections, // 503: beyond http.max-connections
   shutting_down,        // 503: draining
   storage_unavailable,  // 503: the database did not answer or failed
+  store_unavailable,    // 503: a store did not answer what a notification needs
   internal_error,       // 500: our failure, never the client's
 };
 

@@ -8,8 +8,6 @@
 
 namespace receiptd::model {
 
-namespace {
-
 bool starts_with_nocase(std::string_view s, std::string_view prefix) {
   if (s.size() < prefix.size())
     return false;
@@ -22,6 +20,8 @@ bool starts_with_nocase(std::string_view s, std::string_view prefix) {
   }
   return true;
 }
+
+namespace {
 
 // The host of an http(s) URL without userinfo, port or brackets.
 std::string_view host_of(std::string_view rest) {

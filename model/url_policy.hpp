@@ -8,6 +8,9 @@
 
 namespace receiptd::model {
 
+// Whether `s` starts with `prefix`, ASCII letters of `s` compared without case
+// (`prefix` in lower case): URL schemes.
+bool starts_with_nocase(std::string_view s, std::string_view prefix);
 bool is_https_url(std::string_view url);
 // http:// to 127.0.0.0/8, [::1] or localhost.
 bool is_loopback_http_url(std::string_view url);

@@ -32,6 +32,7 @@
 #include <boost/json/value.hpp>
 
 #include "model/store_a/jws_internal.hpp"
+#include "model/store_a/payload_reader.hpp"
 
 namespace receiptd::model::store_a {
 
@@ -43,7 +44,7 @@ constexpr const char* error_code = "malformed_notification";
 // Apple's identifiers and short texts are tens of bytes (a UUID is 36).
 constexpr std::size_t max_uuid_bytes = 128;
 constexpr std::size_t max_type_bytes = 64;
-constexpr std::size_t max_text_bytes = 256;
+constexpr std::size_t max_text_bytes = payload_reader::max_text_bytes;
 // A nested compact JWS: at most what verify_jws accepts, base64url-encoded
 // (4/3 of its decoded bounds) plus the two dots.
 constexpr std::size_t max_nested_jws_bytes
@@ -56,94 +57,10 @@ bool is_type_word(std::string_view s) {
   });
 }
 
-class reader {
-public:
-  // `prefix` starts every message: "notification ", "notification data.", …
-  reader(const boost::json::object& o, std::string prefix, field_errors& errors)
-    : o_(o), prefix_(std::move(prefix)), errors_(errors) {}
-
-  // A required non-empty string of at most `max` bytes.
-  void required_text(const char* key, std::string& out, std::size_t max = max_text_bytes) {
-    const auto* v = o_.if_contains(key);
-    if (v == nullptr || v->is_null())
-      return fail(key, "is missing");
-    if (!v->is_string() || v->get_string().empty() || v->get_string().size() > max)
-      return fail(key, "is not a non-empty string of at most " + std::to_string(max) + " bytes");
-    out = v->get_string();
-  }
-
-  // An optional string: absent, null or "" is nullopt; another type is an error.
-  void text(const char* key, std::optional<std::string>& out, std::size_t max = max_text_bytes) {
-    const auto* v = o_.if_contains(key);
-    if (v == nullptr || v->is_null())
-      return;
-    if (!v->is_string() || v->get_string().size() > max)
-      return fail(key, "is not a string of at most " + std::to_string(max) + " bytes");
-    if (!v->get_string().empty())
-      out = std::string(v->get_string());
-  }
-
-  // An optional instant (json_unix_ms).
-  void date(const char* key, std::optional<unix_ms>& out) {
-    const auto* v = o_.if_contains(key);
-    if (v == nullptr || v->is_null())
-      return;
-    out = json_unix_ms(*v);
-    if (!out)
-      fail(key, "is not a date in unix milliseconds");
-  }
-
-  // An optional integer within [lo, hi].
-  template <class T>
-  void integer(const char* key, std::optional<T>& out, std::int64_t lo, std::int64_t hi) {
-    const auto* v = o_.if_contains(key);
-    if (v == nullptr || v->is_null())
-      return;
-    std::optional<std::int64_t> n;
-    if (v->is_int64())
-      n = v->get_int64();
-    else if (v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(hi))
-      n = static_cast<std::int64_t>(v->get_uint64());
-    if (!n || *n < lo || *n > hi)
-      return fail(key, "is not an integer in range");
-    out = static_cast<T>(*n);
-  }
-
-  // An optional boolean.
-  void boolean(const char* key, std::optional<bool>& out) {
-    const auto* v = o_.if_contains(key);
-    if (v == nullptr || v->is_null())
-      return;
-    if (!v->is_bool())
-      return fail(key, "is not a boolean");
-    out = v->get_bool();
-  }
-
-  // Apple's three environments ("Production", "Sandbox", "Xcode"), required.
-  void env(const char* key, environment& out) {
-    std::string text;
-    required_text(key, text);
-    if (text == "Production")
-      out = environment::production;
-    else if (text == "Sandbox")
-      out = environment::sandbox;
-    else if (text == "Xcode")
-      out = environment::xcode;
-    else if (!text.empty())
-      fail(key, "is not Production, Sandbox or Xcode");
-  }
-
-  const boost::json::value* find(const char* key) const { return o_.if_contains(key); }
-
-  void fail(std::string_view key, const std::string& what) {
-    errors_.push_back({error_field, error_code, prefix_ + std::string(key) + " " + what});
-  }
-
-private:
-  const boost::json::object& o_;
-  std::string prefix_;
-  field_errors& errors_;
-};
+// A payload_reader whose errors are the notification's.
+payload_reader reader(const boost::json::object& o, std::string prefix, field_errors& errors) {
+  return payload_reader(o, error_field, error_code, std::move(prefix), errors);
+}
 
 field_error not_an_object(const char* what) {
   return {error_field, error_code, std::string(what) + " payload is not a JSON object"};
@@ -157,7 +74,7 @@ result<notification> parse_notification(std::string_view payload) {
   if (ec || !doc.is_object())
     return not_an_object("notification");
   field_errors errors;
-  reader r(doc.get_object(), "notification ", errors);
+  auto r = reader(doc.get_object(), "notification ", errors);
   notification n;
   r.required_text("notificationUUID", n.notification_uuid, max_uuid_bytes);
   r.required_text("notificationType", n.type, max_type_bytes);
@@ -193,7 +110,7 @@ result<notification> parse_notification(std::string_view payload) {
     r.fail(part, "is not an object");
     return errors;
   }
-  reader d(about->get_object(), std::string("notification ") + part + ".", errors);
+  auto d = reader(about->get_object(), std::string("notification ") + part + ".", errors);
   d.required_text("bundleId", n.bundle_id);
   d.env("environment", n.env);
   d.integer("appAppleId", n.app_apple_id, 0, std::numeric_limits<std::int64_t>::max());
@@ -219,7 +136,7 @@ result<renewal_info> parse_renewal_info(std::string_view payload) {
   if (ec || !doc.is_object())
     return not_an_object("renewal info");
   field_errors errors;
-  reader r(doc.get_object(), "renewal info ", errors);
+  auto r = reader(doc.get_object(), "renewal info ", errors);
   renewal_info i;
   r.required_text("originalTransactionId", i.original_transaction_id);
   r.text("productId", i.product_id);

@@ -76,6 +76,19 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       log->notifications.emplace_back(app_id, v);
       return actors::notification_result{false, 1, 0};
     },
+    [=](find_order_atom, const trace_context&, const std::string& app_id,
+        const std::string& token) -> std::optional<model::purchase_order_record> {
+      ++log->order_lookups;
+      auto it = log->orders_by_token.find(token);
+      if (it == log->orders_by_token.end() || it->second.app_id != app_id)
+        return std::nullopt;
+      return it->second;
+    },
+    [=](apply_atom, const trace_context&, const std::string& app_id, const model::store_b::rtdn& n,
+        const std::optional<model::purchase_order_record>& updated) {
+      log->store_b_notifications.push_back({app_id, n, updated});
+      return actors::notification_result{false, updated ? 1 : 0, 0};
+    },
     [=](claim_deliveries_atom, const std::string&, std::int64_t,
         std::int32_t limit) -> actors::webhook_deliveries {
       ++log->delivery_claims;

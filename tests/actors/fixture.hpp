@@ -56,6 +56,16 @@ struct persistence_log {
   // notifications are recorded.
   std::map<std::string, model::app> apps_by_id;
   std::vector<std::pair<std::string, model::store_a::verified_notification>> notifications;
+  // Store B notifications: find_order answers from orders_by_token; applied
+  // pushes are recorded with the purchase order they carried.
+  std::map<std::string, model::purchase_order_record> orders_by_token;
+  int order_lookups = 0;
+  struct store_b_applied {
+    std::string app_id;
+    model::store_b::rtdn n;
+    std::optional<model::purchase_order_record> updated;
+  };
+  std::vector<store_b_applied> store_b_notifications;
   // Webhook deliveries: what claims hand out (in order), and what was finished.
   std::vector<model::webhook_delivery> deliveries_to_claim;
   int delivery_claims = 0;

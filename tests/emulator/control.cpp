@@ -11,6 +11,7 @@
 #include "field_reader.hpp"
 #include "http_util.hpp"
 #include "jwt.hpp"
+#include "store_a_notifications.hpp"
 #include "listener.hpp"
 #include "model/encoding.hpp"
 #include "store_a.hpp"
@@ -99,6 +100,7 @@ public:
       {"/store_a/shared_secrets", false, &control::shared_secret},
       {"/store_a/server_api/keys", false, &control::server_api_key},
       {"/store_a/transactions", false, &control::register_transaction},
+      {"/store_a/notifications", false, &control::notification},
       {"/store_b/service_accounts", false, &control::service_account},
       {"/store_b/token_lifetime", true, &control::token_lifetime},
       {"/store_b/purchases", false, &control::register_purchase},
@@ -273,6 +275,9 @@ private:
   }
 
   // A transaction the Server API knows; answers the JWS the device would upload.
+  // Signs (and, with send_to, sends) an App Store Server Notification V2.
+  reply notification(const boost::json::object& o) { return store_a_notification(state_, o); }
+
   reply register_transaction(const boost::json::object& o) {
     field_reader f(o);
     apple_transaction t;

@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include <curl/curl.h>
+
 #include "control.hpp"
 #include "delay.hpp"
 #include "listener.hpp"
@@ -133,6 +135,7 @@ void raise_fd_limit() {
 
 int main(int argc, char** argv) {
   const auto opts = parse_options(argc, argv);
+  curl_global_init(CURL_GLOBAL_DEFAULT); // before any thread: notifications are sent with curl
 
   // Before any thread starts: SIGINT/SIGTERM are taken by sigwait below only,
   // and a client closing early must not kill us with SIGPIPE.

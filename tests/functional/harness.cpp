@@ -1,5 +1,6 @@
 #include "harness.hpp"
 
+#include <openssl/hmac.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -159,6 +160,27 @@ http_response service_process::get(const std::string& path, const std::string& t
   if (!token.empty())
     headers.push_back("Authorization: Bearer " + token);
   return http_call("GET", url(path), {}, headers);
+}
+
+// ---- webhooks -------------------------------------------------------------------
+
+std::string hmac_sha256_hex(const std::string& key, const std::string& data) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int n = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &n);
+  return model::hex_encode(std::string(reinterpret_cast<const char*>(out), n));
+}
+
+std::string delivery_header(const json::value& delivery, const std::string& name) {
+  for (auto& [k, v] : delivery.at("headers").as_object()) {
+    std::string_view key = k;
+    if (key.size() == name.size()
+        && std::equal(key.begin(), key.end(), name.begin(),
+                      [](char a, char b) { return std::tolower(a) == std::tolower(b); }))
+      return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
+  }
+  return "";
 }
 
 // ---- the suite ------------------------------------------------------------------
@@ -342,6 +364,29 @@ storekit_app create_storekit_app(suite& s, const std::string& bundle_id, bool wi
 std::string register_transaction(suite& s, const json::object& fields) {
   auto r = s.emulator.control("POST", "/control/store_a/transactions", fields);
   return r.at("signed_transaction").as_string().c_str();
+}
+
+std::string fresh_transaction_id() {
+  auto hex = model::hex_encode(model::random_bytes(6));
+  return "2" + std::to_string(std::stoull(hex, nullptr, 16) % 1000000000000000ULL);
+}
+
+json::value upload_confirmed_transaction(suite& s, const storekit_app& app,
+                                         const std::string& transaction_id, std::string* jws_out) {
+  constexpr std::int64_t june_2024 = 1717243200000, days_30 = 30LL * 86400000;
+  auto jws = register_transaction(s,
+                                  json::object{{"transaction_id", transaction_id},
+                                               {"original_transaction_id", transaction_id},
+                                               {"bundle_id", app.bundle_id},
+                                               {"product_id", app.bundle_id + ".monthly"},
+                                               {"environment", "Sandbox"},
+                                               {"purchase_date_ms", june_2024},
+                                               {"expires_date_ms", june_2024 + days_30}});
+  auto r = s.service.post("/client/store_a/transactions", transaction_body(jws), app.token);
+  require(r.status == 200, "transaction upload → " + std::to_string(r.status) + " " + r.body);
+  if (jws_out)
+    *jws_out = jws;
+  return r.json();
 }
 
 std::string transaction_body(const std::string& jws, const std::string& extra_fields) {

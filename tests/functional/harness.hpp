@@ -140,11 +140,29 @@ storekit_app create_storekit_app(suite& s, const std::string& bundle_id, bool wi
 // POST /control/store_a/transactions) and returns the JWS a device would upload.
 std::string register_transaction(suite& s, const boost::json::object& fields);
 
+// A decimal transaction id like Apple's (16 digits), unique per test run.
+std::string fresh_transaction_id();
+
+// A subscription transaction of the app (Sandbox, bought 2024-06-01T12:00Z for 30
+// days) registered with the emulator, uploaded to the suite's receiptd and
+// confirmed (200); its resource, and the JWS uploaded in `jws_out`.
+boost::json::value upload_confirmed_transaction(suite& s, const storekit_app& app,
+                                                const std::string& transaction_id,
+                                                std::string* jws_out = nullptr);
+
 // The upload body of POST /client/store_a/transactions.
 std::string transaction_body(const std::string& jws, const std::string& extra_fields = "");
 
 // A real Apple JWS of tests/data/apple-jws-KIND/NAME/jws.txt.
 std::string jws_vector(const std::string& kind, const std::string& name);
+
+// ---- Webhooks (the emulator's receiver, PROTOCOL.md) --------------------------
+
+// HMAC-SHA256 in lower-case hex, computed here with OpenSSL, not with receiptd's code.
+std::string hmac_sha256_hex(const std::string& key, const std::string& data);
+
+// A header of a delivery the receiver recorded, by name in any case; "" when absent.
+std::string delivery_header(const boost::json::value& delivery, const std::string& name);
 
 // ---- Store B ----------------------------------------------------------------
 

@@ -35,12 +35,6 @@ int calls(suite& s, const std::string& transaction_id, bool sandbox) {
   return n;
 }
 
-std::string fresh_id() {
-  // Apple's transaction ids are decimal: 16 digits here, unique per test run.
-  auto hex = model::hex_encode(model::random_bytes(6));
-  return "2" + std::to_string(std::stoull(hex, nullptr, 16) % 1000000000000000ULL);
-}
-
 json::object fields(const storekit_app& app, const std::string& id,
                     const std::string& environment = "Sandbox") {
   return json::object{{"transaction_id", id},
@@ -76,7 +70,7 @@ json::value get(suite& s, const test_app& app, const std::string& id) {
 TEST_CASE("a StoreKit 2 transaction confirmed by the App Store Server API", "[storekit2][200]") {
   auto& s = the_suite();
   auto app = create_storekit_app(s, unique_package("sk2"));
-  auto id = fresh_id();
+  auto id = fresh_transaction_id();
   auto jws = register_transaction(s, fields(app, id));
   auto r = upload(s, app, jws, 200, R"(,"user_identifier":"u1","metadata":{"a":1})");
   CHECK(calls(s, id, true) == 1); // the JWS says Sandbox: asked there, and only there
@@ -123,7 +117,7 @@ TEST_CASE("a transaction unknown at its own host is asked of the other, once",
   auto& s = the_suite();
   auto app = create_storekit_app(s, unique_package("sk2flip"));
   SECTION("found at the other host: validated with that environment") {
-    auto id = fresh_id();
+    auto id = fresh_transaction_id();
     auto jws = register_transaction(s, fields(app, id, "Sandbox"));
     register_transaction(s, fields(app, id, "Production")); // the store knows it as production
     auto r = upload(s, app, jws, 200);
@@ -132,7 +126,7 @@ TEST_CASE("a transaction unknown at its own host is asked of the other, once",
     CHECK(str(r.at("environment")) == "production");
   }
   SECTION("unknown at both: the store rejects it") {
-    auto id = fresh_id();
+    auto id = fresh_transaction_id();
     auto f = fields(app, id);
     f["known_in"] = "none";
     auto r = upload(s, app, register_transaction(s, f), 402);
@@ -144,13 +138,12 @@ TEST_CASE("a transaction unknown at its own host is asked of the other, once",
   }
 }
 
-TEST_CASE("Server API answers that are not a verdict: 206, revalidated later",
-          "[storekit2][206]") {
+TEST_CASE("Server API answers that are not a verdict: 206, revalidated later", "[storekit2][206]") {
   auto& s = the_suite();
   for (int status : {401, 429, 500, 503}) {
     INFO("HTTP " << status);
     auto app = create_storekit_app(s, unique_package("sk2amb"));
-    auto id = fresh_id();
+    auto id = fresh_transaction_id();
     auto f = fields(app, id);
     f["http_status"] = status;
     auto r = upload(s, app, register_transaction(s, f), 206);
@@ -170,22 +163,19 @@ TEST_CASE("Server API answers that are not a verdict: 206, revalidated later",
 TEST_CASE("the store down or slow past the deadline: 206", "[storekit2][206]") {
   auto& s = the_suite();
   auto app = create_storekit_app(s, unique_package("sk2down"));
-  auto jws = register_transaction(s, fields(app, fresh_id()));
+  auto jws = register_transaction(s, fields(app, fresh_transaction_id()));
   s.emulator.set_mode("store_a", "down");
   auto r = upload(s, app, jws, 206);
   s.emulator.set_mode("store_a", "up");
   auto id = str(r.at("id"));
-  CHECK(eventually([&] {
-    return str(get(s, app, id).at("validation_state")) == "validated";
-  }));
+  CHECK(eventually([&] { return str(get(s, app, id).at("validation_state")) == "validated"; }));
 }
 
-TEST_CASE("an app without App Store Server API credentials: 206, never fraud",
-          "[storekit2][206]") {
+TEST_CASE("an app without App Store Server API credentials: 206, never fraud", "[storekit2][206]") {
   auto& s = the_suite();
   auto app = create_storekit_app(s, unique_package("sk2nokey"), false);
   // Signed by the emulator's PKI like any transaction, though receiptd cannot ask.
-  auto id = fresh_id();
+  auto id = fresh_transaction_id();
   auto r = upload(s, app, register_transaction(s, fields(app, id)), 206);
   CHECK(calls(s, id, true) + calls(s, id, false) == 0);
   CHECK(r.at("is_fraud") == false);
@@ -196,7 +186,7 @@ TEST_CASE("Apple's answer decides what is stored", "[storekit2][store]") {
   auto& s = the_suite();
   auto app = create_storekit_app(s, unique_package("sk2answer"));
   SECTION("revoked: stored as genuine with its revocation") {
-    auto id = fresh_id();
+    auto id = fresh_transaction_id();
     auto jws = register_transaction(s, fields(app, id));
     auto f = fields(app, id);
     f["revocation_date_ms"] = 1718000000000;
@@ -209,7 +199,7 @@ TEST_CASE("Apple's answer decides what is stored", "[storekit2][store]") {
     CHECK(r.at("revocation_reason") == 1);
   }
   SECTION("an answer about another product: store_rejected") {
-    auto id = fresh_id();
+    auto id = fresh_transaction_id();
     auto jws = register_transaction(s, fields(app, id));
     auto f = fields(app, id);
     f["product_id"] = app.bundle_id + ".lifetime";
@@ -219,7 +209,7 @@ TEST_CASE("Apple's answer decides what is stored", "[storekit2][store]") {
     CHECK(r.at("errors").at(0).as_object().if_contains("field") == nullptr);
   }
   SECTION("an answer that does not verify is unusable: 206") {
-    auto id = fresh_id();
+    auto id = fresh_transaction_id();
     auto jws = register_transaction(s, fields(app, id));
     auto rogue = test_support::make_jws_pki("rogue storekit");
     test_support::transaction_fields t;
@@ -239,7 +229,7 @@ TEST_CASE("Apple's answer decides what is stored", "[storekit2][store]") {
 TEST_CASE("forged and broken signed transactions", "[storekit2][402][422]") {
   auto& s = the_suite();
   auto app = create_storekit_app(s, unique_package("sk2forge"));
-  auto id = fresh_id();
+  auto id = fresh_transaction_id();
   auto genuine = register_transaction(s, fields(app, id));
   auto dot1 = genuine.find('.'), dot2 = genuine.rfind('.');
 
@@ -262,8 +252,7 @@ TEST_CASE("forged and broken signed transactions", "[storekit2][402][422]") {
     t.bundle_id = app.bundle_id;
     t.product_id = app.bundle_id + ".lifetime";
     auto forged = genuine.substr(0, dot1 + 1)
-      + test_support::base64url(test_support::transaction_payload_json(t))
-      + genuine.substr(dot2);
+      + test_support::base64url(test_support::transaction_payload_json(t)) + genuine.substr(dot2);
     CHECK(code_of(upload(s, app, forged, 402)) == "invalid_signature");
   }
   SECTION("alg none") {
@@ -273,7 +262,7 @@ TEST_CASE("forged and broken signed transactions", "[storekit2][402][422]") {
   }
   SECTION("another app's transaction") {
     auto other = create_storekit_app(s, unique_package("sk2elsewhere"));
-    auto r = upload(s, app, register_transaction(s, fields(other, fresh_id())), 402);
+    auto r = upload(s, app, register_transaction(s, fields(other, fresh_transaction_id())), 402);
     CHECK(code_of(r) == "bundle_id_mismatch");
   }
   SECTION("not a JWS at all: 422") {
@@ -304,7 +293,7 @@ TEST_CASE("forged and broken signed transactions", "[storekit2][402][422]") {
 TEST_CASE("re-uploads of one transaction are one record", "[storekit2][reupload]") {
   auto& s = the_suite();
   auto app = create_storekit_app(s, unique_package("sk2again"));
-  auto id = fresh_id();
+  auto id = fresh_transaction_id();
   auto first = upload(s, app, register_transaction(s, fields(app, id)), 200,
                       R"(,"user_identifier":"alice")");
   // The device signs the same transaction again later (another signedDate).
@@ -365,14 +354,14 @@ TEST_CASE("a unified receipt of an app with Server API credentials is confirmed 
           "[storekit2][unified]") {
   auto& s = the_suite();
   auto app = create_storekit_app(s, unique_package("sk2unified"));
-  auto older = fresh_id(), newer = fresh_id();
+  auto older = fresh_transaction_id(), newer = fresh_transaction_id();
   test_support::unified_receipt_params p;
   p.bundle_id = app.bundle_id;
   p.receipt_type = "ProductionSandbox";
-  p.in_app.push_back(test_support::purchase(app.bundle_id + ".monthly", newer,
-                                            test_support::utc(2024, 6, 1)));
-  p.in_app.push_back(test_support::purchase(app.bundle_id + ".coins", older,
-                                            test_support::utc(2024, 5, 1)));
+  p.in_app.push_back(
+    test_support::purchase(app.bundle_id + ".monthly", newer, test_support::utc(2024, 6, 1)));
+  p.in_app.push_back(
+    test_support::purchase(app.bundle_id + ".coins", older, test_support::utc(2024, 5, 1)));
   auto receipt = model::base64_encode(
     test_support::make_unified_receipt(p, test_support::apple_like_signer(s.pki)));
 

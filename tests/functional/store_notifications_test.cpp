@@ -19,11 +19,6 @@ std::string str(const json::value& v) {
   return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
 }
 
-std::string fresh_id() {
-  auto hex = model::hex_encode(model::random_bytes(6));
-  return "2" + std::to_string(std::stoull(hex, nullptr, 16) % 1000000000000000ULL);
-}
-
 std::string fresh_uuid() {
   auto h = model::hex_encode(model::random_bytes(16));
   return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-"
@@ -99,22 +94,6 @@ json::value get_transaction(suite& s, const test_app& app, const std::string& re
   return r.json();
 }
 
-// A StoreKit 2 transaction uploaded and confirmed by the emulator's Server API.
-json::value uploaded_transaction(suite& s, const storekit_app& app, const std::string& id) {
-  auto jws = register_transaction(s,
-                                  json::object{{"transaction_id", id},
-                                               {"original_transaction_id", id},
-                                               {"bundle_id", app.bundle_id},
-                                               {"product_id", app.bundle_id + ".monthly"},
-                                               {"environment", "Sandbox"},
-                                               {"purchase_date_ms", june_2024},
-                                               {"expires_date_ms", june_2024 + 30 * day}});
-  auto r = s.service.post(transactions, transaction_body(jws), app.token);
-  INFO(r.body);
-  REQUIRE(r.status == 200);
-  return r.json();
-}
-
 std::string code_of(const json::value& v) {
   return str(v.at("errors").at(0).at("code"));
 }
@@ -125,8 +104,8 @@ TEST_CASE("a refund notification revokes the StoreKit 2 transaction, not as frau
           "[notifications][storekit2]") {
   auto& s = the_suite();
   auto app = create_storekit_app(s, unique_package("refund"));
-  auto id = fresh_id();
-  auto record = uploaded_transaction(s, app, id);
+  auto id = fresh_transaction_id();
+  auto record = upload_confirmed_transaction(s, app, id);
   auto record_id = str(record.at("id"));
   CHECK(record.at("revocation_date").is_null());
 
@@ -162,8 +141,8 @@ TEST_CASE("forged, foreign and malformed notifications change nothing",
           "[notifications][hostile]") {
   auto& s = the_suite();
   auto app = create_storekit_app(s, unique_package("forged"));
-  auto id = fresh_id();
-  auto record_id = str(uploaded_transaction(s, app, id).at("id"));
+  auto id = fresh_transaction_id();
+  auto record_id = str(upload_confirmed_transaction(s, app, id).at("id"));
   auto before = get_transaction(s, app, record_id);
 
   notification_spec n{"REFUND", "", app.bundle_id};
@@ -240,13 +219,13 @@ TEST_CASE("subscription notifications keep the subscription's state and expiry",
           "[notifications][storekit2]") {
   auto& s = the_suite();
   auto app = create_storekit_app(s, unique_package("renew"));
-  auto original = fresh_id();
-  auto record_id = str(uploaded_transaction(s, app, original).at("id"));
+  auto original = fresh_transaction_id();
+  auto record_id = str(upload_confirmed_transaction(s, app, original).at("id"));
   auto signed_at = june_2024 + 31 * day;
 
   // DID_RENEW: a new transaction of the same subscription, a month later.
   notification_spec renew{"DID_RENEW", "", app.bundle_id};
-  renew.tx = transaction(app.bundle_id, fresh_id(), original);
+  renew.tx = transaction(app.bundle_id, fresh_transaction_id(), original);
   renew.tx->purchase_date = june_2024 + 30 * day;
   renew.tx->expires_date = june_2024 + 60 * day;
   renew.renewal = json::object{{"originalTransactionId", original},
@@ -337,4 +316,30 @@ TEST_CASE("a refund notification cancels the receipt's in-app purchase",
     }
   }
   CHECK(got.json().at("is_fraud") == false);
+}
+
+TEST_CASE("the emulator signs and sends a notification as Apple does",
+          "[notifications][emulator]") {
+  auto& s = the_suite();
+  auto app = create_storekit_app(s, unique_package("emulated"));
+  auto id = fresh_transaction_id();
+  auto record_id = str(upload_confirmed_transaction(s, app, id).at("id"));
+  auto sent
+    = s.emulator.control("POST", "/control/store_a/notifications",
+                         json::object{{"notification_type", "REFUND"},
+                                      {"bundle_id", app.bundle_id},
+                                      {"transaction",
+                                       json::object{{"transaction_id", id},
+                                                    {"product_id", app.bundle_id + ".monthly"},
+                                                    {"purchase_date_ms", june_2024},
+                                                    {"expires_date_ms", june_2024 + 30 * day},
+                                                    {"revocation_date_ms", june_2024 + 2 * day},
+                                                    {"revocation_reason", 1}}},
+                                      {"send_to", s.service.url(path_for(app))}});
+  INFO(json::serialize(sent));
+  REQUIRE(sent.at("status") == 200);
+  CHECK(str(json::parse(str(sent.at("body"))).at("status")) == "applied");
+  auto t = get_transaction(s, app, record_id);
+  CHECK(t.at("revocation_date").at("ms") == june_2024 + 2 * day);
+  CHECK(t.at("revocation_reason") == 1);
 }

@@ -5,9 +5,6 @@
 // and never lost to kill -9.
 #include <catch2/catch.hpp>
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-
 #include <chrono>
 #include <thread>
 
@@ -26,26 +23,6 @@ constexpr std::int64_t day = 86400000;
 
 std::string str(const json::value& v) {
   return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
-std::string fresh_id() {
-  auto hex = model::hex_encode(model::random_bytes(6));
-  return "2" + std::to_string(std::stoull(hex, nullptr, 16) % 1000000000000000ULL);
-}
-
-// HMAC-SHA256 in lower-case hex, computed here with OpenSSL, not with receiptd's code.
-std::string hmac_hex(const std::string& key, const std::string& data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), out, &n);
-  static const char* digits = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < n; ++i) {
-    hex += digits[out[i] >> 4];
-    hex += digits[out[i] & 15];
-  }
-  return hex;
 }
 
 struct endpoint {
@@ -91,36 +68,6 @@ json::array wait_for(suite& s, const endpoint& e, std::size_t n) {
   return ok;
 }
 
-std::string header(const json::value& delivery, const std::string& name) {
-  for (auto& [k, v] : delivery.at("headers").as_object()) {
-    std::string key(k);
-    if (key.size() == name.size()
-        && std::equal(key.begin(), key.end(), name.begin(),
-                      [](char a, char b) { return std::tolower(a) == std::tolower(b); }))
-      return str(v);
-  }
-  return "";
-}
-
-// The upload's answer; `jws_out`: the JWS uploaded.
-json::value upload_transaction(suite& s, const storekit_app& app, const std::string& id,
-                               std::string* jws_out = nullptr) {
-  auto jws = register_transaction(s,
-                                  json::object{{"transaction_id", id},
-                                               {"original_transaction_id", id},
-                                               {"bundle_id", app.bundle_id},
-                                               {"product_id", app.bundle_id + ".monthly"},
-                                               {"environment", "Sandbox"},
-                                               {"purchase_date_ms", june_2024},
-                                               {"expires_date_ms", june_2024 + 30 * day}});
-  auto r = s.service.post(transactions, transaction_body(jws), app.token);
-  INFO(r.body);
-  REQUIRE(r.status == 200);
-  if (jws_out)
-    *jws_out = jws;
-  return r.json();
-}
-
 // A REFUND notification for transaction `id`, signed by the suite's trusted test chain.
 int refund(suite& s, const test_app& app, const std::string& id) {
   test_support::transaction_fields t;
@@ -152,15 +99,15 @@ int refund(suite& s, const test_app& app, const std::string& id) {
 void check_signed(const json::value& d, const endpoint& e) {
   auto body = str(d.at("body"));
   auto event = json::parse(body);
-  CHECK(header(d, "Content-Type").starts_with("application/json"));
-  CHECK(header(d, "X-SHA256-Digest") == hmac_hex(e.secret, body));
-  CHECK(header(d, "Receiptd-Event-Id") == str(event.at("id")));
-  auto sig = header(d, "Receiptd-Signature");
+  CHECK(delivery_header(d, "Content-Type").starts_with("application/json"));
+  CHECK(delivery_header(d, "X-SHA256-Digest") == hmac_sha256_hex(e.secret, body));
+  CHECK(delivery_header(d, "Receiptd-Event-Id") == str(event.at("id")));
+  auto sig = delivery_header(d, "Receiptd-Signature");
   REQUIRE(sig.starts_with("t="));
   auto comma = sig.find(",v1=");
   REQUIRE(comma != std::string::npos);
   auto t = sig.substr(2, comma - 2);
-  CHECK(sig.substr(comma + 4) == hmac_hex(e.secret, t + "." + body));
+  CHECK(sig.substr(comma + 4) == hmac_sha256_hex(e.secret, t + "." + body));
   auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
                  std::chrono::system_clock::now().time_since_epoch())
                  .count();
@@ -173,9 +120,9 @@ TEST_CASE("an upload and a refund notification each fire one signed webhook", "[
   auto& s = the_suite();
   auto app = create_storekit_app(s, unique_package("hooks"));
   auto e = add_endpoint(s, app);
-  auto id = fresh_id();
+  auto id = fresh_transaction_id();
   std::string jws;
-  auto record = upload_transaction(s, app, id, &jws);
+  auto record = upload_confirmed_transaction(s, app, id, &jws);
   auto record_id = str(record.at("id"));
 
   auto got = wait_for(s, e, 1);
@@ -221,8 +168,8 @@ TEST_CASE("an endpoint that only wants some events gets only those", "[webhooks]
   auto& s = the_suite();
   auto app = create_storekit_app(s, unique_package("hooks-filter"));
   auto e = add_endpoint(s, app, "transaction.updated");
-  auto id = fresh_id();
-  upload_transaction(s, app, id);
+  auto id = fresh_transaction_id();
+  upload_confirmed_transaction(s, app, id);
   REQUIRE(refund(s, app, id) == 200);
   auto got = wait_for(s, e, 1);
   REQUIRE(got.size() == 1);
@@ -239,9 +186,9 @@ TEST_CASE("an endpoint that fails for a while receives every event once it is ba
   // The first 4 deliveries get a 503, then the endpoint is back.
   s.emulator.control("POST", "/control/webhooks/" + e.name + "/mode",
                      json::object{{"status", 503}, {"times", 4}});
-  std::vector<std::string> ids{fresh_id(), fresh_id()};
+  std::vector<std::string> ids{fresh_transaction_id(), fresh_transaction_id()};
   for (auto& id : ids) {
-    upload_transaction(s, app, id);
+    upload_confirmed_transaction(s, app, id);
     REQUIRE(refund(s, app, id) == 200);
   }
   auto got = wait_for(s, e, 4);
@@ -272,8 +219,8 @@ TEST_CASE("kill -9 while a delivery is in flight loses nothing", "[webhooks][res
   // The endpoint answers slowly: the delivery is still in flight when receiptd dies.
   s.emulator.control("POST", "/control/webhooks/" + e.name + "/mode",
                      json::object{{"status", 200}, {"delay_ms", 1500}, {"times", 1}});
-  auto id = fresh_id();
-  upload_transaction(s, app, id);
+  auto id = fresh_transaction_id();
+  upload_confirmed_transaction(s, app, id);
   // Wait until the endpoint has the delivery in hand, then kill the sender and
   // start it again.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);

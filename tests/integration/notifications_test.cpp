@@ -283,4 +283,236 @@ TEST_CASE("a renewal's subscription state is stored and outlives a re-upload",
         == "active");
 }
 
+// ---- Google Play Real-time developer notifications ---------------------------------
+
+namespace {
+
+namespace store_b = model::store_b;
+
+// An RTDN as parse_rtdn_push gives it: a subscription cancellation of `token`.
+store_b::rtdn rtdn_about(const std::string& token) {
+  store_b::rtdn n;
+  n.message_id = model::make_uuid();
+  n.package_name = "com.example.game";
+  n.event_time = t0 + 100;
+  n.kind = store_b::rtdn_kind::subscription;
+  n.notification_type = 3; // SUBSCRIPTION_CANCELED
+  n.purchase_token = token;
+  n.product_id = "gems_100";
+  return n;
+}
+
+// A validated, active Play subscription of the app.
+model::purchase_order_record active_subscription(const std::string& app_id,
+                                                 const std::string& token) {
+  auto r = full_purchase_order(app_id, token);
+  r.fraud = model::fraud_reason::none;
+  r.state = model::validation_state::validated;
+  r.env = model::environment::production;
+  r.purchase.is_test = false;
+  r.purchase.auto_renewing = true;
+  r.purchase.expiry_time = t0 + 30LL * 86'400'000;
+  r.purchase.subscription_state = "SUBSCRIPTION_STATE_ACTIVE";
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("an RTDN is applied once per messageId", "[notifications][rtdn]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto stored
+    = REQUIRE_OK(d.save_purchase_order(active_subscription(f.app.id, "tok-1"), t0)).record;
+  auto n = rtdn_about("tok-1");
+  auto fresh = stored; // the API says: cancelled, no longer renewing
+  fresh.purchase.auto_renewing = false;
+  fresh.purchase.subscription_state = "SUBSCRIPTION_STATE_CANCELED";
+
+  auto first = REQUIRE_OK(d.apply_store_b_notification(f.app.id, n, fresh, t0 + 2000));
+  CHECK_FALSE(first.duplicate);
+  CHECK(first.records_changed == 1);
+  CHECK(first.events == 0); // no endpoints
+  auto got = REQUIRE_OK(d.find_purchase_order(stored.id)).value();
+  CHECK(got.purchase.auto_renewing == false);
+  CHECK(got.purchase.subscription_state == "SUBSCRIPTION_STATE_CANCELED");
+  CHECK(got.updated_at == t0 + 2000);
+  CHECK(got.state == model::validation_state::validated);
+
+  // Pub/Sub redelivers: the same messageId changes nothing, whatever it carries.
+  auto again = fresh;
+  again.purchase.subscription_state = "SUBSCRIPTION_STATE_EXPIRED";
+  auto second = REQUIRE_OK(d.apply_store_b_notification(f.app.id, n, again, t0 + 3000));
+  CHECK(second.duplicate);
+  CHECK(second.records_changed == 0);
+  CHECK(second.events == 0);
+  auto kept = REQUIRE_OK(d.find_purchase_order(stored.id)).value();
+  CHECK(kept.purchase.subscription_state == "SUBSCRIPTION_STATE_CANCELED");
+  CHECK(kept.updated_at == t0 + 2000);
+
+  // Another message about the same purchase is applied.
+  auto later = rtdn_about("tok-1");
+  auto third = REQUIRE_OK(d.apply_store_b_notification(f.app.id, later, again, t0 + 4000));
+  CHECK_FALSE(third.duplicate);
+  CHECK(third.records_changed == 1);
+  CHECK(REQUIRE_OK(d.find_purchase_order(stored.id)).value().purchase.subscription_state
+        == "SUBSCRIPTION_STATE_EXPIRED");
+
+  // The same messageId for another app is another notification; the first
+  // app's record is not its to change.
+  auto other = make_app(d, "other app");
+  auto foreign = again;
+  foreign.purchase.subscription_state = "SUBSCRIPTION_STATE_ON_HOLD";
+  auto elsewhere = REQUIRE_OK(d.apply_store_b_notification(other.id, n, foreign, t0 + 5000));
+  CHECK_FALSE(elsewhere.duplicate);
+  CHECK(elsewhere.records_changed == 0);
+  CHECK(REQUIRE_OK(d.find_purchase_order(stored.id)).value().purchase.subscription_state
+        == "SUBSCRIPTION_STATE_EXPIRED");
+}
+
+TEST_CASE("an RTDN's updated purchase order is stored with its event", "[notifications][rtdn]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto endpoint = REQUIRE_OK(d.add_webhook_endpoint(endpoint_of(f.app)));
+  auto other = make_app(d, "other app");
+  REQUIRE_OK(d.add_webhook_endpoint(endpoint_of(other)));
+  auto stored
+    = REQUIRE_OK(d.save_purchase_order(active_subscription(f.app.id, "tok-2"), t0)).record;
+  REQUIRE(REQUIRE_OK(d.list_deliveries(f.app.id, 100)).empty()); // the upload announced nothing
+
+  // A voided purchase: the API answers refunded.
+  auto n = rtdn_about("tok-2");
+  n.kind = store_b::rtdn_kind::voided_purchase;
+  n.notification_type = 0;
+  n.order_id = stored.order_id;
+  n.product_type = 1;
+  n.refund_type = 1;
+  auto fresh = stored;
+  fresh.purchase.purchase_state = model::purchase_state::refunded;
+  fresh.purchase.subscription_state = "SUBSCRIPTION_STATE_EXPIRED";
+  fresh.store_detail = "Play 200: voided";
+  auto applied = REQUIRE_OK(d.apply_store_b_notification(f.app.id, n, fresh, t0 + 2000));
+  CHECK(applied.records_changed == 1);
+  CHECK(applied.events == 1);
+
+  auto got = REQUIRE_OK(d.find_purchase_order(stored.id)).value();
+  CHECK(got.purchase.purchase_state == model::purchase_state::refunded);
+  CHECK(got.store_detail == "Play 200: voided");
+  CHECK(got.updated_at == t0 + 2000);
+  CHECK_FALSE(got.is_fraud()); // a refund is not fraud
+  // The upload's fields are not the notification's to change.
+  CHECK(got.echo.user_identifier == stored.echo.user_identifier);
+  CHECK(got.purchase_data == stored.purchase_data);
+
+  auto deliveries = REQUIRE_OK(d.list_deliveries(f.app.id, 100));
+  REQUIRE(deliveries.size() == 1);
+  CHECK(REQUIRE_OK(d.list_deliveries(other.id, 100)).empty());
+  const auto& delivery = deliveries.front();
+  CHECK(delivery.endpoint_id == endpoint.id);
+  CHECK(delivery.record_id == stored.id);
+  CHECK(delivery.type == model::event_type::purchase_order_updated);
+  auto body = boost::json::parse(delivery.body).as_object();
+  const auto& changes = body.at("changes").as_array();
+  CHECK(std::find(changes.begin(), changes.end(), boost::json::value("refunded")) != changes.end());
+  CHECK(body.at("data").at("id") == boost::json::value(stored.id));
+
+  // An API answer the record already holds: stored (updated_at), no event.
+  auto same
+    = REQUIRE_OK(d.apply_store_b_notification(f.app.id, rtdn_about("tok-2"), got, t0 + 3000));
+  CHECK(same.records_changed == 1);
+  CHECK(same.events == 0);
+  CHECK(REQUIRE_OK(d.find_purchase_order(stored.id)).value().updated_at == t0 + 3000);
+  CHECK(REQUIRE_OK(d.list_deliveries(f.app.id, 100)).size() == 1);
+}
+
+TEST_CASE("a test RTDN and one about an unknown purchase are recorded only",
+          "[notifications][rtdn]") {
+  database_fixture f;
+  auto& d = *f.db;
+  REQUIRE_OK(d.add_webhook_endpoint(endpoint_of(f.app)));
+
+  store_b::rtdn test;
+  test.message_id = "136969346945";
+  test.package_name = "com.example.game";
+  test.kind = store_b::rtdn_kind::test;
+  auto first = REQUIRE_OK(d.apply_store_b_notification(f.app.id, test, std::nullopt, t0));
+  CHECK_FALSE(first.duplicate);
+  CHECK(first.records_changed == 0);
+  CHECK(first.events == 0);
+  CHECK(REQUIRE_OK(d.apply_store_b_notification(f.app.id, test, std::nullopt, t0)).duplicate);
+
+  // No stored record of this token (updated = nullopt): recorded, so a
+  // redelivery is a duplicate.
+  auto unknown = rtdn_about("never-uploaded");
+  CHECK_FALSE(REQUIRE_OK(d.find_purchase_order_by_token(f.app.id, "never-uploaded")).has_value());
+  auto recorded = REQUIRE_OK(d.apply_store_b_notification(f.app.id, unknown, std::nullopt, t0));
+  CHECK_FALSE(recorded.duplicate);
+  CHECK(recorded.records_changed == 0);
+  CHECK(REQUIRE_OK(d.apply_store_b_notification(f.app.id, unknown, std::nullopt, t0)).duplicate);
+
+  // A record that vanished since it was read changes nothing either.
+  auto ghost = active_subscription(f.app.id, "ghost");
+  ghost.id = model::make_uuid();
+  auto vanished
+    = REQUIRE_OK(d.apply_store_b_notification(f.app.id, rtdn_about("ghost"), ghost, t0));
+  CHECK_FALSE(vanished.duplicate);
+  CHECK(vanished.records_changed == 0);
+  CHECK_FALSE(REQUIRE_OK(d.find_purchase_order(ghost.id)).has_value());
+  CHECK(REQUIRE_OK(d.list_deliveries(f.app.id, 100)).empty());
+
+  // An unknown app is an error value (the app must exist).
+  CHECK_FALSE(d.apply_store_b_notification(model::make_uuid(), test, std::nullopt, t0).ok());
+}
+
+TEST_CASE("a purchase order is found by its app and purchase token", "[notifications][rtdn]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto other = make_app(d, "other app");
+  auto mine = REQUIRE_OK(d.save_purchase_order(active_subscription(f.app.id, "tok-3"), t0)).record;
+  auto theirs
+    = REQUIRE_OK(d.save_purchase_order(minimal_purchase_order(other.id, "tok-3"), t0)).record;
+
+  auto found = REQUIRE_OK(d.find_purchase_order_by_token(f.app.id, "tok-3"));
+  REQUIRE(found.has_value());
+  check_same(*found, mine);
+  auto found_other = REQUIRE_OK(d.find_purchase_order_by_token(other.id, "tok-3"));
+  REQUIRE(found_other.has_value());
+  CHECK(found_other->id == theirs.id);
+  CHECK_FALSE(REQUIRE_OK(d.find_purchase_order_by_token(f.app.id, "tok-4")).has_value());
+  CHECK_FALSE(REQUIRE_OK(d.find_purchase_order_by_token(f.app.id, "")).has_value());
+  CHECK_FALSE(REQUIRE_OK(d.find_purchase_order_by_token(model::make_uuid(), "tok-3")).has_value());
+}
+
+TEST_CASE("an app's rtdn_token round-trips and bumps the auth revision", "[apps][rtdn]") {
+  database_fixture f;
+  auto& d = *f.db;
+  CHECK(f.app.rtdn_token.empty()); // none until receiptctl makes one
+  CHECK(REQUIRE_OK(d.find_app(f.app.id)).value().rtdn_token.empty());
+
+  const auto before = REQUIRE_OK(d.auth_revision());
+  auto a = f.app;
+  a.rtdn_token = std::string(64, 'a');
+  REQUIRE(REQUIRE_OK(d.update_app(a)));
+  CHECK(REQUIRE_OK(d.auth_revision()) > before);
+  CHECK(REQUIRE_OK(d.find_app(f.app.id)).value().rtdn_token == std::string(64, 'a'));
+  CHECK(REQUIRE_OK(d.find_app(f.app.name)).value().rtdn_token == std::string(64, 'a'));
+  auto listed = REQUIRE_OK(d.list_apps());
+  REQUIRE(listed.size() == 1);
+  CHECK(listed.front().rtdn_token == std::string(64, 'a'));
+
+  // A rotation replaces it; other columns are unchanged.
+  a.rtdn_token = std::string(64, 'b');
+  REQUIRE(REQUIRE_OK(d.update_app(a)));
+  auto got = REQUIRE_OK(d.find_app(f.app.id)).value();
+  CHECK(got.rtdn_token == std::string(64, 'b'));
+  CHECK(got.name == f.app.name);
+  CHECK(got.package_name == f.app.package_name);
+
+  // create_app writes it too.
+  model::app c;
+  c.name = "created with a token";
+  c.rtdn_token = "c0ffee";
+  auto created = REQUIRE_OK(d.create_app(c));
+  CHECK(REQUIRE_OK(d.find_app(created.id)).value().rtdn_token == "c0ffee");
+}
+
 } // namespace receiptd::test
