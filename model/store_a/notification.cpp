@@ -95,15 +95,20 @@ result<notification> parse_notification(std::string_view payload) {
 
   // What the notification is about: `data` for every type that has it,
   // `summary` for RENEWAL_EXTENSION/SUMMARY (Apple, "summary": bundleId,
-  // environment, appAppleId, …). One of them is required: it names the app.
-  const char* part = "data";
-  const auto* about = r.find("data");
-  if (about == nullptr || about->is_null()) {
-    part = "summary";
-    about = r.find("summary");
+  // environment, appAppleId, …), `externalPurchaseToken` for
+  // EXTERNAL_PURCHASE_TOKEN (bundleId, appAppleId, no environment: production
+  // unless it says otherwise). One of them is required: it names the app.
+  const char* part = nullptr;
+  const boost::json::value* about = nullptr;
+  for (const char* key : {"data", "summary", "externalPurchaseToken"}) {
+    about = r.find(key);
+    if (about != nullptr && !about->is_null()) {
+      part = key;
+      break;
+    }
   }
-  if (about == nullptr || about->is_null()) {
-    r.fail("data", "is missing (and no summary)");
+  if (part == nullptr) {
+    r.fail("data", "is missing (and no summary or externalPurchaseToken)");
     return errors;
   }
   if (!about->is_object()) {
@@ -112,7 +117,8 @@ result<notification> parse_notification(std::string_view payload) {
   }
   auto d = reader(about->get_object(), std::string("notification ") + part + ".", errors);
   d.required_text("bundleId", n.bundle_id);
-  d.env("environment", n.env);
+  if (std::string_view(part) != "externalPurchaseToken" || d.find("environment"))
+    d.env("environment", n.env);
   d.integer("appAppleId", n.app_apple_id, 0, std::numeric_limits<std::int64_t>::max());
   // Apple's subscription status, 1–5 today; a later value is kept (and has no
   // name: subscription_status_name).

@@ -21,7 +21,7 @@ struct notification {
   std::string subtype;                // subtype; empty when absent
   std::string version;                // version ("2.0")
   std::optional<unix_ms> signed_date; // signedDate
-  // data (or, for summary notifications, summary): the app it is for.
+  // data (or summary, or externalPurchaseToken): the app it is for.
   std::string bundle_id;                                 // data.bundleId
   environment env = environment::production;             // data.environment
   std::optional<std::int64_t> app_apple_id;              // data.appAppleId
@@ -34,8 +34,9 @@ struct notification {
 
 // Parses a verified signedPayload. notificationUUID (at most 128 bytes),
 // notificationType (an upper-case word of at most 64 bytes: A–Z, 0–9, '_') and
-// data.bundleId (or summary.bundleId) are required strings; data.environment
-// one of "Production", "Sandbox", "Xcode" (Xcode is environment xcode); an
+// data.bundleId (or summary.bundleId, or externalPurchaseToken.bundleId) are
+// required strings; data.environment one of "Production", "Sandbox", "Xcode"
+// (Xcode is environment xcode; an externalPurchaseToken has none: production); an
 // unknown type or subtype is kept (Apple adds them), an optional field of the
 // wrong type is an error. Errors: field "signedPayload", code
 // "malformed_notification".

@@ -980,3 +980,30 @@ TEST_CASE("a receipt the refund is not about is unchanged", "[notification]") {
     CHECK(receipt_json(r) == before);
   }
 }
+
+TEST_CASE("an EXTERNAL_PURCHASE_TOKEN notification names its app in externalPurchaseToken",
+          "[notification]") {
+  // Apple, "ExternalPurchaseToken": externalPurchaseId, tokenCreationDate,
+  // appAppleId, bundleId; no data, no summary, no environment.
+  json::object payload{{"notificationType", "EXTERNAL_PURCHASE_TOKEN"},
+                       {"subtype", "UNREPORTED"},
+                       {"notificationUUID", "002e14d5-51f5-4503-b5a8-c3a1af68eb20"},
+                       {"externalPurchaseToken",
+                        json::object{{"externalPurchaseId", "b2158121-7af9-49d4-9561-1f588205523e"},
+                                     {"tokenCreationDate", 1698148950000},
+                                     {"appAppleId", 55555},
+                                     {"bundleId", "com.example"}}},
+                       {"version", "2.0"},
+                       {"signedDate", 1698148900000}};
+  auto n = sa::parse_notification(json::serialize(payload));
+  REQUIRE(n);
+  CHECK(n->type == "EXTERNAL_PURCHASE_TOKEN");
+  CHECK(n->bundle_id == "com.example");
+  CHECK(n->env == environment::production);
+  CHECK(n->signed_transaction_info.empty());
+
+  payload.erase("externalPurchaseToken");
+  auto none = sa::parse_notification(json::serialize(payload));
+  REQUIRE_FALSE(none);
+  CHECK(none.err().fields().front().code == "malformed_notification");
+}
