@@ -19,6 +19,21 @@ namespace store_a_fixtures {
 
 namespace sa = receiptd::model::store_a;
 
+// Every App Store Server Notification of tests/data/apple-jws-notification.
+inline const char* const notification_vectors[] = {
+  "aporat-test-sandbox-2022",
+  "dmzlingyin-aitubo-did-change-renewal-status-production-2025",
+  "session-pro-consumption-request-sandbox-2025",
+  "session-pro-did-change-renewal-pref-downgrade-sandbox-2025",
+  "session-pro-did-change-renewal-pref-upgrade-sandbox-2025",
+  "session-pro-did-change-renewal-status-disabled-sandbox-2025",
+  "session-pro-did-renew-sandbox-2025",
+  "session-pro-expired-voluntary-sandbox-2025",
+  "session-pro-refund-sandbox-2025",
+  "session-pro-subscribed-resubscribe-sandbox-2025",
+  "session-pro-test-sandbox-2025",
+};
+
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)

@@ -43,19 +43,6 @@ const char* const renewal_jws_vectors[] = {
   "hound-null-payload-sandbox-2023",
   "session-pro-downgrade-pending-sandbox-2025",
 };
-const char* const notification_jws_vectors[] = {
-  "aporat-test-sandbox-2022",
-  "dmzlingyin-aitubo-did-change-renewal-status-production-2025",
-  "session-pro-consumption-request-sandbox-2025",
-  "session-pro-did-change-renewal-pref-downgrade-sandbox-2025",
-  "session-pro-did-change-renewal-pref-upgrade-sandbox-2025",
-  "session-pro-did-change-renewal-status-disabled-sandbox-2025",
-  "session-pro-did-renew-sandbox-2025",
-  "session-pro-expired-voluntary-sandbox-2025",
-  "session-pro-refund-sandbox-2025",
-  "session-pro-subscribed-resubscribe-sandbox-2025",
-  "session-pro-test-sandbox-2025",
-};
 // The renewal info signed over `null` has no signedDate; JWS-SOURCES.md checked
 // its chain at the enclosing DID_FAIL_TO_RENEW notification's (expected.json,
 // verificationTimeNote).
@@ -350,7 +337,7 @@ TEST_CASE("every Apple-signed renewal info verifies, the one over null at its no
 
 TEST_CASE("every Apple-signed notification verifies, and the signed data nested in it", "[jws]") {
   int nested_verified = 0;
-  for (const char* name : notification_jws_vectors) {
+  for (const char* name : notification_vectors) {
     const std::string dir = std::string("apple-jws-notification/") + name;
     INFO(dir);
     const auto expected = json_file(dir, "expected.json");

@@ -29,20 +29,6 @@ namespace json = boost::json;
 
 namespace {
 
-const char* const notification_vectors[] = {
-  "aporat-test-sandbox-2022",
-  "dmzlingyin-aitubo-did-change-renewal-status-production-2025",
-  "session-pro-consumption-request-sandbox-2025",
-  "session-pro-did-change-renewal-pref-downgrade-sandbox-2025",
-  "session-pro-did-change-renewal-pref-upgrade-sandbox-2025",
-  "session-pro-did-change-renewal-status-disabled-sandbox-2025",
-  "session-pro-did-renew-sandbox-2025",
-  "session-pro-expired-voluntary-sandbox-2025",
-  "session-pro-refund-sandbox-2025",
-  "session-pro-subscribed-resubscribe-sandbox-2025",
-  "session-pro-test-sandbox-2025",
-};
-
 std::string dir_of(const std::string& name) {
   return "apple-jws-notification/" + name;
 }

@@ -220,6 +220,7 @@ TEST_CASE("a store notification body is {\"signedPayload\": JWS} or a 400", "[re
   std::string huge
     = R"({"signedPayload":")" + std::string(max_notification_length + 1, 'a') + R"("})";
   refused(huge, "signedPayload", "too_long");
+  refused(R"({"x":)" + std::string(200, '[') + std::string(200, ']') + "}", "", "too_deep");
   auto ok = parse_store_a_notification_request(R"({"signedPayload":"eyJh.eyJi.c2ln","x":1})");
   REQUIRE(ok);
   CHECK(*ok == "eyJh.eyJi.c2ln");
