@@ -43,7 +43,16 @@ using persistence_calls = caf::typed_actor<
   caf::replies_to<claim_deliveries_atom, std::string, std::int64_t,
                   std::int32_t>::with<webhook_deliveries>,
   // a delivery's outcome, fenced by its version: false when another claim overtook it
-  caf::replies_to<finish_atom, model::webhook_delivery>::with<bool>>;
+  caf::replies_to<finish_atom, model::webhook_delivery>::with<bool>,
+  // the subscription refresh sweep (db::database::enqueue_refreshes): jobs for
+  // subscriptions not updated for stale_ms, at most limit; how many got one
+  caf::replies_to<refresh_atom, std::int64_t, std::int32_t>::with<std::int32_t>,
+  // due voided purchases polls, leased to owner for lease_ms
+  caf::replies_to<claim_voided_atom, std::string, std::int64_t, std::int32_t>::with<voided_polls>,
+  // a page of a poll applied, fenced by its claim (none: overtaken); the lease
+  // goes on for keep_lease_ms more, or ends (none: the last page)
+  caf::replies_to<apply_voided_atom, std::string, model::store_b::voided_poll, voided_purchases,
+                  std::optional<std::int64_t>>::with<std::optional<std::int32_t>>>;
 
 // The persistence pool: the calls above, plus token lookups and saves, which it
 // gathers into batches for its workers (actors/persistence.cpp).
@@ -60,9 +69,13 @@ using persistence_actor = persistence_calls::extend<
                   model::unix_ms>::with<model::transaction_record>>;
 
 // Store B (Google Play) client: OAuth token per app, Play Developer API calls.
-using store_b_client_actor
-  = caf::typed_actor<caf::replies_to<check_atom, store_b_check>::with<store_b_answer>,
-                     caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
+using store_b_client_actor = caf::typed_actor<
+  caf::replies_to<check_atom, store_b_check>::with<store_b_answer>,
+  // acknowledge a Play purchase (issue 9)
+  caf::replies_to<acknowledge_atom, store_b_acknowledge>::with<model::store_b::acknowledge_answer>,
+  // a page of an app's voided purchases list, or an error saying why not
+  caf::replies_to<voided_atom, store_b_voided_query>::with<model::store_b::voided_page>,
+  caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
 
 // Store A (App Store) client: verifyReceipt, production or sandbox, one flip; the
 // App Store Server API's Get Transaction Info, one flip between its hosts.
@@ -79,6 +92,10 @@ using supervisor_actor
 // The webhook dispatcher: ticks to claim due deliveries; transfers report back.
 using webhook_dispatcher_actor
   = caf::typed_actor<caf::reacts_to<tick_atom>, caf::reacts_to<http_done_atom, http_done>>;
+
+// The Play upkeep: ticks to sweep subscriptions due for a refresh and to poll
+// the apps' voided purchases lists (issue 9).
+using upkeep_actor = caf::typed_actor<caf::reacts_to<refresh_atom>, caf::reacts_to<voided_atom>>;
 
 // The retry scheduler: ticks to claim due jobs; validators report back.
 using retry_scheduler_actor

@@ -17,7 +17,9 @@
 #include "model/store_a/server_api.hpp"
 #include "model/store_b/licence_key.hpp"
 #include "model/store_b/play_api.hpp"
+#include "model/store_b/acknowledgement.hpp"
 #include "model/store_b/rtdn.hpp"
+#include "model/store_b/voided_poll.hpp"
 #include "model/store_b/service_account.hpp"
 #include "model/verdict.hpp"
 #include "model/webhooks.hpp"
@@ -80,6 +82,25 @@ struct store_b_answer {
   model::play_purchase purchase;
 };
 
+// Validator → Store B client: acknowledge the record's Play purchase (issue 9).
+struct store_b_acknowledge {
+  trace_context trace;
+  app_context_ptr app;
+  model::purchase_order_record record; // its package, product, kind and token
+  store_deadline deadline;
+};
+
+// Upkeep → Store B client: one page of the app's voided purchases list. The
+// answer is the page, or an error saying why there is none.
+struct store_b_voided_query {
+  trace_context trace;
+  app_context_ptr app;
+  model::unix_ms start_time = 0;
+  model::unix_ms end_time = 0;
+  std::int32_t max_results = 1000;
+  std::string page_token;
+};
+
 // Validator → Store A client: one verifyReceipt check (with one 21007/21008 flip).
 struct store_a_check {
   trace_context trace;
@@ -130,6 +151,10 @@ struct notification_result {
   std::int32_t records_changed = 0;
   std::int32_t events = 0;
 };
+
+// Voided purchases polls claimed for the upkeep actor (issue 9).
+using voided_polls = std::vector<model::store_b::claimed_voided_poll>;
+using voided_purchases = std::vector<model::store_b::voided_purchase>;
 
 // Webhook deliveries claimed for the dispatcher (actors/webhook_dispatcher.hpp).
 using webhook_deliveries = std::vector<model::webhook_delivery>;

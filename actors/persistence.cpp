@@ -270,6 +270,17 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
     [=](finish_atom a, model::webhook_delivery& d) {
       return forward<bool>(self, write, a, std::move(d));
     },
+    [=](refresh_atom a, std::int64_t stale_ms, std::int32_t limit) {
+      return forward<std::int32_t>(self, write, a, stale_ms, limit);
+    },
+    [=](claim_voided_atom a, std::string owner, std::int64_t lease, std::int32_t limit) {
+      return forward<voided_polls>(self, write, a, std::move(owner), lease, limit);
+    },
+    [=](apply_voided_atom a, std::string& owner, model::store_b::voided_poll& poll,
+        voided_purchases& page, std::optional<std::int64_t> keep_lease_ms) {
+      return forward<std::optional<std::int32_t>>(self, write, a, std::move(owner), std::move(poll),
+                                                  std::move(page), keep_lease_ms);
+    },
   };
 }
 

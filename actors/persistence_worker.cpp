@@ -234,6 +234,41 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
       return run<bool>(self, trace_context{}, "finish_delivery",
                        [&](db::database& db) { return db.finish_delivery(d); });
     },
+    [=](refresh_atom, std::int64_t stale_ms, std::int32_t limit) -> caf::result<std::int32_t> {
+      return run<std::int32_t>(self, trace_context{}, "enqueue_refreshes",
+                               [&](db::database& db) -> model::result<std::int32_t> {
+                                 auto now = self->state.clock->now_ms();
+                                 auto made = db.enqueue_refreshes(now, now - stale_ms, limit);
+                                 if (!made)
+                                   return made.err();
+                                 return static_cast<std::int32_t>(*made);
+                               });
+    },
+    [=](claim_voided_atom, const std::string& owner, std::int64_t lease_ms,
+        std::int32_t limit) -> caf::result<voided_polls> {
+      return run<voided_polls>(self, trace_context{}, "claim_voided_polls", [&](db::database& db) {
+        auto now = self->state.clock->now_ms();
+        return db.claim_voided_polls(owner, now, now + lease_ms, limit);
+      });
+    },
+    [=](apply_voided_atom, const std::string& owner, const model::store_b::voided_poll& poll,
+        const voided_purchases& page,
+        std::optional<std::int64_t> keep_lease_ms) -> caf::result<std::optional<std::int32_t>> {
+      return run<std::optional<std::int32_t>>(
+        self, trace_context{}, "apply_voided_page",
+        [&](db::database& db) -> model::result<std::optional<std::int32_t>> {
+          auto now = self->state.clock->now_ms();
+          std::optional<model::unix_ms> until;
+          if (keep_lease_ms)
+            until = now + *keep_lease_ms;
+          auto changed = db.apply_voided_page(owner, poll, page, now, until);
+          if (!changed)
+            return changed.err();
+          if (!*changed)
+            return std::optional<std::int32_t>();
+          return std::optional<std::int32_t>(static_cast<std::int32_t>(**changed));
+        });
+    },
   };
 }
 

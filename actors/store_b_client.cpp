@@ -8,6 +8,7 @@
 
 #include "actors/log.hpp"
 #include "actors/outbound_calls.hpp"
+#include "model/store_b/voided.hpp"
 #include "model/url_policy.hpp"
 
 namespace receiptd::actors {
@@ -174,6 +175,107 @@ void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool 
   });
 }
 
+// Another Play Developer API call (acknowledge, voided purchases): the request
+// `make` builds with the app's access token; a 401 drops the token and asks
+// once more with a fresh one. `k` gets the response, or none with the verdict
+// that explains why there is no token.
+using request_maker = std::function<http::outbound_request(const std::string& token)>;
+using response_fn = std::function<void(http::outbound_response*, const store_verdict&)>;
+
+void call_api(pointer self, trace_context ctx, app_context_ptr app, request_maker make,
+              store_deadline deadline, bool token_retried, response_fn k) {
+  with_token(self, ctx, app, [=](const std::string* token, const store_verdict& failure) {
+    if (!token)
+      return k(nullptr, failure);
+    auto req = make(*token);
+    req.timeout = self->state.settings.timeout;
+    self->state.calls.submit(
+      handle(self), ctx, "store-b-client", std::move(req),
+      [=](http::outbound_response& r) {
+        if (r.status == 401 && !token_retried) {
+          forget_token(self, *app);
+          return call_api(self, ctx, app, make, deadline, true, k);
+        }
+        k(&r, store_verdict{});
+      },
+      deadline);
+  });
+}
+
+std::string no_service_account(pointer self, const app_context& app) {
+  auto why = "app " + app.app.id + " has no usable Store B service account"
+    + (app.store_b_problem.empty() ? std::string() : " (" + app.store_b_problem + ")");
+  self->state.warnings.warn(app.app.id, why);
+  return why;
+}
+
+void acknowledge(pointer self, store_b_acknowledge& a,
+                 caf::typed_response_promise<model::store_b::acknowledge_answer> rp) {
+  using model::store_b::acknowledge_answer;
+  using model::store_b::acknowledge_outcome;
+  if (!a.app->service_account) {
+    rp.deliver(acknowledge_answer{acknowledge_outcome::retry, no_service_account(self, *a.app)});
+    return;
+  }
+  auto url = model::store_b::acknowledge_url(self->state.settings.api_url, a.record);
+  auto make = [url](const std::string& token) {
+    http::outbound_request req;
+    req.method = "POST";
+    req.url = url;
+    req.headers = {"Authorization: Bearer " + token, "Content-Type: application/json",
+                   "Accept: application/json"};
+    req.body = "{}";
+    return req;
+  };
+  call_api(self, a.trace, a.app, make, a.deadline, false,
+           [rp, self, app_id = a.app->app.id](http::outbound_response* r,
+                                              const store_verdict& failure) mutable {
+             if (!r) {
+               rp.deliver(acknowledge_answer{acknowledge_outcome::retry, failure.detail});
+               return;
+             }
+             auto answer
+               = model::store_b::classify_acknowledge_response(r->status, r->body, r->error);
+             if (answer.outcome == acknowledge_outcome::token_401)
+               answer.outcome = acknowledge_outcome::retry; // refused twice: ask again later
+             if (answer.outcome == acknowledge_outcome::refused && r->status == 403)
+               self->state.warnings.warn(app_id,
+                                         "Play Developer API refused to acknowledge for app "
+                                           + app_id + ": " + answer.detail
+                                           + " — check the service account's permissions");
+             rp.deliver(std::move(answer));
+           });
+}
+
+void list_voided(pointer self, store_b_voided_query& q,
+                 caf::typed_response_promise<model::store_b::voided_page> rp) {
+  if (!q.app->service_account) {
+    rp.deliver(caf::make_error(caf::sec::runtime_error, no_service_account(self, *q.app)));
+    return;
+  }
+  auto url
+    = model::store_b::voided_purchases_url(self->state.settings.api_url, q.app->app.package_name,
+                                           q.start_time, q.end_time, q.max_results, q.page_token);
+  auto make = [url](const std::string& token) {
+    http::outbound_request req;
+    req.url = url;
+    req.headers = {"Authorization: Bearer " + token, "Accept: application/json"};
+    return req;
+  };
+  call_api(self, q.trace, q.app, make, std::nullopt, false,
+           [rp](http::outbound_response* r, const store_verdict& failure) mutable {
+             if (!r) {
+               rp.deliver(caf::make_error(caf::sec::runtime_error, failure.detail));
+               return;
+             }
+             auto page = model::store_b::parse_voided_page(r->status, r->body, r->error);
+             if (page)
+               rp.deliver(std::move(page).value());
+             else
+               rp.deliver(caf::make_error(caf::sec::runtime_error, page.err().message()));
+           });
+}
+
 store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b_settings settings,
                                                    bool allow_http,
                                                    http::outbound_transport* client, tracer* trace,
@@ -197,6 +299,18 @@ store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b
         return rp;
       }
       ask(self, c, c->api, false, [rp](store_b_answer a) mutable { rp.deliver(std::move(a)); });
+      return rp;
+    },
+    [=](acknowledge_atom,
+        store_b_acknowledge& a) -> caf::typed_response_promise<model::store_b::acknowledge_answer> {
+      auto rp = self->make_response_promise<model::store_b::acknowledge_answer>();
+      acknowledge(self, a, rp);
+      return rp;
+    },
+    [=](voided_atom,
+        store_b_voided_query& q) -> caf::typed_response_promise<model::store_b::voided_page> {
+      auto rp = self->make_response_promise<model::store_b::voided_page>();
+      list_voided(self, q, rp);
       return rp;
     },
     [=](http_done_atom, http_done& done) { self->state.calls.on_done(handle(self), done); },

@@ -10,6 +10,7 @@
 #include "actors/validator_steps.hpp"
 #include "model/store_a/receipt_record.hpp"
 #include "model/store_a/transaction_record.hpp"
+#include "model/store_b/acknowledgement.hpp"
 #include "model/store_b/purchase_order.hpp"
 #include "model/upload_request.hpp"
 
@@ -74,12 +75,15 @@ void ask_store(caf::event_based_actor* self, const trace_context& ctx, const val
                       r.is_legacy,
                       deadline_from_now(deps)};
   auto shared = std::make_shared<model::purchase_order_record>(std::move(r));
+  // Whether receiptd acknowledges the purchase once the API has spoken (issue 9).
+  auto acknowledges = check.app->app.acknowledge_purchases;
   self->request(deps.store_b, deps.settings.store_deadline, check_atom_v, std::move(check))
     .then(
-      [shared, k](store_b_answer& a) {
+      [shared, k, acknowledges, clock = deps.clock](store_b_answer& a) {
         if (a.verdict.outcome == model::store_outcome::confirmed)
           shared->purchase = std::move(a.purchase);
         model::apply_store_verdict(*shared, a.verdict);
+        model::store_b::settle_acknowledgement(*shared, acknowledges, clock->now_ms());
         k(std::move(*shared));
       },
       [shared, k](caf::error& e) {
@@ -300,15 +304,18 @@ void revalidate(caf::event_based_actor* self, claimed_job cj, validator_deps_ptr
                 retry_scheduler_actor scheduler) {
   auto root = std::make_shared<span>(*deps->trace, trace_context{"job-" + cj.job.id, 0},
                                      "validator", "revalidate");
-  auto ask_again = [&](auto record) {
+  auto run = [&](auto record) {
     using record_type = decltype(record);
-    ask_store(self, root->child(), *deps, make_app_context(*cj.app), std::move(record),
+    auto app = make_app_context(*cj.app);
+    if (model::purpose_of(record) != model::job_purpose::revalidate)
+      return upkeep_job(self, deps, scheduler, cj.job, std::move(app), std::move(record), root);
+    ask_store(self, root->child(), *deps, std::move(app), std::move(record),
               [=, job = cj.job](record_type r) {
                 finish_job(self, deps, scheduler, job, std::move(r), root);
               });
   };
   if (cj.app && cj.record)
-    return std::visit([&](auto& record) { ask_again(std::move(record)); }, *cj.record);
+    return std::visit([&](auto& record) { run(std::move(record)); }, *cj.record);
   log_warn("revalidation job " + cj.job.id + " has no record or app; left for its lease");
   root->outcome("orphan");
   self->send(scheduler, done_atom_v, cj.job.id);

@@ -69,6 +69,23 @@ void ask_store(caf::event_based_actor* self, const trace_context& ctx, const val
                app_context_ptr app, model::transaction_record r,
                std::function<void(model::transaction_record)> k);
 
+// A job's work on a record that is not pending (issue 9,
+// actors/validator_upkeep.cpp): a validated Play purchase is acknowledged, or a
+// subscription whose expiry has passed is refreshed; the job completes once
+// that is settled, or is rescheduled with backoff: an acknowledgement until
+// Google's deadline (then it is failed), a refresh until retry.max-attempts
+// (then it completes with the record as it was). A Store A record's job has
+// nothing to do and completes.
+void upkeep_job(caf::event_based_actor* self, validator_deps_ptr deps,
+                retry_scheduler_actor scheduler, model::validation_job job, app_context_ptr app,
+                model::purchase_order_record r, std::shared_ptr<span> root);
+void upkeep_job(caf::event_based_actor* self, validator_deps_ptr deps,
+                retry_scheduler_actor scheduler, model::validation_job job, app_context_ptr app,
+                model::receipt_record r, std::shared_ptr<span> root);
+void upkeep_job(caf::event_based_actor* self, validator_deps_ptr deps,
+                retry_scheduler_actor scheduler, model::validation_job job, app_context_ptr app,
+                model::transaction_record r, std::shared_ptr<span> root);
+
 // Completes the job with the record's verdict, or — still pending — reschedules
 // it with backoff, marking the record failed once attempts run out.
 template <class Record>

@@ -58,7 +58,8 @@ json::object app_json(const model::app& a) {
           {"app_store_private_key_set", !a.app_store_private_key.empty()},
           {"accept_storekit_test_receipts", a.accept_storekit_test_receipts},
           {"transfer_policy", model::to_string(a.transfers)},
-          {"rtdn_token_set", !a.rtdn_token.empty()}};
+          {"rtdn_token_set", !a.rtdn_token.empty()},
+          {"acknowledge_purchases", a.acknowledge_purchases}};
 }
 
 json::object token_json(const db::token_info& t) {
@@ -165,6 +166,8 @@ std::string apply_app_options(const args& a, model::app& app) {
     app.store_a_shared_secret = a.shared_secret;
   if (a.given("accept-storekit-test-receipts"))
     app.accept_storekit_test_receipts = a.accept_storekit_test_receipts;
+  if (a.given("acknowledge-purchases"))
+    app.acknowledge_purchases = a.acknowledge_purchases;
   if (a.given("transfer-policy")) {
     auto policy = model::parse_transfer_policy(a.transfer_policy);
     if (!policy)

@@ -127,6 +127,9 @@ ctl_options::ctl_options() {
     .add(shared_secret, "shared-secret", "App Store shared secret for verifyReceipt")
     .add(accept_storekit_test_receipts, "accept-storekit-test-receipts",
          "accept Xcode StoreKit test receipts (environment xcode, verified locally only)")
+    .add(acknowledge_purchases, "acknowledge-purchases",
+         "receiptd acknowledges the app's validated Play purchases (Google refunds one left "
+         "unacknowledged for three days); =false leaves it to the app")
     .add(transfer_policy, "transfer-policy",
          "a re-upload naming another user_identifier: transfer (previous owners are "
          "recorded), keep (409 bound_to_other_user) or reject_after=N")

@@ -47,6 +47,7 @@ public:
   std::string name, bundle_id, package_name, license_key, license_key_file, service_account_file,
     shared_secret;
   bool accept_storekit_test_receipts = false;
+  bool acknowledge_purchases = false; // issue 9: receiptd acknowledges Play purchases
   std::string transfer_policy = "transfer";
   // App Store Server API credentials (issue 8).
   std::string app_store_issuer_id, app_store_key_id, app_store_private_key_file;

@@ -14,6 +14,7 @@
 #include "actors/log.hpp"
 #include "actors/persistence.hpp"
 #include "actors/retry_scheduler.hpp"
+#include "actors/upkeep.hpp"
 #include "actors/webhook_dispatcher.hpp"
 #include "actors/store_a_client.hpp"
 #include "actors/store_b_client.hpp"
@@ -178,12 +179,15 @@ int main(int argc, char** argv) {
     auto webhooks = actors::spawn_webhook_dispatcher(
       sys, s.webhooks, instance,
       {.persistence = persistence, .transport = &outbound, .trace = &trace, .clock = &clock});
+    auto upkeep
+      = actors::spawn_upkeep(sys, s.store_b, s.retry.lease, instance,
+                             {.persistence = persistence, .store_b = store_b, .clock = &clock});
 
     auto stop_actors = [&] {
-      for (auto a :
-           {caf::actor_cast<caf::actor>(retry), caf::actor_cast<caf::actor>(webhooks),
-            caf::actor_cast<caf::actor>(supervisor), caf::actor_cast<caf::actor>(store_a),
-            caf::actor_cast<caf::actor>(store_b), caf::actor_cast<caf::actor>(persistence)})
+      for (auto a : {caf::actor_cast<caf::actor>(retry), caf::actor_cast<caf::actor>(webhooks),
+                     caf::actor_cast<caf::actor>(upkeep), caf::actor_cast<caf::actor>(supervisor),
+                     caf::actor_cast<caf::actor>(store_a), caf::actor_cast<caf::actor>(store_b),
+                     caf::actor_cast<caf::actor>(persistence)})
         caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     };
 

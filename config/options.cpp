@@ -255,7 +255,19 @@ receiptd_config::receiptd_config() {
     .add(s.store_b.max_queued, "max-queued",
          "Play API calls waiting for a free slot; beyond it the upload is stored pending (206)")
     .add(s.store_b.token_refresh_margin, "token-refresh-margin",
-         "refresh an OAuth access token this long before it expires", milliseconds(0));
+         "refresh an OAuth access token this long before it expires", milliseconds(0))
+    .add(s.store_b.voided_purchases, "voided-purchases",
+         "poll each app's Play voided purchases list and mark the refunded purchase orders")
+    .add(s.store_b.voided_purchases_interval, "voided-purchases-interval",
+         "how often each app's voided purchases list is read", milliseconds(1000))
+    .add(s.store_b.voided_purchases_page_size, "voided-purchases-page-size",
+         "voided purchases asked for per page (Google allows 1000)", 1, 1000)
+    .add(s.store_b.refresh_interval, "refresh-interval",
+         "how often validated subscriptions whose expiry has passed are asked again (0: never); "
+         "one is not asked again sooner",
+         milliseconds(0))
+    .add(s.store_b.refresh_batch, "refresh-batch", "subscriptions given a refresh job per sweep", 1,
+         100000);
   section{*this, "retry"}
     .add(s.retry.initial, "initial", "first revalidation delay (full jitter below it)")
     .add(s.retry.max, "max", "largest revalidation delay")

@@ -81,6 +81,13 @@ struct store_b_settings {
   std::size_t max_concurrent = 4096;
   std::size_t max_queued = 4096; // calls waiting for one of max_concurrent
   milliseconds token_refresh_margin = 5min;
+  // Play upkeep (issue 9): each app's voided purchases list, polled this often;
+  // validated subscriptions whose expiry passed, refreshed (0: never).
+  bool voided_purchases = true;
+  milliseconds voided_purchases_interval = 15min;
+  std::size_t voided_purchases_page_size = 1000;
+  milliseconds refresh_interval = 1h;
+  std::size_t refresh_batch = 100;
 };
 
 struct retry_settings {

@@ -42,6 +42,7 @@ void app_row::assign(const model::app& a) {
   accept_storekit_test_receipts = to_flag(a.accept_storekit_test_receipts);
   transfer_policy = model::to_string(a.transfers);
   rtdn_token = a.rtdn_token;
+  acknowledge_purchases = to_flag(a.acknowledge_purchases);
 }
 
 model::app app_row::app() const {
@@ -62,6 +63,7 @@ model::app app_row::app() const {
     throw corrupt_row("unknown transfer_policy '" + transfer_policy + "'");
   a.transfers = *policy;
   a.rtdn_token = rtdn_token;
+  a.acknowledge_purchases = acknowledge_purchases != 0;
   a.has_webhooks = has_webhooks != 0;
   return a;
 }

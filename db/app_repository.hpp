@@ -27,6 +27,7 @@ struct app_row {
   int accept_storekit_test_receipts = 0;
   std::string transfer_policy = "transfer";
   std::string rtdn_token;
+  int acknowledge_purchases = 0;
   int has_webhooks = 0; // computed by the SELECTs, never written
 
   template <class F>
@@ -47,6 +48,7 @@ struct app_row {
     f("accept_storekit_test_receipts", accept_storekit_test_receipts);
     f("transfer_policy", transfer_policy);
     f("rtdn_token", rtdn_token);
+    f("acknowledge_purchases", acknowledge_purchases);
   }
   // What INSERT writes.
   template <class F>

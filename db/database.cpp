@@ -111,6 +111,12 @@ notification_repository& sql_database::notifications() {
   return *notifications_;
 }
 
+upkeep_repository& sql_database::upkeep() {
+  if (!upkeep_)
+    upkeep_ = std::make_unique<upkeep_repository>(conn());
+  return *upkeep_;
+}
+
 outbox sql_database::make_outbox() {
   return outbox([this]() -> webhook_repository& { return webhooks(); });
 }
@@ -123,6 +129,7 @@ void sql_database::drop_statements() noexcept {
   jobs_.reset();
   webhooks_.reset();
   notifications_.reset();
+  upkeep_.reset();
 }
 
 void sql_database::drop_session() noexcept {

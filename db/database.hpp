@@ -28,6 +28,7 @@
 #include "model/records.hpp"
 #include "model/store_a/notification.hpp"
 #include "model/store_b/rtdn.hpp"
+#include "model/store_b/voided_poll.hpp"
 #include "model/webhooks.hpp"
 
 namespace receiptd::db {
@@ -194,6 +195,38 @@ public:
   apply_store_b_notification(const std::string& app_id, const model::store_b::rtdn& n,
                              const std::optional<model::purchase_order_record>& updated,
                              model::unix_ms now)
+    = 0;
+
+  // ---- Play upkeep (issue 9) -------------------------------------------------
+  // The scheduled refresh's sweep: gives a job, due at `now`, to up to `limit`
+  // validated Play subscriptions whose expiry_time is before `now`, whose
+  // subscription_state is not final (model::store_b::is_final_subscription_state),
+  // that are not voided, were last updated before `stale_before` and have no job
+  // (oldest expiry first). Returns how many got one.
+  virtual model::result<int> enqueue_refreshes(model::unix_ms now, model::unix_ms stale_before,
+                                               int limit)
+    = 0;
+  // Voided purchases polls: every app with a package name and a service account
+  // has one (made on the first claim after the app has both, its first window as
+  // far back as Google allows). Claims up to `limit` polls due at `now` whose
+  // lease is free or expired, leasing them to `owner` until lease_until
+  // (version bumped), each with its app.
+  virtual model::result<std::vector<model::store_b::claimed_voided_poll>>
+  claim_voided_polls(const std::string& owner, model::unix_ms now, model::unix_ms lease_until,
+                     int limit)
+    = 0;
+  // In one transaction, fenced by the claim (owner and version; none when it
+  // was overtaken, and then nothing is written): every purchase order of the
+  // app whose purchase token the page names gets model::store_b::apply_voided,
+  // and each one that changed is updated (updated_at = now) with an event
+  // (purchase_order.updated) for each wanting endpoint; then the poll's cursor,
+  // next_poll_at and last_error are stored as `poll` has them, its lease going
+  // on until keep_lease_until or, when none (the last page), ending. Returns
+  // how many purchase orders changed.
+  virtual model::result<std::optional<int>>
+  apply_voided_page(const std::string& owner, const model::store_b::voided_poll& poll,
+                    const std::vector<model::store_b::voided_purchase>& page, model::unix_ms now,
+                    std::optional<model::unix_ms> keep_lease_until)
     = 0;
 
   // ---- webhooks (issue 9) ---------------------------------------------------

@@ -107,6 +107,14 @@ void purchase_order_row::assign(const model::purchase_order_record& r) {
   expiry_time.set(r.purchase.expiry_time);
   subscription_state.set(r.purchase.subscription_state);
   is_test = to_flag(r.purchase.is_test);
+  voided_time.set(r.purchase.voided_time);
+  voided_reason.set(r.purchase.voided_reason);
+  voided_source.set(r.purchase.voided_source);
+  voided_quantity.set(r.purchase.voided_quantity);
+  std::optional<std::string> acknowledgement;
+  if (r.acknowledgement)
+    acknowledgement = std::string(to_string(*r.acknowledgement));
+  acknowledgement_state.set(acknowledgement);
 }
 
 model::purchase_order_record purchase_order_row::record() const {
@@ -130,6 +138,13 @@ model::purchase_order_record purchase_order_row::record() const {
   r.purchase.expiry_time = expiry_time.get<model::unix_ms>();
   r.purchase.subscription_state = subscription_state.get();
   r.purchase.is_test = is_test != 0;
+  r.purchase.voided_time = voided_time.get<model::unix_ms>();
+  r.purchase.voided_reason = voided_reason.get();
+  r.purchase.voided_source = voided_source.get();
+  r.purchase.voided_quantity = voided_quantity.get();
+  if (auto text = acknowledgement_state.get())
+    r.acknowledgement
+      = parse_column(model::parse_acknowledgement_state(*text), "acknowledgement_state", *text);
   return r;
 }
 

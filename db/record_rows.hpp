@@ -46,6 +46,11 @@ struct purchase_order_row {
   nullable<long long> expiry_time;
   nullable<std::string> subscription_state;
   int is_test = 0;
+  nullable<long long> voided_time;
+  nullable<int> voided_reason;
+  nullable<int> voided_source;
+  nullable<int> voided_quantity;
+  nullable<std::string> acknowledgement_state;
   std::string validation_state;
   std::string store_detail;
   long long updated_at = 0;
@@ -83,6 +88,11 @@ struct purchase_order_row {
     f("expiry_time", expiry_time);
     f("subscription_state", subscription_state);
     f("is_test", is_test);
+    f("voided_time", voided_time);
+    f("voided_reason", voided_reason);
+    f("voided_source", voided_source);
+    f("voided_quantity", voided_quantity);
+    f("acknowledgement_state", acknowledgement_state);
     f("validation_state", validation_state);
     f("store_detail", store_detail);
     f("updated_at", updated_at);

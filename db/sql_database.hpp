@@ -24,6 +24,7 @@
 #include "db/notification_repository.hpp"
 #include "db/purchase_order_repository.hpp"
 #include "db/receipt_repository.hpp"
+#include "db/upkeep_repository.hpp"
 #include "db/webhook_repository.hpp"
 
 namespace receiptd::db {
@@ -105,6 +106,16 @@ public:
                                                                        int limit) override;
   model::result<bool> finish_delivery(const model::webhook_delivery& d) override;
 
+  model::result<int> enqueue_refreshes(model::unix_ms now, model::unix_ms stale_before,
+                                       int limit) override;
+  model::result<std::vector<model::store_b::claimed_voided_poll>>
+  claim_voided_polls(const std::string& owner, model::unix_ms now, model::unix_ms lease_until,
+                     int limit) override;
+  model::result<std::optional<int>>
+  apply_voided_page(const std::string& owner, const model::store_b::voided_poll& poll,
+                    const std::vector<model::store_b::voided_purchase>& page, model::unix_ms now,
+                    std::optional<model::unix_ms> keep_lease_until) override;
+
 private:
   // Runs one public call: converts exceptions to model::error and recovers the session.
   template <class T, class Body>
@@ -122,6 +133,7 @@ private:
   job_queue& jobs();
   webhook_repository& webhooks();
   notification_repository& notifications();
+  upkeep_repository& upkeep();
   // The outbox of a write transaction about to start (db/webhook_repository.hpp).
   outbox make_outbox();
   // Also after a statement threw on a healthy session: SOCI 4.0.3's PostgreSQL
@@ -157,6 +169,7 @@ private:
   std::unique_ptr<job_queue> jobs_;
   std::unique_ptr<webhook_repository> webhooks_;
   std::unique_ptr<notification_repository> notifications_;
+  std::unique_ptr<upkeep_repository> upkeep_;
 };
 
 template <class T, class Body>

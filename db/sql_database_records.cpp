@@ -21,10 +21,17 @@ constexpr model::record_kind kind_of(const model::transaction_record&) {
   return model::record_kind::store_a_transaction;
 }
 
-// A re-upload does not write the notified columns (db/record_rows.hpp): the saved
-// record shows them as stored.
-void keep_notified(model::purchase_order_record&, const model::purchase_order_record&) {}
-void keep_notified(model::receipt_record&, const model::receipt_record&) {}
+// What notifications and the voided purchases poll wrote survives a re-upload
+// and a completed job, whose records know nothing of it: the transactions'
+// notified columns, which a re-upload does not write (db/record_rows.hpp), as
+// stored; a receipt's cancellations and a Play purchase's voiding when the
+// change does not say them.
+void keep_notified(model::purchase_order_record& out, const model::purchase_order_record& stored) {
+  model::keep_notified(out.purchase, stored.purchase);
+}
+void keep_notified(model::receipt_record& out, const model::receipt_record& stored) {
+  model::keep_notified(out.in_app_purchases, stored.in_app_purchases);
+}
 void keep_notified(model::transaction_record& out, const model::transaction_record& stored) {
   auto& t = out.transaction;
   const auto& s = stored.transaction;
@@ -78,7 +85,7 @@ saved<Record> sql_database::save_in_transaction(Repo& repo, const Record& incomi
   if (fresh.record.id.empty())
     fresh.record.id = model::make_uuid();
   if (repo.insert(fresh.record)) {
-    if (fresh.record.state == model::validation_state::pending)
+    if (model::needs_job(fresh.record))
       queue.ensure(kind_of(fresh.record), fresh.record.id, fresh.record.app_id, first_attempt_at);
     if (incoming.terms.announce)
       announce<Record>(box, nullptr, fresh.record);
@@ -90,7 +97,7 @@ saved<Record> sql_database::save_in_transaction(Repo& repo, const Record& incomi
   saved<Record> out{model::merge_reupload(*existing, incoming), false};
   keep_notified(out.record, *existing);
   repo.update(out.record);
-  if (out.record.state == model::validation_state::pending)
+  if (model::needs_job(out.record))
     queue.ensure(kind_of(out.record), out.record.id, out.record.app_id, first_attempt_at);
   else
     queue.remove(kind_of(out.record), out.record.id);
@@ -143,7 +150,7 @@ any_record sql_database::save_item(const batch_save& item, outbox& box) {
 // into it: the same record.
 std::optional<any_record> sql_database::insert_alone(const batch_save& item) {
   auto* order = std::get_if<model::purchase_order_record>(&item.record);
-  if (!order || order->state == model::validation_state::pending || order->terms.announce)
+  if (!order || model::needs_job(*order) || order->terms.announce)
     return std::nullopt;
   auto fresh = *order;
   if (fresh.id.empty())
@@ -254,20 +261,31 @@ bool sql_database::complete_record_job(Repo& repo, const model::validation_job& 
   // Record first, then job: the lock order of save_*, so the two cannot deadlock.
   if (!repo.lock(job.record_id))
     throw std::runtime_error("job " + job.id + " points to a missing record " + job.record_id);
-  if (!queue.remove_fenced(job))
+  // The record as stored now: what notifications or the voided purchases poll
+  // wrote since the job was claimed is kept (keep_notified).
+  auto stored = repo.find(job.record_id);
+  if (!stored)
+    throw std::runtime_error("job " + job.id + " points to a missing record " + job.record_id);
+  auto merged = updated;
+  keep_notified(merged, *stored);
+  // A record that still needs its job (a Play acknowledgement to make once it
+  // is validated) keeps it, due now with its attempts back to 0; fenced as the
+  // removal would be.
+  auto next = job;
+  next.attempts = 0;
+  next.next_attempt_at = merged.updated_at;
+  next.last_error.clear();
+  if (!(model::needs_job(merged) ? queue.reschedule_fenced(next) : queue.remove_fenced(job)))
     return false; // overtaken by a later claim, or the record was settled by a re-upload
   // The outbox: a revalidation's outcome is an update of the record, told to the
   // app's endpoints that want it, whatever the upload announced. Its resources
-  // are read as stored, before and after, only when one does.
+  // are the record as stored, before and after.
   auto box = make_outbox();
   auto kind = kind_of(updated);
-  std::optional<Record> before;
+  repo.update_verdict(merged);
   if (box.wanted(job.app_id, model::event_for(kind, false)))
-    before = repo.find(job.record_id);
-  repo.update_verdict(updated);
-  if (before)
     if (auto after = repo.find(job.record_id))
-      box.announce(model::resource_json(*before), model::resource_json(*after), kind, job.app_id,
+      box.announce(model::resource_json(*stored), model::resource_json(*after), kind, job.app_id,
                    job.record_id, after->updated_at);
   tx.commit();
   return true;

@@ -29,6 +29,9 @@ struct app {
   // URL's ?token=, compared in constant time; empty until `receiptctl app
   // rtdn-url` makes one (then pushes are refused: 401).
   std::string rtdn_token;
+  // Play purchases validated for this app are acknowledged by receiptd (issue 9,
+  // model/store_b/acknowledgement.hpp); off: the app acknowledges them itself.
+  bool acknowledge_purchases = false;
   // Read, never written: the app has at least one webhook endpoint (issue 9).
   // A change to its endpoints bumps the auth revision, so a cached app learns of
   // it within auth.revocation-check.

@@ -1,5 +1,7 @@
 #include "model/records.hpp"
 
+#include <iterator>
+
 namespace receiptd::model {
 
 std::string_view to_string(receipt_style x) {
@@ -56,6 +58,23 @@ std::string_view to_string(purchase_state x) {
 
 purchase_state parse_purchase_state(std::string_view text) {
   return parse_name<purchase_state>(purchase_state_names, text);
+}
+
+namespace {
+
+constexpr std::string_view acknowledgement_state_names[] = {"pending", "acknowledged", "failed"};
+
+} // namespace
+
+std::string_view to_string(acknowledgement_state x) {
+  return acknowledgement_state_names[static_cast<std::size_t>(x)];
+}
+
+std::optional<acknowledgement_state> parse_acknowledgement_state(std::string_view text) {
+  for (std::size_t i = 0; i < std::size(acknowledgement_state_names); ++i)
+    if (acknowledgement_state_names[i] == text)
+      return static_cast<acknowledgement_state>(i);
+  return std::nullopt;
 }
 
 std::optional<record_kind> parse_record_kind(std::string_view text) {
@@ -196,6 +215,53 @@ void keep_notified(std::vector<apple_in_app_purchase>& now,
   }
 }
 
+void keep_notified(play_purchase& now, const play_purchase& before) {
+  // The voided fields travel together: they are one entry of Play's list.
+  if (!now.voided_time && before.voided_time) {
+    now.voided_time = before.voided_time;
+    now.voided_reason = before.voided_reason;
+    now.voided_source = before.voided_source;
+    now.voided_quantity = before.voided_quantity;
+  }
+  if (now.voided_time)
+    now.purchase_state = purchase_state::refunded;
+}
+
+namespace {
+
+bool acknowledgement_due(const purchase_order_record& r) {
+  return r.state == validation_state::validated
+    && r.acknowledgement == acknowledgement_state::pending;
+}
+
+} // namespace
+
+job_purpose purpose_of(const purchase_order_record& r) {
+  if (r.state == validation_state::pending)
+    return job_purpose::revalidate;
+  return acknowledgement_due(r) ? job_purpose::acknowledge : job_purpose::refresh;
+}
+
+job_purpose purpose_of(const receipt_record& r) {
+  return r.state == validation_state::pending ? job_purpose::revalidate : job_purpose::refresh;
+}
+
+job_purpose purpose_of(const transaction_record& r) {
+  return r.state == validation_state::pending ? job_purpose::revalidate : job_purpose::refresh;
+}
+
+bool needs_job(const purchase_order_record& r) {
+  return r.state == validation_state::pending || acknowledgement_due(r);
+}
+
+bool needs_job(const receipt_record& r) {
+  return r.state == validation_state::pending;
+}
+
+bool needs_job(const transaction_record& r) {
+  return r.state == validation_state::pending;
+}
+
 bool rejected_locally(validation_state state, fraud_reason reason) {
   return state == validation_state::rejected && reason != fraud_reason::none
     && reason != fraud_reason::store_rejected;
@@ -224,6 +290,12 @@ purchase_order_record merge_reupload(const purchase_order_record& existing,
   }
   if (!out.order_id)
     out.order_id = existing.order_id;
+  keep_notified(out.purchase, existing.purchase);
+  // What receiptd did about acknowledging survives an upload that says nothing
+  // of it; an acknowledged purchase is never put back to pending (Play refuses
+  // a second acknowledgement: 400 invalidPurchaseState).
+  if (!out.acknowledgement || existing.acknowledgement == acknowledgement_state::acknowledged)
+    out.acknowledgement = existing.acknowledgement;
   return out;
 }
 

@@ -50,6 +50,15 @@ enum class purchase_state { unknown, purchased, cancelled, refunded, pending };
 std::string_view to_string(purchase_state x);
 purchase_state parse_purchase_state(std::string_view text); // unknown for any other text
 
+// Whether receiptd acknowledges a Play purchase for the app (issue 9): it will
+// (a job is due), it did or Play says it is, or it gave up (Google's three-day
+// deadline passed, the attempts ran out or Play refused it). None: receiptd
+// leaves it to the app (the app does not enable it, or the purchase is not one
+// to acknowledge).
+enum class acknowledgement_state { pending, acknowledged, failed };
+std::string_view to_string(acknowledgement_state x);
+std::optional<acknowledgement_state> parse_acknowledgement_state(std::string_view text);
+
 // The in_app_purchase resource of a purchase order: purchase data, then the
 // Play Developer API's answer where it says more.
 struct play_purchase {
@@ -63,6 +72,14 @@ struct play_purchase {
   std::optional<unix_ms> expiry_time;            // subscriptions
   std::optional<std::string> subscription_state; // subscriptionsv2 "SUBSCRIPTION_STATE_…"
   bool is_test = false;                          // purchaseType 0 / testPurchase
+  // Refunded or charged back, as Play's voided purchases list says (issue 9):
+  // when, why (voidedReason 0–7), by whom (voidedSource 0 user, 1 developer,
+  // 2 Google) and, for a quantity-based partial refund, how many. A voided
+  // purchase's purchase_state is refunded whatever the API's purchase says.
+  std::optional<unix_ms> voided_time;
+  std::optional<int> voided_reason;
+  std::optional<int> voided_source;
+  std::optional<int> voided_quantity;
 };
 
 struct purchase_order_record {
@@ -84,6 +101,8 @@ struct purchase_order_record {
   std::string store_detail; // last store answer in a few words (not in the resource)
   previous_owners previous_users;
   upload_terms terms;
+  // Play acknowledgement by receiptd (model/store_b/acknowledgement.hpp).
+  std::optional<acknowledgement_state> acknowledgement;
 
   bool is_fraud() const { return fraud != fraud_reason::none; }
 };
@@ -228,6 +247,9 @@ struct validation_job {
 // unchanged. Only a record that proves its purchase (validated, or signed and not
 // fraud) binds a product or a user: a forged, store-rejected or unconfirmed
 // legacy first upload cannot squat a purchase token.
+// A purchase order keeps what Play's voided list told (keep_notified) and
+// receiptd's acknowledgement when the upload brings none; an acknowledged one
+// stays acknowledged.
 purchase_order_record merge_reupload(const purchase_order_record& existing,
                                      const purchase_order_record& incoming);
 receipt_record merge_reupload(const receipt_record& existing, const receipt_record& incoming);
@@ -241,6 +263,24 @@ transaction_record merge_reupload(const transaction_record& existing,
 void keep_notified(apple_transaction& now, const apple_transaction& before, bool revocation);
 void keep_notified(std::vector<apple_in_app_purchase>& now,
                    const std::vector<apple_in_app_purchase>& before);
+// A voided Play purchase stays voided: `now`, when it has no voided_time, takes
+// the voided fields from `before` (all four: they are one entry of Play's list,
+// never mixed with another), and a voided purchase's purchase_state is refunded.
+void keep_notified(play_purchase& now, const play_purchase& before);
+
+// What a record's job is for: a pending record is revalidated; a validated Play
+// purchase whose acknowledgement is pending is acknowledged; any other record
+// with a job (the scheduled refresh gives one to a subscription whose expiry
+// has passed) is refreshed: asked again without being downgraded.
+enum class job_purpose { revalidate, acknowledge, refresh };
+job_purpose purpose_of(const purchase_order_record& r);
+job_purpose purpose_of(const receipt_record& r);
+job_purpose purpose_of(const transaction_record& r);
+// Whether the record keeps a job after this save or completion: pending, or a
+// Play acknowledgement still to make.
+bool needs_job(const purchase_order_record& r);
+bool needs_job(const receipt_record& r);
+bool needs_job(const transaction_record& r);
 
 // Whether `incoming` failed on its own proof, before any store was asked.
 bool rejected_locally(validation_state state, fraud_reason reason);

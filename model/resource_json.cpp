@@ -118,6 +118,12 @@ json::object in_app_purchase_json(const play_purchase& p) {
     {"quantity", opt_value(p.quantity)},
     {"purchased_at", timestamp_json(p.purchase_time)},
     {"expires_at", timestamp_json(p.expiry_time)},
+    // Refunded or charged back, as Play's voided purchases list says (issue 9):
+    // voidedReason, voidedSource and voidedQuantity by Play's numbers.
+    {"voided_at", timestamp_json(p.voided_time)},
+    {"voided_reason", opt_value(p.voided_reason)},
+    {"voided_source", opt_value(p.voided_source)},
+    {"voided_quantity", opt_value(p.voided_quantity)},
     {"acknowledged", opt_value(p.acknowledged)},
     {"auto_renewing", opt_value(p.auto_renewing)},
     {"subscription_state", opt(p.subscription_state)},
@@ -152,6 +158,9 @@ json::object purchase_order_json(const purchase_order_record& r) {
   o["is_legacy"] = r.is_legacy;
   o["purchase_token"] = r.purchase_token;
   o["order_id"] = opt(r.order_id);
+  // What receiptd did about acknowledging the purchase (issue 9); null: the app's part.
+  o["acknowledgement_state"]
+    = r.acknowledgement ? json::value(to_string(*r.acknowledgement)) : json::value(nullptr);
   o["in_app_purchase"] = in_app_purchase_json(r.purchase);
   return o;
 }

@@ -136,6 +136,8 @@ store_verdict classify_purchase_response(purchase_api api, int status, std::stri
       enrich_product(doc.get_object(), purchase, v);
     else
       enrich_subscription(doc.get_object(), purchase, v);
+    if (purchase.voided_time) // Play's voided list said so: the API's state does not undo it
+      purchase.purchase_state = purchase_state::refunded;
     return v;
   }
   if (status == 410) { // purchase gone: an expired subscription, still genuine
@@ -143,6 +145,11 @@ store_verdict classify_purchase_response(purchase_api api, int status, std::stri
     v.detail = "HTTP 410 (gone: expired)";
     purchase.kind
       = api == purchase_api::products ? product_kind::product : product_kind::subscription;
+    // Google forgets a subscription some time after it expired: that is what it is.
+    if (api == purchase_api::subscriptions_v2) {
+      purchase.subscription_state = "SUBSCRIPTION_STATE_EXPIRED";
+      purchase.purchase_state = purchase_state::cancelled;
+    }
     return v;
   }
   if (status == 400 || status == 404) {

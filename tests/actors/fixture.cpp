@@ -103,6 +103,21 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       log->finished.push_back(d);
       return true;
     },
+    [=](refresh_atom, std::int64_t, std::int32_t) {
+      ++log->refresh_sweeps;
+      return std::int32_t{0};
+    },
+    [=](claim_voided_atom, const std::string&, std::int64_t, std::int32_t) {
+      return std::exchange(log->voided_to_claim, {});
+    },
+    [=](apply_voided_atom, const std::string&, const model::store_b::voided_poll& poll,
+        const actors::voided_purchases& page,
+        std::optional<std::int64_t> keep) -> std::optional<std::int32_t> {
+      if (log->apply_voided_overtaken)
+        return std::nullopt;
+      log->voided_pages.push_back({poll, page, keep});
+      return static_cast<std::int32_t>(page.size());
+    },
   };
 }
 
@@ -119,6 +134,21 @@ fake_store_b(store_b_client_actor::stateful_pointer<store_b_fake_state> self,
         self->state.unanswered.push_back(rp);
       return rp;
     },
+    [=](acknowledge_atom, store_b_acknowledge&) {
+      ++self->state.acknowledgements;
+      return self->state.acknowledged;
+    },
+    [=](voided_atom, store_b_voided_query& q) -> caf::result<model::store_b::voided_page> {
+      self->state.voided_queries.push_back(q);
+      auto& pages = self->state.voided_pages;
+      if (pages.empty() && self->state.voided_error)
+        return caf::make_error(caf::sec::runtime_error, *self->state.voided_error);
+      if (pages.empty())
+        return model::store_b::voided_page{};
+      auto page = std::move(pages.front());
+      pages.erase(pages.begin());
+      return page;
+    },
     [=](http_done_atom, http_done&) {},
   };
 }
@@ -132,6 +162,14 @@ holding_store(store_b_client_actor::stateful_pointer<holding_store_state> self,
       auto rp = self->make_response_promise<store_b_answer>();
       self->state.unanswered.push_back(rp);
       return rp;
+    },
+    [=](acknowledge_atom, store_b_acknowledge&) {
+      return caf::result<model::store_b::acknowledge_answer>(
+        caf::make_error(caf::sec::unexpected_message));
+    },
+    [=](voided_atom, store_b_voided_query&) {
+      return caf::result<model::store_b::voided_page>(
+        caf::make_error(caf::sec::unexpected_message));
     },
     [=](http_done_atom, http_done&) {},
   };

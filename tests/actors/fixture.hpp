@@ -70,6 +70,17 @@ struct persistence_log {
   std::vector<model::webhook_delivery> deliveries_to_claim;
   int delivery_claims = 0;
   std::vector<model::webhook_delivery> finished;
+  // The Play upkeep (issue 9): sweeps counted; voided polls handed out by
+  // claims, and the pages applied (fenced: apply_voided_overtaken answers none).
+  int refresh_sweeps = 0;
+  actors::voided_polls voided_to_claim;
+  struct voided_applied {
+    model::store_b::voided_poll poll;
+    actors::voided_purchases page;
+    std::optional<std::int64_t> keep_lease_ms;
+  };
+  std::vector<voided_applied> voided_pages;
+  bool apply_voided_overtaken = false;
 };
 
 actors::persistence_actor::behavior_type fake_persistence(actors::persistence_actor::pointer self,
@@ -78,6 +89,17 @@ actors::persistence_actor::behavior_type fake_persistence(actors::persistence_ac
 struct store_b_fake_state {
   std::vector<caf::typed_response_promise<actors::store_b_answer>> unanswered;
   int checks = 0;
+  // Acknowledgements answer `acknowledged` (done unless a test says otherwise);
+  // voided purchases queries answer the next of `voided_pages` (an empty last
+  // page when none is left).
+  int acknowledgements = 0;
+  model::store_b::acknowledge_answer acknowledged{model::store_b::acknowledge_outcome::done,
+                                                  "HTTP 204"};
+  std::vector<actors::store_b_voided_query> voided_queries;
+  std::vector<model::store_b::voided_page> voided_pages;
+  // When set, a voided purchases query with no page left is answered with this
+  // error (as a Play API failure is) instead of an empty last page.
+  std::optional<std::string> voided_error;
 };
 
 // Answers every check with `verdict`, or never answers when it is nullopt.

@@ -1,5 +1,6 @@
 #include "control.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdint>
@@ -78,6 +79,14 @@ public:
       return ok();
     }
 
+    // GET /control/store_b/purchases/{token}: a registered purchase's state.
+    if (s.size() == 4 && s[1] == "store_b" && s[2] == "purchases") {
+      if (!get)
+        return not_allowed();
+      auto token = percent_decode(s[3], false);
+      return token ? purchase_state(*token) : bad_request("token is not percent-encoded");
+    }
+
     std::optional<store_id> store;
     if (s.size() == 4 && s[1] == "stores" && s[3] == "mode" && (store = parse_store_id(s[2]))) {
       if (get)
@@ -105,6 +114,8 @@ public:
       {"/store_b/token_lifetime", true, &control::token_lifetime},
       {"/store_b/purchases", false, &control::register_purchase},
       {"/store_b/accept_unregistered", true, &control::accept_unregistered},
+      {"/store_b/acknowledge_failures", true, &control::acknowledge_failures},
+      {"/store_b/voided", false, &control::register_voided},
     };
     for (const auto& r : json_routes) {
       if (route != r.path)
@@ -411,6 +422,70 @@ private:
     auto echo_order = p.order_id;
     state_.register_purchase(std::move(p));
     return ok({{"order_id", echo_order}});
+  }
+
+  reply purchase_state(const std::string& token) {
+    auto p = state_.purchase(token);
+    if (!p)
+      return json_reply(404,
+                        boost::json::object{{"error", "no purchase registered with this token"}});
+    return ok({{"package_name", p->package_name},
+               {"product_id", p->product_id},
+               {"kind", p->kind},
+               {"acknowledged", p->acknowledged},
+               {"acknowledge_calls", p->acknowledge_calls},
+               {"purchase_state", p->purchase_state}});
+  }
+
+  // {"count":2,"status":503}: the next `count` acknowledge calls fail; 0 clears.
+  reply acknowledge_failures(const boost::json::object& o) {
+    field_reader f(o);
+    auto count = f.integer("count", 0, 1000000, true);
+    auto status = f.integer("status", 100, 599);
+    if (!f.error().empty())
+      return bad_request(f.error());
+    acknowledge_failure_setting failures{static_cast<int>(*count),
+                                         static_cast<int>(status.value_or(503))};
+    state_.set_acknowledge_failures(failures);
+    return ok({{"count", failures.count}, {"status", failures.status}});
+  }
+
+  // A voided purchase for voidedpurchases.list; defaults come from the purchase
+  // registered under the same token, when there is one.
+  reply register_voided(const boost::json::object& o) {
+    field_reader f(o);
+    play_voided v;
+    auto package = f.text("package_name", true);
+    auto token = f.text("token", true);
+    auto order = f.text("order_id");
+    auto kind = f.text("kind");
+    if (kind && *kind != "product" && *kind != "subscription")
+      f.fail("kind", "must be product or subscription");
+    constexpr std::int64_t max_ms = 253402300799999; // 9999-12-31
+    auto voided_time = f.integer("voided_time_ms", 0, max_ms);
+    auto purchase_time = f.integer("purchase_time_ms", 0, max_ms);
+    // Play's voidedSource (0 user, 1 developer, 2 Google) and voidedReason
+    // (0 other, 1 remorse, 2 not received, 3 defective, 4 accidental purchase,
+    // 5 fraud, 6 friendly fraud, 7 chargeback).
+    v.voided_source = static_cast<int>(f.integer("voided_source", 0, 2).value_or(0));
+    v.voided_reason = static_cast<int>(f.integer("voided_reason", 0, 7).value_or(0));
+    v.voided_quantity = f.integer("voided_quantity", 1, 1000000);
+    if (!f.error().empty())
+      return bad_request(f.error());
+    auto registered = state_.purchase(*token);
+    v.package_name = *package;
+    v.token = *token;
+    v.kind = kind.value_or(registered ? registered->kind : "product");
+    v.voided_time_ms = voided_time.value_or(now_ms());
+    v.purchase_time_ms
+      = purchase_time.value_or(registered ? registered->purchase_time_ms
+                                          : std::max<std::int64_t>(0, v.voided_time_ms - 86400000));
+    if (order)
+      v.order_id = *order;
+    else
+      v.order_id = registered ? registered->order_id : state_.next_voided_order_id();
+    state_.add_voided(std::move(v));
+    return ok();
   }
 
   // {"package_name","kind":"product"|"subscription","test":false,"product_id":"…",

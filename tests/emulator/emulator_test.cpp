@@ -77,11 +77,55 @@ struct store_b_fixture {
     return client.get(emulator.store_b_url(path), headers);
   }
 
+  http_result post_b(const std::string& path, const std::string& body, const std::string& bearer) {
+    std::vector<std::string> headers{"Content-Type: application/json"};
+    if (!bearer.empty())
+      headers.push_back("Authorization: Bearer " + bearer);
+    return client.post(emulator.store_b_url(path), body, headers);
+  }
+
   void register_purchase(json::object o) {
     auto r = client.post(emulator.control_url("/control/store_b/purchases"), json::serialize(o));
     REQUIRE(r.status == 200);
   }
+
+  void register_voided(json::object o) {
+    auto r = client.post(emulator.control_url("/control/store_b/voided"), json::serialize(o));
+    REQUIRE(r.status == 200);
+    CHECK(json::serialize(r.json()) == R"({"ok":true})");
+  }
+
+  // GET /control/store_b/purchases/{token}
+  json::object purchase_state(const std::string& token) {
+    auto r = client.get(emulator.control_url("/control/store_b/purchases/" + url_encode(token)));
+    REQUIRE(r.status == 200);
+    return r.json().as_object();
+  }
+
+  std::uint64_t calls(const std::string& name) {
+    return client.get(emulator.control_url("/control/calls"))
+      .json()
+      .at("store_b")
+      .at(name)
+      .to_number<std::uint64_t>();
+  }
 };
+
+std::string product_ack_path(const std::string& package, const std::string& product,
+                             const std::string& token) {
+  return products_path(package, product, url_encode(token)) + ":acknowledge";
+}
+
+std::string subscription_ack_path(const std::string& package, const std::string& subscription,
+                                  const std::string& token) {
+  return "/androidpublisher/v3/applications/" + package + "/purchases/subscriptions/" + subscription
+    + "/tokens/" + url_encode(token) + ":acknowledge";
+}
+
+std::string voided_path(const std::string& package, const std::string& query = "") {
+  return "/androidpublisher/v3/applications/" + package + "/purchases/voidedpurchases"
+    + (query.empty() ? "" : "?" + query);
+}
 
 std::string google_reason(const http_result& r) {
   return std::string(r.json().at("error").at("errors").at(0).at("reason").as_string());
@@ -122,7 +166,7 @@ TEST_CASE("control: unknown paths, bad JSON, zero counters, store listing") {
   CHECK(calls.content_type.find("application/json") == 0);
   CHECK(
     json::serialize(calls.json())
-    == R"({"store_a":{"production":0,"sandbox":0,"server_api_production":0,"server_api_sandbox":0,"server_api_unauthorized":0},"store_b":{"token":0,"products":0,"subscriptionsv2":0}})");
+    == R"({"store_a":{"production":0,"sandbox":0,"server_api_production":0,"server_api_sandbox":0,"server_api_unauthorized":0},"store_b":{"token":0,"products":0,"subscriptionsv2":0,"acknowledge":0,"voidedpurchases":0}})");
 
   auto stores = client.get(emulator.control_url("/control/stores")).json();
   CHECK(stores.at("store_a").at("mode").as_string() == "up");
@@ -410,6 +454,391 @@ TEST_CASE("store_b accept_unregistered: any token of a package is a valid purcha
     CHECK(f.client.put(control, R"({"package_name":"p","kind":"book"})").status == 400);
     CHECK(f.client.put(control, R"({"package_name":"p","test":"yes"})").status == 400);
     CHECK(f.client.get(control).status == 405);
+  }
+}
+
+TEST_CASE("store_b acknowledge: products and subscriptions") {
+  store_b_fixture f;
+  const std::string pkg = "com.example.game";
+  // Play tokens are opaque; this one needs percent-encoding in the path.
+  const std::string product_token = "tok/product+1=";
+  f.register_purchase({{"package_name", pkg},
+                       {"product_id", "gems_100"},
+                       {"token", product_token},
+                       {"acknowledged", false}});
+  f.register_purchase({{"package_name", pkg},
+                       {"product_id", "premium_monthly"},
+                       {"token", "tok-sub"},
+                       {"kind", "subscription"},
+                       {"acknowledged", false},
+                       {"expiry_ms", 4102444800000}});
+  const auto product_get = products_path(pkg, "gems_100", url_encode(product_token));
+  const auto product_ack = product_ack_path(pkg, "gems_100", product_token);
+  const auto subscription_ack = subscription_ack_path(pkg, "premium_monthly", "tok-sub");
+
+  SECTION("a product: 200 with an empty body, then acknowledged in products.get") {
+    REQUIRE(f.get_b(product_get, f.access_token).json().at("acknowledgementState").as_int64() == 0);
+    auto r = f.post_b(product_ack, R"({"developerPayload":"order 42"})", f.access_token);
+    CHECK(r.status == 200);
+    CHECK(r.body.empty());
+    auto o = f.get_b(product_get, f.access_token).json().as_object();
+    CHECK(o.at("acknowledgementState").as_int64() == 1);
+    CHECK(o.at("developerPayload").as_string() == "order 42");
+    auto state = f.purchase_state(product_token);
+    CHECK(state.at("ok").as_bool());
+    CHECK(state.at("package_name").as_string() == pkg);
+    CHECK(state.at("product_id").as_string() == "gems_100");
+    CHECK(state.at("kind").as_string() == "product");
+    CHECK(state.at("acknowledged").as_bool());
+    CHECK(state.at("acknowledge_calls").as_int64() == 1);
+    CHECK(state.at("purchase_state").as_int64() == 0);
+
+    // Idempotent: again 200, still acknowledged, the call counted.
+    auto again = f.post_b(product_ack, "", f.access_token);
+    CHECK(again.status == 200);
+    CHECK(again.body.empty());
+    CHECK(f.purchase_state(product_token).at("acknowledged").as_bool());
+    CHECK(f.purchase_state(product_token).at("acknowledge_calls").as_int64() == 2);
+    CHECK(f.post_b(product_ack, "{}", f.access_token).status == 200);
+    CHECK(f.calls("acknowledge") == 3);
+  }
+  SECTION("a subscription: acknowledged in subscriptionsv2.get") {
+    REQUIRE(f.get_b(subscriptions_path(pkg, "tok-sub"), f.access_token)
+              .json()
+              .at("acknowledgementState")
+              .as_string()
+            == "ACKNOWLEDGEMENT_STATE_PENDING");
+    auto r = f.post_b(subscription_ack, "", f.access_token);
+    CHECK(r.status == 200);
+    CHECK(r.body.empty());
+    CHECK(f.get_b(subscriptions_path(pkg, "tok-sub"), f.access_token)
+            .json()
+            .at("acknowledgementState")
+            .as_string()
+          == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED");
+    auto state = f.purchase_state("tok-sub");
+    CHECK(state.at("kind").as_string() == "subscription");
+    CHECK(state.at("acknowledged").as_bool());
+    CHECK(state.at("acknowledge_calls").as_int64() == 1);
+  }
+  SECTION("unknown token, other package / product / kind: 404, nothing changes") {
+    for (const auto& path : {product_ack_path(pkg, "gems_100", "tok-nobody"),
+                             product_ack_path("com.other", "gems_100", product_token),
+                             product_ack_path(pkg, "gems_500", product_token),
+                             subscription_ack_path(pkg, "gems_100", product_token),
+                             product_ack_path(pkg, "premium_monthly", "tok-sub"),
+                             subscription_ack_path(pkg, "premium_yearly", "tok-sub")}) {
+      auto r = f.post_b(path, "", f.access_token);
+      CHECK(r.status == 404);
+      CHECK(r.json().at("error").at("status").as_string() == "NOT_FOUND");
+    }
+    CHECK_FALSE(f.purchase_state(product_token).at("acknowledged").as_bool());
+    CHECK_FALSE(f.purchase_state("tok-sub").at("acknowledged").as_bool());
+    auto missing = f.client.get(f.emulator.control_url("/control/store_b/purchases/tok-nobody"));
+    CHECK(missing.status == 404);
+    CHECK(missing.json().at("error").is_string());
+    CHECK(f.calls("acknowledge") == 6);
+  }
+  SECTION("a cancelled product, a pending subscription: 400, not acknowledged") {
+    f.register_purchase({{"package_name", pkg},
+                         {"product_id", "gems_100"},
+                         {"token", "tok-cancelled"},
+                         {"purchase_state", 1},
+                         {"acknowledged", false}});
+    f.register_purchase({{"package_name", pkg},
+                         {"product_id", "premium_monthly"},
+                         {"token", "tok-pending"},
+                         {"kind", "subscription"},
+                         {"purchase_state", 2},
+                         {"acknowledged", false}});
+    auto cancelled
+      = f.post_b(product_ack_path(pkg, "gems_100", "tok-cancelled"), "", f.access_token);
+    CHECK(cancelled.status == 400);
+    CHECK(cancelled.json().at("error").at("message").as_string()
+          == "The purchase is not in a valid state to perform the desired operation.");
+    CHECK(cancelled.json().at("error").at("status").as_string() == "INVALID_ARGUMENT");
+    CHECK(f.post_b(subscription_ack_path(pkg, "premium_monthly", "tok-pending"), "", f.access_token)
+            .status
+          == 400);
+    auto state = f.purchase_state("tok-cancelled");
+    CHECK_FALSE(state.at("acknowledged").as_bool());
+    CHECK(state.at("acknowledge_calls").as_int64() == 1);
+    CHECK(state.at("purchase_state").as_int64() == 1);
+    CHECK_FALSE(f.purchase_state("tok-pending").at("acknowledged").as_bool());
+  }
+  SECTION("without a valid bearer: 401, nothing changes") {
+    for (auto bearer : {std::string(), std::string("ya29.made-up")}) {
+      auto r = f.post_b(product_ack, "", bearer);
+      CHECK(r.status == 401);
+      CHECK(r.json().at("error").at("status").as_string() == "UNAUTHENTICATED");
+    }
+    CHECK_FALSE(f.purchase_state(product_token).at("acknowledged").as_bool());
+    CHECK(f.purchase_state(product_token).at("acknowledge_calls").as_int64() == 0);
+  }
+  SECTION("injected failures, then success") {
+    auto control = f.emulator.control_url("/control/store_b/acknowledge_failures");
+    auto set = f.client.post(control, R"({"count":2,"status":503})");
+    REQUIRE(set.status == 200);
+    CHECK(json::serialize(set.json()) == R"({"count":2,"status":503,"ok":true})");
+    for (int i = 0; i < 2; ++i) {
+      auto r = f.post_b(product_ack, "", f.access_token);
+      CHECK(r.status == 503);
+      CHECK(r.json().at("error").at("code").as_int64() == 503);
+      CHECK_FALSE(f.purchase_state(product_token).at("acknowledged").as_bool());
+    }
+    CHECK(f.post_b(product_ack, "", f.access_token).status == 200);
+    auto state = f.purchase_state(product_token);
+    CHECK(state.at("acknowledged").as_bool());
+    CHECK(state.at("acknowledge_calls").as_int64() == 3);
+
+    // Any purchase, status default 503, count 0 clears.
+    REQUIRE(f.client.put(control, R"({"count":1,"status":429})").status == 200);
+    CHECK(f.post_b(subscription_ack, "", f.access_token).status == 429);
+    CHECK_FALSE(f.purchase_state("tok-sub").at("acknowledged").as_bool());
+    CHECK(f.client.post(control, R"({"count":5})").json().at("status").as_int64() == 503);
+    REQUIRE(f.client.post(control, R"({"count":0})").status == 200);
+    CHECK(f.post_b(subscription_ack, "", f.access_token).status == 200);
+    CHECK(f.calls("acknowledge") == 5);
+
+    CHECK(f.client.post(control, R"({"status":503})").status == 400);
+    CHECK(f.client.post(control, R"({"count":1,"status":600})").status == 400);
+    CHECK(f.client.post(control, R"({"count":-1})").status == 400);
+  }
+  SECTION("reset forgets injected failures") {
+    REQUIRE(
+      f.client
+        .post(f.emulator.control_url("/control/store_b/acknowledge_failures"), R"({"count":3})")
+        .status
+      == 200);
+    REQUIRE(f.client.post(f.emulator.control_url("/control/reset"), "").status == 200);
+    REQUIRE(f.client
+              .post(f.emulator.control_url("/control/store_b/service_accounts"),
+                    json::serialize(json::object{{"client_email", service_email},
+                                                 {"public_key_pem", f.key.public_pem()}}))
+              .status
+            == 200);
+    auto token
+      = f.request_token(make_jwt(f.key, service_account_claims(service_email, f.token_url())));
+    REQUIRE(token.status == 200);
+    auto fresh = std::string(token.json().at("access_token").as_string());
+    f.register_purchase({{"package_name", pkg},
+                         {"product_id", "gems_100"},
+                         {"token", product_token},
+                         {"acknowledged", false}});
+    CHECK(f.post_b(product_ack, "", fresh).status == 200);
+  }
+  SECTION("the GET overrides do not apply; bodies, methods and modes") {
+    f.register_purchase({{"package_name", pkg},
+                         {"product_id", "gems_100"},
+                         {"token", "tok-override"},
+                         {"acknowledged", false},
+                         {"http_status", 410}});
+    CHECK(f.post_b(product_ack_path(pkg, "gems_100", "tok-override"), "", f.access_token).status
+          == 200);
+    CHECK(f.purchase_state("tok-override").at("acknowledged").as_bool());
+
+    CHECK(f.post_b(product_ack, "{not json", f.access_token).status == 400);
+    CHECK(f.post_b(product_ack, R"({"developerPayload":7})", f.access_token).status == 400);
+    CHECK_FALSE(f.purchase_state(product_token).at("acknowledged").as_bool());
+    // GET on an acknowledge path, POST on a get path: no such endpoint.
+    CHECK(google_reason(f.get_b(product_ack, f.access_token)) == "notFound");
+    CHECK(google_reason(f.post_b(product_get, "", f.access_token)) == "notFound");
+    CHECK(f.client.post(f.emulator.control_url("/control/store_b/purchases/tok-sub"), "{}").status
+          == 405);
+
+    REQUIRE(
+      f.client.put(f.emulator.control_url("/control/stores/store_b/mode"), R"({"mode":"error"})")
+        .status
+      == 200);
+    CHECK(f.post_b(product_ack, "", f.access_token).status == 503);
+    CHECK_FALSE(f.purchase_state(product_token).at("acknowledged").as_bool());
+    REQUIRE(f.client
+              .put(f.emulator.control_url("/control/stores/store_b/mode"),
+                   R"({"mode":"slow","delay_ms":200})")
+              .status
+            == 200);
+    auto slow = f.post_b(product_ack, "", f.access_token);
+    CHECK(slow.status == 200);
+    CHECK(slow.seconds >= 0.2);
+    CHECK(f.purchase_state(product_token).at("acknowledged").as_bool());
+  }
+}
+
+TEST_CASE("store_b voided purchases list") {
+  store_b_fixture f;
+  const std::string pkg = "com.example.game";
+  const std::int64_t now = unix_now() * 1000;
+  const std::int64_t hour = 3600 * 1000;
+  const std::int64_t day = 24 * hour;
+  auto list
+    = [&](const std::string& query) { return f.get_b(voided_path(pkg, query), f.access_token); };
+  auto tokens_of = [](const json::value& answer) {
+    std::vector<std::string> out;
+    if (auto* v = answer.as_object().if_contains("voidedPurchases"))
+      for (const auto& e : v->as_array())
+        out.emplace_back(e.at("purchaseToken").as_string());
+    return out;
+  };
+
+  SECTION("nothing voided: {}") {
+    auto r = list("");
+    REQUIRE(r.status == 200);
+    CHECK(json::serialize(r.json()) == "{}");
+    CHECK(f.calls("voidedpurchases") == 1);
+  }
+
+  // Five voided products, one voided subscription, one of another package.
+  f.register_purchase({{"package_name", pkg},
+                       {"product_id", "gems_100"},
+                       {"token", "v-registered"},
+                       {"order_id", "GPA.3312-1111-2222-33333"},
+                       {"purchase_time_ms", now - 10 * day}});
+  f.register_voided(
+    {{"package_name", pkg}, {"token", "v-registered"}, {"voided_time_ms", now - 5 * hour}});
+  f.register_voided({{"package_name", pkg},
+                     {"token", "v-b"},
+                     {"voided_time_ms", now - 4 * hour},
+                     {"voided_source", 2},
+                     {"voided_reason", 7},
+                     {"voided_quantity", 2}});
+  f.register_voided({{"package_name", pkg}, {"token", "v-a"}, {"voided_time_ms", now - 4 * hour}});
+  f.register_voided({{"package_name", pkg},
+                     {"token", "v-late"},
+                     {"order_id", "GPA.custom"},
+                     {"purchase_time_ms", now - 2 * day},
+                     {"voided_time_ms", now - 1 * hour}});
+  f.register_voided(
+    {{"package_name", pkg}, {"token", "v-old"}, {"voided_time_ms", now - 20 * day}});
+  f.register_voided({{"package_name", pkg},
+                     {"token", "v-sub"},
+                     {"kind", "subscription"},
+                     {"voided_time_ms", now - 3 * hour}});
+  f.register_voided(
+    {{"package_name", "com.other"}, {"token", "v-other"}, {"voided_time_ms", now - hour}});
+  const std::vector<std::string> products{"v-old", "v-registered", "v-a", "v-b", "v-late"};
+
+  SECTION("default window and type: this package's products, by voided time then token") {
+    auto r = list("");
+    REQUIRE(r.status == 200);
+    auto o = r.json().as_object();
+    CHECK(!o.contains("tokenPagination"));
+    CHECK(tokens_of(o) == products);
+    auto entries = o.at("voidedPurchases").as_array();
+    auto registered = entries[1].as_object();
+    CHECK(json::serialize(registered)
+          == json::serialize(json::object{{"kind", "androidpublisher#voidedPurchase"},
+                                          {"purchaseToken", "v-registered"},
+                                          {"purchaseTimeMillis", std::to_string(now - 10 * day)},
+                                          {"voidedTimeMillis", std::to_string(now - 5 * hour)},
+                                          {"orderId", "GPA.3312-1111-2222-33333"},
+                                          {"voidedSource", 0},
+                                          {"voidedReason", 0}}));
+    auto b = entries[3].as_object();
+    CHECK(b.at("voidedSource").as_int64() == 2);
+    CHECK(b.at("voidedReason").as_int64() == 7);
+    CHECK(b.at("voidedQuantity").as_int64() == 2);
+    CHECK(b.at("purchaseTimeMillis").as_string() == std::to_string(now - 4 * hour - day));
+    CHECK(b.at("orderId").as_string().starts_with("GPA.voided-"));
+    CHECK(entries[4].at("orderId").as_string() == "GPA.custom");
+    CHECK(entries[4].at("purchaseTimeMillis").as_string() == std::to_string(now - 2 * day));
+  }
+  SECTION("type=1 adds subscriptions") {
+    CHECK(tokens_of(list("type=1").json())
+          == std::vector<std::string>{"v-old", "v-registered", "v-a", "v-b", "v-sub", "v-late"});
+    CHECK(tokens_of(list("type=0").json()) == products);
+  }
+  SECTION("the window: startTime <= voidedTimeMillis <= endTime") {
+    auto r = list("startTime=" + std::to_string(now - 5 * hour)
+                  + "&endTime=" + std::to_string(now - 4 * hour) + "&type=1");
+    REQUIRE(r.status == 200);
+    CHECK(tokens_of(r.json()) == std::vector<std::string>{"v-registered", "v-a", "v-b"});
+    CHECK(tokens_of(list("endTime=" + std::to_string(now - 2 * day)).json())
+          == std::vector<std::string>{"v-old"});
+    CHECK(json::serialize(list("startTime=" + std::to_string(now - 30 * day)
+                               + "&endTime=" + std::to_string(now - 25 * day))
+                            .json())
+          == "{}");
+  }
+  SECTION("maxResults=2: three pages joined by nextPageToken") {
+    std::vector<std::string> seen;
+    auto page1 = list("maxResults=2").json().as_object();
+    CHECK(tokens_of(page1).size() == 2);
+    auto next1 = std::string(page1.at("tokenPagination").at("nextPageToken").as_string());
+    auto page2 = list("maxResults=2&token=" + url_encode(next1)).json().as_object();
+    CHECK(tokens_of(page2).size() == 2);
+    auto next2 = std::string(page2.at("tokenPagination").at("nextPageToken").as_string());
+    CHECK(next2 != next1);
+    auto page3 = list("maxResults=2&token=" + url_encode(next2)).json().as_object();
+    CHECK(tokens_of(page3).size() == 1);
+    CHECK(!page3.contains("tokenPagination"));
+    for (const auto* page : {&page1, &page2, &page3})
+      for (auto& t : tokens_of(*page))
+        seen.push_back(t);
+    CHECK(seen == products);
+    // The same token again gives the same page.
+    CHECK(tokens_of(list("maxResults=2&token=" + url_encode(next1)).json()) == tokens_of(page2));
+  }
+  SECTION("the same token again replaces its entry") {
+    f.register_voided(
+      {{"package_name", pkg}, {"token", "v-old"}, {"voided_time_ms", now - 30 * 60 * 1000}});
+    CHECK(tokens_of(list("").json())
+          == std::vector<std::string>{"v-registered", "v-a", "v-b", "v-late", "v-old"});
+  }
+  SECTION("bad queries: 400; no bearer: 401") {
+    auto too_old = list("startTime=" + std::to_string(now - 31 * day));
+    CHECK(too_old.status == 400);
+    CHECK(too_old.json().at("error").at("message").as_string()
+          == "startTime is too far in the past");
+    CHECK(list("startTime=" + std::to_string(now - 30 * day)).status == 200);
+    CHECK(
+      list("startTime=" + std::to_string(now - hour) + "&endTime=" + std::to_string(now - 2 * hour))
+        .status
+      == 400);
+    for (std::string q :
+         {"maxResults=0", "maxResults=1001", "maxResults=x", "type=2", "startTime=yesterday",
+          "endTime=1e12", "token=nonsense", "token=0123456789abcdef"}) {
+      auto r = list(q);
+      CHECK(r.status == 400);
+      CHECK(r.json().at("error").at("code").as_int64() == 400);
+    }
+    CHECK(list("maxResults=1000").status == 200);
+    CHECK(f.get_b(voided_path(pkg), "").status == 401);
+    CHECK(f.get_b(voided_path(pkg), "ya29.made-up").status == 401);
+    CHECK(google_reason(f.post_b(voided_path(pkg), "", f.access_token)) == "notFound");
+  }
+  SECTION("control: bad registrations, reset forgets") {
+    auto url = f.emulator.control_url("/control/store_b/voided");
+    CHECK(f.client.post(url, R"({"token":"t"})").status == 400);
+    CHECK(f.client.post(url, R"({"package_name":"p"})").status == 400);
+    CHECK(f.client.post(url, R"({"package_name":"p","token":"t","voided_source":3})").status
+          == 400);
+    CHECK(f.client.post(url, R"({"package_name":"p","token":"t","voided_reason":8})").status
+          == 400);
+    CHECK(f.client.post(url, R"({"package_name":"p","token":"t","kind":"book"})").status == 400);
+    CHECK(f.client.get(url).status == 405);
+    REQUIRE(f.client.post(f.emulator.control_url("/control/reset"), "").status == 200);
+    REQUIRE(f.client
+              .post(f.emulator.control_url("/control/store_b/service_accounts"),
+                    json::serialize(json::object{{"client_email", service_email},
+                                                 {"public_key_pem", f.key.public_pem()}}))
+              .status
+            == 200);
+    auto token
+      = f.request_token(make_jwt(f.key, service_account_claims(service_email, f.token_url())));
+    REQUIRE(token.status == 200);
+    auto fresh = std::string(token.json().at("access_token").as_string());
+    auto r = f.get_b(voided_path(pkg), fresh);
+    REQUIRE(r.status == 200);
+    CHECK(json::serialize(r.json()) == "{}");
+  }
+  SECTION("modes apply") {
+    REQUIRE(f.client
+              .put(f.emulator.control_url("/control/stores/store_b/mode"),
+                   R"({"mode":"error","status":500})")
+              .status
+            == 200);
+    CHECK(list("").status == 500);
+    CHECK(f.calls("voidedpurchases") == 1);
   }
 }
 

@@ -77,6 +77,9 @@ void emulator_state::reset() {
     tokens_.clear();
     purchases_.clear();
     unregistered_.clear();
+    acknowledge_failures_ = {};
+    voided_.clear();
+    voided_order_ids_ = 0;
   }
   for (auto& c : calls_)
     c = 0;
@@ -201,6 +204,39 @@ std::optional<play_purchase> emulator_state::purchase(const std::string& token) 
   return it->second;
 }
 
+void emulator_state::set_acknowledge_failures(acknowledge_failure_setting failures) {
+  std::unique_lock lock(mutex_);
+  acknowledge_failures_ = failures;
+}
+
+std::optional<int> emulator_state::take_acknowledge_failure() {
+  std::unique_lock lock(mutex_);
+  if (acknowledge_failures_.count <= 0)
+    return std::nullopt;
+  --acknowledge_failures_.count;
+  return acknowledge_failures_.status;
+}
+
+void emulator_state::add_voided(play_voided voided) {
+  std::unique_lock lock(mutex_);
+  auto token = voided.token;
+  voided_[token] = std::move(voided);
+}
+
+std::vector<play_voided> emulator_state::voided(const std::string& package_name) const {
+  std::shared_lock lock(mutex_);
+  std::vector<play_voided> out;
+  for (const auto& [token, v] : voided_)
+    if (v.package_name == package_name)
+      out.push_back(v);
+  return out;
+}
+
+std::string emulator_state::next_voided_order_id() {
+  std::unique_lock lock(mutex_);
+  return "GPA.voided-" + std::to_string(++voided_order_ids_);
+}
+
 void emulator_state::accept_unregistered(const std::string& package_name,
                                          std::optional<unregistered_policy> policy) {
   std::unique_lock lock(mutex_);
@@ -239,7 +275,9 @@ boost::json::object emulator_state::calls_json() const {
     {"store_b",
      {{"token", n(call_kind::store_b_token)},
       {"products", n(call_kind::store_b_products)},
-      {"subscriptionsv2", n(call_kind::store_b_subscriptionsv2)}}},
+      {"subscriptionsv2", n(call_kind::store_b_subscriptionsv2)},
+      {"acknowledge", n(call_kind::store_b_acknowledge)},
+      {"voidedpurchases", n(call_kind::store_b_voidedpurchases)}}},
   };
 }
 

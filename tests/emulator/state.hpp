@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -89,8 +90,30 @@ struct play_purchase {
   std::string order_id;              // default: a generated "GPA.…"
   std::string region_code = "US";
   std::optional<std::string> subscription_state; // overrides the derived "SUBSCRIPTION_STATE_…"
-  std::optional<int> http_status;
+  std::optional<int> http_status;                // GETs only: acknowledge ignores both
   std::optional<boost::json::value> body;
+  std::string developer_payload; // the last acknowledge's developerPayload (products.get echoes it)
+  int acknowledge_calls = 0;     // acknowledge calls naming this purchase, whatever the answer
+};
+
+// A voided purchase the voidedpurchases list reports (POST /control/store_b/voided).
+struct play_voided {
+  std::string package_name;
+  std::string token;
+  std::string order_id;
+  std::string kind = "product"; // "product" | "subscription"
+  std::int64_t voided_time_ms = 0;
+  std::int64_t purchase_time_ms = 0;
+  int voided_source = 0; // 0 user, 1 developer, 2 Google
+  int voided_reason = 0; // 0 other … 7 (Play's VoidedReason codes)
+  std::optional<std::int64_t> voided_quantity;
+};
+
+// POST /control/store_b/acknowledge_failures: the next `count` acknowledge
+// calls answer `status`.
+struct acknowledge_failure_setting {
+  int count = 0;
+  int status = 503;
 };
 
 // The calls GET /control/calls counts.
@@ -103,6 +126,8 @@ enum class call_kind {
   store_b_token,
   store_b_products,
   store_b_subscriptionsv2,
+  store_b_acknowledge, // products and subscriptions :acknowledge
+  store_b_voidedpurchases,
   count_
 };
 
@@ -156,6 +181,25 @@ public:
   void revoke_tokens();
   void register_purchase(play_purchase purchase);
   std::optional<play_purchase> purchase(const std::string& token) const;
+  // Runs `change` on the registered purchase under the write lock (read, check
+  // and change at once); false when the token is not registered.
+  template <class F>
+  bool update_purchase(const std::string& token, F&& change) {
+    std::unique_lock lock(mutex_);
+    auto it = purchases_.find(token);
+    if (it == purchases_.end())
+      return false;
+    change(it->second);
+    return true;
+  }
+  void set_acknowledge_failures(acknowledge_failure_setting failures); // count 0: none
+  // One injected failure, consumed: the status to answer, or nullopt.
+  std::optional<int> take_acknowledge_failure();
+  // Adds a voided entry (the same token again replaces it).
+  void add_voided(play_voided voided);
+  std::vector<play_voided> voided(const std::string& package_name) const;
+  // "GPA.voided-<n>", n counting from 1 since the start or the last reset.
+  std::string next_voided_order_id();
   // PUT /control/store_b/accept_unregistered: tokens nobody registered, asked
   // about under this package, answer as a valid purchase of this kind.
   struct unregistered_policy {
@@ -186,6 +230,9 @@ private:
   std::unordered_map<std::string, std::int64_t> tokens_; // access token → expiry (unix ms)
   std::unordered_map<std::string, play_purchase> purchases_;
   std::unordered_map<std::string, unregistered_policy> unregistered_; // by package name
+  acknowledge_failure_setting acknowledge_failures_;
+  std::unordered_map<std::string, play_voided> voided_; // by purchase token
+  std::uint64_t voided_order_ids_ = 0;
 
   std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(call_kind::count_)> calls_{};
 

@@ -4,8 +4,12 @@
 
 #include "store_b.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <chrono>
+#include <tuple>
+#include <vector>
 
 #include <boost/json/array.hpp>
 
@@ -85,7 +89,7 @@ boost::json::object product_body(const play_purchase& p) {
                         {"purchaseTimeMillis", std::to_string(p.purchase_time_ms)},
                         {"purchaseState", p.purchase_state},
                         {"consumptionState", p.consumption_state},
-                        {"developerPayload", ""},
+                        {"developerPayload", p.developer_payload},
                         {"orderId", p.order_id},
                         {"acknowledgementState", p.acknowledged ? 1 : 0}};
   if (p.test)
@@ -158,10 +162,106 @@ std::optional<play_purchase> unregistered_purchase(const emulator_state& state,
   return p;
 }
 
+// RFC 6750 §2.1: "Bearer" then a live issued token; the scheme is case-insensitive.
+bool bearer_is_live(const emulator_state& state, std::string_view authorization) {
+  constexpr std::string_view bearer = "bearer ";
+  bool is_bearer = authorization.size() > bearer.size();
+  for (std::size_t i = 0; is_bearer && i < bearer.size(); ++i)
+    is_bearer = std::tolower(static_cast<unsigned char>(authorization[i])) == bearer[i];
+  return is_bearer && state.token_is_live(std::string(authorization.substr(bearer.size())));
+}
+
+reply invalid_argument(std::string_view message) {
+  return json_reply(400, google_error(400, message, "invalid"));
+}
+
+// Google refuses to acknowledge what is not (yet) a purchase: a product whose
+// purchaseState is not 0, a subscription still pending.
+bool acknowledgeable(const play_purchase& p) {
+  if (p.kind == "subscription")
+    return subscription_state(p) != "SUBSCRIPTION_STATE_PENDING";
+  return p.purchase_state == 0;
+}
+
+// ---- voidedpurchases.list
+
+constexpr std::int64_t voided_window_ms = 30LL * 86400 * 1000; // Google: at most 30 days back
+constexpr std::int64_t voided_window_slack_ms = 60 * 1000;
+constexpr std::int64_t voided_default_page = 1000;
+
+std::optional<std::int64_t> parse_int64(std::string_view text) {
+  std::int64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+    return std::nullopt;
+  return n;
+}
+
+// What one listing is about; a page token carries all of it (Google ignores
+// startTime and endTime once a token is given) plus where the last page ended.
+struct voided_listing {
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+  int type = 0; // 0: products only; 1: products and subscriptions
+  std::optional<std::pair<std::int64_t, std::string>> after; // (voided ms, token) last sent
+};
+
+// Opaque to clients: hex of "v1|start|end|type|last voided ms|last token".
+std::string page_token(const voided_listing& l) {
+  auto text = "v1|" + std::to_string(l.start) + "|" + std::to_string(l.end) + "|"
+    + std::to_string(l.type) + "|" + std::to_string(l.after->first) + "|" + l.after->second;
+  return model::hex_encode(text);
+}
+
+std::optional<voided_listing> parse_page_token(std::string_view hex) {
+  if (hex.size() % 2 != 0)
+    return std::nullopt;
+  std::string text;
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    int hi = model::hex_digit_value(hex[i]), lo = model::hex_digit_value(hex[i + 1]);
+    if (hi < 0 || lo < 0)
+      return std::nullopt;
+    text.push_back(static_cast<char>(hi * 16 + lo));
+  }
+  std::vector<std::string_view> fields; // the last field, the token, may hold '|'
+  std::string_view rest = text;
+  while (fields.size() < 5) {
+    auto bar = rest.find('|');
+    if (bar == std::string_view::npos)
+      return std::nullopt;
+    fields.push_back(rest.substr(0, bar));
+    rest.remove_prefix(bar + 1);
+  }
+  auto start = parse_int64(fields[1]), end = parse_int64(fields[2]), type = parse_int64(fields[3]),
+       last = parse_int64(fields[4]);
+  if (fields[0] != "v1" || !start || !end || !type || (*type != 0 && *type != 1) || !last)
+    return std::nullopt;
+  return voided_listing{*start, *end, static_cast<int>(*type), std::pair{*last, std::string(rest)}};
+}
+
+boost::json::object voided_body(const play_voided& v) {
+  // Google encodes int64 fields as JSON strings; voidedSource and voidedReason are int32.
+  boost::json::object o{{"kind", "androidpublisher#voidedPurchase"},
+                        {"purchaseToken", v.token},
+                        {"purchaseTimeMillis", std::to_string(v.purchase_time_ms)},
+                        {"voidedTimeMillis", std::to_string(v.voided_time_ms)},
+                        {"orderId", v.order_id},
+                        {"voidedSource", v.voided_source},
+                        {"voidedReason", v.voided_reason}};
+  if (v.voided_quantity)
+    o["voidedQuantity"] = *v.voided_quantity;
+  return o;
+}
+
 } // namespace
 
-boost::json::object google_error(int http_status) {
+boost::json::object google_error(int http_status, std::string_view message,
+                                 std::string_view reason) {
   auto e = error_for(http_status);
+  if (!message.empty())
+    e.message = message;
+  if (!reason.empty())
+    e.reason = reason;
   boost::json::object detail{{"message", e.message}, {"domain", e.domain}, {"reason", e.reason}};
   if (http_status == 401) {
     detail["location"] = "Authorization";
@@ -179,12 +279,7 @@ boost::json::object google_error(int http_status) {
 
 reply purchase_endpoint(const emulator_state& state, const purchase_query& query,
                         std::string_view authorization) {
-  // RFC 6750 §2.1: "Bearer" then the token; the scheme is case-insensitive.
-  constexpr std::string_view bearer = "bearer ";
-  bool is_bearer = authorization.size() > bearer.size();
-  for (std::size_t i = 0; is_bearer && i < bearer.size(); ++i)
-    is_bearer = std::tolower(static_cast<unsigned char>(authorization[i])) == bearer[i];
-  if (!is_bearer || !state.token_is_live(std::string(authorization.substr(bearer.size()))))
+  if (!bearer_is_live(state, authorization))
     return error_reply(401);
 
   auto purchase = state.purchase(query.token);
@@ -206,6 +301,145 @@ reply purchase_endpoint(const emulator_state& state, const purchase_query& query
   }
   return json_reply(200,
                     query.subscription ? subscription_body(*purchase) : product_body(*purchase));
+}
+
+// purchases.products.acknowledge / purchases.subscriptions.acknowledge: "If
+// successful, the response body is empty." Acknowledging twice is not an error.
+reply acknowledge_endpoint(emulator_state& state, const purchase_query& query,
+                           std::string_view authorization, std::string_view body) {
+  if (!bearer_is_live(state, authorization))
+    return error_reply(401);
+  // The request body: nothing, or {"developerPayload": "…"}.
+  std::string payload;
+  if (body.find_first_not_of(" \t\r\n") != std::string_view::npos) {
+    auto o = parse_object(body);
+    if (!o)
+      return invalid_argument("Invalid JSON payload received.");
+    if (auto* v = o->if_contains("developerPayload"); v && !v->is_null()) {
+      if (!v->is_string())
+        return invalid_argument("Invalid value at 'developer_payload' (TYPE_STRING)");
+      payload = std::string(v->as_string());
+    }
+  }
+
+  // An injected failure answers whatever the purchase, and changes nothing
+  // but the purchase's call count.
+  const auto injected = state.take_acknowledge_failure();
+  enum class outcome { not_found, invalid_state, acknowledged };
+  auto result = outcome::not_found;
+  state.update_purchase(query.token, [&](play_purchase& p) {
+    if (p.package_name != query.package_name || (p.kind == "subscription") != query.subscription
+        || p.product_id != query.product_id)
+      return;
+    ++p.acknowledge_calls;
+    if (injected)
+      return;
+    if (!acknowledgeable(p)) {
+      result = outcome::invalid_state;
+      return;
+    }
+    p.acknowledged = true;
+    if (!query.subscription)
+      p.developer_payload = payload;
+    result = outcome::acknowledged;
+  });
+  if (injected)
+    return error_reply(*injected);
+  // accept_unregistered purchases are purchased and already acknowledged.
+  if (result == outcome::not_found && !state.purchase(query.token)
+      && unregistered_purchase(state, query))
+    result = outcome::acknowledged;
+  switch (result) {
+    case outcome::not_found:
+      return error_reply(404);
+    case outcome::invalid_state:
+      return json_reply(
+        400,
+        google_error(400, "The purchase is not in a valid state to perform the desired operation.",
+                     "invalidPurchaseState"));
+    case outcome::acknowledged:
+      break;
+  }
+  return empty_reply(200);
+}
+
+// purchases.voidedpurchases.list: the voided purchases of a package, oldest
+// void first, one page of at most maxResults.
+reply voided_purchases_endpoint(const emulator_state& state, const std::string& package_name,
+                                const std::map<std::string, std::string>& params,
+                                std::string_view authorization) {
+  if (!bearer_is_live(state, authorization))
+    return error_reply(401);
+  auto param = [&params](const std::string& name) -> std::optional<std::string_view> {
+    auto it = params.find(name);
+    if (it == params.end() || it->second.empty())
+      return std::nullopt;
+    return std::string_view(it->second);
+  };
+  auto number = [&](const std::string& name, std::optional<std::int64_t>& out) {
+    if (auto text = param(name)) {
+      out = parse_int64(*text);
+      return out.has_value();
+    }
+    return true;
+  };
+
+  std::optional<std::int64_t> max_results;
+  if (!number("maxResults", max_results)
+      || (max_results && (*max_results < 1 || *max_results > 1000)))
+    return invalid_argument("maxResults must be between 1 and 1000");
+  const auto page_size = max_results.value_or(voided_default_page);
+
+  voided_listing listing;
+  if (auto token = param("token")) {
+    auto parsed = parse_page_token(*token);
+    if (!parsed)
+      return invalid_argument("Invalid pagination token.");
+    listing = std::move(*parsed);
+  } else {
+    std::optional<std::int64_t> start, end, type;
+    if (!number("startTime", start))
+      return invalid_argument("Invalid value at 'start_time' (TYPE_INT64)");
+    if (!number("endTime", end))
+      return invalid_argument("Invalid value at 'end_time' (TYPE_INT64)");
+    if (!number("type", type) || (type && *type != 0 && *type != 1))
+      return invalid_argument("type must be 0 or 1");
+    const auto now = now_ms();
+    if (start && *start < now - voided_window_ms - voided_window_slack_ms)
+      return invalid_argument("startTime is too far in the past");
+    listing.start = start.value_or(now - voided_window_ms);
+    listing.end = end.value_or(now);
+    listing.type = static_cast<int>(type.value_or(0));
+    if (listing.start > listing.end)
+      return invalid_argument("startTime must not be after endTime");
+  }
+
+  auto entries = state.voided(package_name);
+  std::erase_if(entries, [&](const play_voided& v) {
+    return v.voided_time_ms < listing.start || v.voided_time_ms > listing.end
+      || (listing.type == 0 && v.kind != "product")
+      || (listing.after
+          && std::tie(v.voided_time_ms, v.token)
+            <= std::tie(listing.after->first, listing.after->second));
+  });
+  std::sort(entries.begin(), entries.end(), [](const play_voided& a, const play_voided& b) {
+    return std::tie(a.voided_time_ms, a.token) < std::tie(b.voided_time_ms, b.token);
+  });
+
+  // Google leaves empty fields out: no voided purchase at all is "{}".
+  boost::json::object answer;
+  const auto shown = std::min<std::size_t>(entries.size(), static_cast<std::size_t>(page_size));
+  if (shown < entries.size()) {
+    listing.after = std::pair{entries[shown - 1].voided_time_ms, entries[shown - 1].token};
+    answer["tokenPagination"] = {{"nextPageToken", page_token(listing)}};
+  }
+  if (shown > 0) {
+    boost::json::array list;
+    for (std::size_t i = 0; i < shown; ++i)
+      list.push_back(voided_body(entries[i]));
+    answer["voidedPurchases"] = std::move(list);
+  }
+  return json_reply(200, answer);
 }
 
 } // namespace receiptd::emulator

@@ -2,6 +2,7 @@
 // Store B (Google Play): the OAuth 2.0 token endpoint and the Play Developer API
 // purchase endpoints, PROTOCOL.md "Store B".
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -18,9 +19,9 @@ reply token_endpoint(emulator_state& state, std::string_view body);
 
 // A parsed purchase path.
 struct purchase_query {
-  bool subscription = false; // subscriptionsv2.get, else products.get
+  bool subscription = false; // subscriptionsv2.get / subscriptions:acknowledge, else products
   std::string package_name;
-  std::string product_id; // products only
+  std::string product_id; // products: productId; subscriptions:acknowledge: subscriptionId
   std::string token;
 };
 
@@ -29,8 +30,21 @@ struct purchase_query {
 reply purchase_endpoint(const emulator_state& state, const purchase_query& query,
                         std::string_view authorization);
 
+// POST …/purchases/products/{productId}/tokens/{token}:acknowledge and
+// POST …/purchases/subscriptions/{subscriptionId}/tokens/{token}:acknowledge.
+reply acknowledge_endpoint(emulator_state& state, const purchase_query& query,
+                           std::string_view authorization, std::string_view body);
+
+// GET …/applications/{package}/purchases/voidedpurchases with its query
+// parameters (startTime, endTime, maxResults, token, type; others ignored).
+reply voided_purchases_endpoint(const emulator_state& state, const std::string& package_name,
+                                const std::map<std::string, std::string>& params,
+                                std::string_view authorization);
+
 // Google's JSON error envelope for an HTTP status, with the reason and message
-// Google uses for it ({"error":{"code","message","errors":[…],"status"}}).
-boost::json::object google_error(int http_status);
+// Google uses for it ({"error":{"code","message","errors":[…],"status"}});
+// `message` and `reason`, when not empty, replace the status's usual ones.
+boost::json::object google_error(int http_status, std::string_view message = {},
+                                 std::string_view reason = {});
 
 } // namespace receiptd::emulator

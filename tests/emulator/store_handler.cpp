@@ -1,6 +1,9 @@
 #include "store_handler.hpp"
 
 #include <chrono>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "delay.hpp"
 #include "listener.hpp"
@@ -16,7 +19,7 @@ namespace {
 // A request matched to one of the emulated endpoints.
 struct route {
   std::optional<call_kind> kind; // nullopt: no such endpoint
-  purchase_query purchase;       // Store B purchase endpoints
+  purchase_query purchase;       // Store B purchase endpoints (voidedpurchases: the package)
   std::string transaction_id;    // App Store Server API
   bool post = false;
 };
@@ -52,15 +55,20 @@ route route_store_a(Http::Method method, std::string_view path) {
 
 route route_store_b(Http::Method method, std::string_view path) {
   route r;
+  r.post = method == Http::Method::Post;
   if (path == "/token") {
-    if (method == Http::Method::Post)
+    if (r.post)
       r.kind = call_kind::store_b_token;
     return r;
   }
-  if (method != Http::Method::Get)
+  if (method != Http::Method::Get && !r.post)
     return r;
-  // androidpublisher/v3/applications/{package}/purchases/products/{productId}/tokens/{token}
-  // androidpublisher/v3/applications/{package}/purchases/subscriptionsv2/tokens/{token}
+  // androidpublisher/v3/applications/{package}/purchases/ then
+  //   GET  products/{productId}/tokens/{token}
+  //   GET  subscriptionsv2/tokens/{token}
+  //   GET  voidedpurchases
+  //   POST products/{productId}/tokens/{token}:acknowledge
+  //   POST subscriptions/{subscriptionId}/tokens/{token}:acknowledge
   auto raw = split_path(path);
   std::vector<std::string> s;
   for (auto segment : raw) {
@@ -69,17 +77,44 @@ route route_store_b(Http::Method method, std::string_view path) {
       return r;
     s.push_back(std::move(*decoded));
   }
-  if (s.size() < 8 || s[0] != "androidpublisher" || s[1] != "v3" || s[2] != "applications"
+  if (s.size() < 6 || s[0] != "androidpublisher" || s[1] != "v3" || s[2] != "applications"
       || s[4] != "purchases")
     return r;
-  if (s.size() == 9 && s[5] == "products" && s[7] == "tokens") {
-    r.kind = call_kind::store_b_products;
-    r.purchase = {false, s[3], s[6], s[8]};
-  } else if (s.size() == 8 && s[5] == "subscriptionsv2" && s[6] == "tokens") {
+  if (!r.post && s.size() == 6 && s[5] == "voidedpurchases") {
+    r.kind = call_kind::store_b_voidedpurchases;
+    r.purchase.package_name = s[3];
+    return r;
+  }
+  if (s.size() != 9 && s.size() != 8)
+    return r;
+  // The method's name is part of the last segment ("{token}:acknowledge").
+  constexpr std::string_view acknowledge = ":acknowledge";
+  auto& last = s.back();
+  const bool acknowledging
+    = last.size() > acknowledge.size() && std::string_view(last).ends_with(acknowledge);
+  if (acknowledging != r.post)
+    return r;
+  if (acknowledging)
+    last.resize(last.size() - acknowledge.size());
+  if (s.size() == 9 && (s[5] == "products" || (acknowledging && s[5] == "subscriptions"))
+      && s[7] == "tokens") {
+    r.kind = acknowledging ? call_kind::store_b_acknowledge : call_kind::store_b_products;
+    r.purchase = {s[5] == "subscriptions", s[3], s[6], s[8]};
+  } else if (!acknowledging && s.size() == 8 && s[5] == "subscriptionsv2" && s[6] == "tokens") {
     r.kind = call_kind::store_b_subscriptionsv2;
     r.purchase = {true, s[3], "", s[7]};
   }
   return r;
+}
+
+// The query's parameters, percent-decoded ('+' as a space); a parameter whose
+// escape is malformed is kept as sent.
+std::map<std::string, std::string> query_parameters(const Http::Request& request) {
+  std::map<std::string, std::string> out;
+  const auto& q = request.query();
+  for (auto it = q.parameters_begin(); it != q.parameters_end(); ++it)
+    out[it->first] = percent_decode(it->second, true).value_or(it->second);
+  return out;
 }
 
 reply not_found(store_id store) {
@@ -133,6 +168,11 @@ reply answer(store_id store, emulator_state& state, const route& r, const Http::
     case call_kind::store_b_products:
     case call_kind::store_b_subscriptionsv2:
       return purchase_endpoint(state, r.purchase, authorization);
+    case call_kind::store_b_acknowledge:
+      return acknowledge_endpoint(state, r.purchase, authorization, request.body());
+    case call_kind::store_b_voidedpurchases:
+      return voided_purchases_endpoint(state, r.purchase.package_name, query_parameters(request),
+                                       authorization);
     case call_kind::store_a_server_api_unauthorized: // a counter, not an endpoint
     case call_kind::count_:
       break;

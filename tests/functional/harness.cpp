@@ -234,27 +234,21 @@ std::vector<std::string> trust_args(const std::string& dir, const test_support::
 std::vector<std::string> service_args(const std::string& dir, const test_support::test_pki& pki,
                                       const test_support::test_pki& jws_pki,
                                       const emulator_process& emulator) {
-  std::vector<std::string> args{"--store-a.production-url=" + emulator.store_a_production_url(),
-                                "--store-a.sandbox-url=" + emulator.store_a_sandbox_url(),
-                                "--store-a.server-api-url=" + emulator.store_a_server_api_url(),
-                                "--store-a.server-api-sandbox-url="
-                                  + emulator.store_a_server_api_sandbox_url(),
-                                "--store-b.api-url=" + emulator.store_b_url(),
-                                "--store-a.timeout=1500ms",
-                                "--store-b.timeout=1500ms",
-                                "--validator.store-deadline=2s",
-                                "--retry.initial=200ms",
-                                "--retry.max=1s",
-                                "--retry.poll-interval=100ms",
-                                "--retry.lease=4s",
-                                "--webhooks.initial-backoff=100ms",
-                                "--webhooks.max-backoff=400ms",
-                                "--webhooks.poll-interval=100ms",
-                                "--webhooks.timeout=2s",
-                                "--webhooks.lease=3s",
-                                "--http.threads=2",
-                                "--scheduler.max-threads=2",
-                                no_token_cache};
+  std::vector<std::string> args{
+    "--store-a.production-url=" + emulator.store_a_production_url(),
+    "--store-a.sandbox-url=" + emulator.store_a_sandbox_url(),
+    "--store-a.server-api-url=" + emulator.store_a_server_api_url(),
+    "--store-a.server-api-sandbox-url=" + emulator.store_a_server_api_sandbox_url(),
+    "--store-b.api-url=" + emulator.store_b_url(), "--store-a.timeout=1500ms",
+    "--store-b.timeout=1500ms", "--validator.store-deadline=2s", "--retry.initial=200ms",
+    "--retry.max=1s", "--retry.poll-interval=100ms", "--retry.lease=4s",
+    "--webhooks.initial-backoff=100ms", "--webhooks.max-backoff=400ms",
+    "--webhooks.poll-interval=100ms", "--webhooks.timeout=2s", "--webhooks.lease=3s",
+    // The Play upkeep's own receiptd turns these on
+    // (play_upkeep_test.cpp): elsewhere a poll would
+    // add Play calls to tests that count them.
+    "--store-b.voided-purchases=false", "--store-b.refresh-interval=0s", "--http.threads=2",
+    "--scheduler.max-threads=2", no_token_cache};
   auto trust = trust_args(dir, pki, jws_pki, emulator);
   args.insert(args.end(), trust.begin(), trust.end());
   return args;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/json/parse.hpp>
@@ -269,4 +270,50 @@ TEST_CASE("exponential backoff with full jitter", "[retry]") {
   CHECK(backoff_delay_ms(p, 3, 7.0) == 8000);
   CHECK_FALSE(attempts_exhausted(p, 4));
   CHECK(attempts_exhausted(p, 5));
+}
+
+TEST_CASE("a purchase order carries receiptd's acknowledgement state, null when none",
+          "[json][acknowledgement]") {
+  auto r = sample_order();
+  auto o = purchase_order_json(r);
+  REQUIRE(o.contains("acknowledgement_state"));
+  CHECK(o.at("acknowledgement_state").is_null());
+  for (auto [state, name] : {std::pair{acknowledgement_state::pending, "pending"},
+                             std::pair{acknowledgement_state::acknowledged, "acknowledged"},
+                             std::pair{acknowledgement_state::failed, "failed"}}) {
+    r.acknowledgement = state;
+    CHECK(purchase_order_json(r).at("acknowledgement_state") == name);
+  }
+}
+
+TEST_CASE("a Play purchase carries what the voided list said, null when not voided",
+          "[json][voided]") {
+  auto r = sample_order();
+  auto p = purchase_order_json(r).at("in_app_purchase").as_object();
+  for (auto key : {"voided_at", "voided_reason", "voided_source", "voided_quantity"}) {
+    INFO(key);
+    REQUIRE(p.contains(key));
+    CHECK(p.at(key).is_null());
+  }
+  r.purchase.purchase_state = purchase_state::refunded;
+  r.purchase.voided_time = 1760591999000;
+  r.purchase.voided_reason = 7;
+  r.purchase.voided_source = 2;
+  r.purchase.voided_quantity = 1;
+  p = purchase_order_json(r).at("in_app_purchase").as_object();
+  CHECK(p.at("purchase_state") == "refunded");
+  CHECK(p.at("voided_at")
+        == json::parse(R"({"ms":1760591999000,"utc":"2025-10-16 05:19:59 UTC"})"));
+  CHECK(p.at("voided_reason") == 7);
+  CHECK(p.at("voided_source") == 2);
+  CHECK(p.at("voided_quantity") == 1);
+  // After expires_at, before acknowledged … is_test.
+  std::vector<std::string> keys;
+  for (const auto& kv : p)
+    keys.emplace_back(kv.key());
+  CHECK(keys
+        == std::vector<std::string>{"product_id", "type", "purchase_state", "quantity",
+                                    "purchased_at", "expires_at", "voided_at", "voided_reason",
+                                    "voided_source", "voided_quantity", "acknowledged",
+                                    "auto_renewing", "subscription_state", "is_test"});
 }

@@ -295,3 +295,56 @@ TEST_CASE("what notifications told survives a re-upload that does not say it",
   CHECK(merged_receipt.in_app_purchases[0].cancellation_reason == 0);
   CHECK_FALSE(merged_receipt.in_app_purchases[1].cancellation_date);
 }
+
+TEST_CASE("a re-upload keeps what Play's voided list told", "[merge][voided]") {
+  auto existing = order(validation_state::validated);
+  existing.purchase.purchase_state = purchase_state::refunded;
+  existing.purchase.voided_time = 1700000000000;
+  existing.purchase.voided_reason = 7;
+  existing.purchase.voided_source = 2;
+  existing.purchase.voided_quantity = 1;
+  // The API still says purchased (it does not read the voided list).
+  auto incoming = order(validation_state::validated);
+  incoming.purchase.purchase_state = purchase_state::purchased;
+  incoming.updated_at = 1800000000000;
+  auto m = merge_reupload(existing, incoming);
+  CHECK(m.updated_at == 1800000000000);
+  CHECK(m.purchase.purchase_state == purchase_state::refunded);
+  CHECK(m.purchase.voided_time == 1700000000000);
+  CHECK(m.purchase.voided_reason == 7);
+  CHECK(m.purchase.voided_source == 2);
+  CHECK(m.purchase.voided_quantity == 1);
+  CHECK(
+    json::parse(answer_for(m, fraud_reason::none).body).at("in_app_purchase").at("purchase_state")
+    == "refunded");
+
+  // Nothing voided: the upload's state stands.
+  auto plain = order(validation_state::validated);
+  plain.purchase.purchase_state = purchase_state::cancelled;
+  CHECK(merge_reupload(order(validation_state::validated), plain).purchase.purchase_state
+        == purchase_state::cancelled);
+}
+
+TEST_CASE("a re-upload keeps receiptd's acknowledgement", "[merge][acknowledgement]") {
+  using s = acknowledgement_state;
+  auto merged = [](std::optional<s> stored, std::optional<s> upload) {
+    auto existing = order(validation_state::validated);
+    existing.acknowledgement = stored;
+    auto incoming = order(validation_state::validated);
+    incoming.acknowledgement = upload;
+    incoming.updated_at = 1800000000000;
+    return merge_reupload(existing, incoming).acknowledgement;
+  };
+  // An upload that says nothing of it keeps the stored state.
+  for (auto stored : {std::optional<s>{}, std::optional{s::pending}, std::optional{s::acknowledged},
+                      std::optional{s::failed}})
+    CHECK(merged(stored, std::nullopt) == stored);
+  // An upload that settled it anew wins (a fresh pending retries a failed one) ...
+  CHECK(merged(std::nullopt, s::pending) == s::pending);
+  CHECK(merged(s::failed, s::pending) == s::pending);
+  CHECK(merged(s::pending, s::acknowledged) == s::acknowledged);
+  CHECK(merged(s::pending, s::failed) == s::failed);
+  // ... but an acknowledged purchase is never pending again.
+  CHECK(merged(s::acknowledged, s::pending) == s::acknowledged);
+  CHECK(merged(s::acknowledged, s::failed) == s::acknowledged);
+}

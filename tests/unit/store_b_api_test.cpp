@@ -36,6 +36,19 @@ TEST_CASE("Play answers map onto the status table", "[store_b][api][status]") {
   };
   CHECK(classify(200).outcome == store_outcome::confirmed);
   CHECK(classify(410).outcome == store_outcome::confirmed);
+  CHECK_FALSE(p.subscription_state);
+  CHECK(p.purchase_state == purchase_state::unknown);
+  {
+    // A subscription Google has forgotten is an expired one (issue 9: the
+    // scheduled refresh stops asking about it).
+    play_purchase sub;
+    sub.subscription_state = "SUBSCRIPTION_STATE_ACTIVE";
+    sub.purchase_state = purchase_state::purchased;
+    auto v = classify_purchase_response(purchase_api::subscriptions_v2, 410, "", "", sub);
+    CHECK(v.outcome == store_outcome::confirmed);
+    CHECK(sub.subscription_state == "SUBSCRIPTION_STATE_EXPIRED");
+    CHECK(sub.purchase_state == purchase_state::cancelled);
+  }
   CHECK(classify(400).outcome == store_outcome::rejected);
   CHECK(classify(404).outcome == store_outcome::rejected);
   for (int s : {401, 403}) {

@@ -11,6 +11,9 @@
 #include <boost/json/serialize.hpp>
 
 #include "model/resource_json.hpp"
+#include "model/store_b/acknowledgement.hpp"
+#include "model/store_b/refresh.hpp"
+#include "model/store_b/voided.hpp"
 #include "model/webhooks.hpp"
 
 using namespace receiptd::model;
@@ -522,4 +525,85 @@ TEST_CASE("settling a send: 2xx delivers, anything else backs off until dead", "
   webhook_delivery silent;
   settle_delivery(silent, 0, "", now, policy, 0.0);
   CHECK(silent.last_error == "no answer");
+}
+
+TEST_CASE("changes: a voided Play purchase is refunded, once", "[webhooks][voided]") {
+  auto order = pending_order();
+  order.state = validation_state::validated;
+  auto before = purchase_order_json(order);
+  store_b::voided_purchase v;
+  v.purchase_token = order.purchase_token;
+  v.voided_time = now - 60000;
+  v.voided_reason = 7;
+  v.voided_source = 2;
+  REQUIRE(store_b::apply_voided(order, v));
+  auto after = purchase_order_json(order);
+  auto e = record_event(before, after, record_kind::store_b_purchase_order, app_id, order.id, now);
+  REQUIRE(e);
+  auto body = parse_body(*e);
+  CHECK(words_of(body) == words{"refunded"});
+  CHECK(keys_of(body.at("new_attributes").as_object())
+        == std::vector<std::string>{"in_app_purchase"});
+  CHECK(body.at("new_attributes").at("in_app_purchase").at("voided_reason") == 7);
+  CHECK(body.at("previous_attributes").at("in_app_purchase").at("voided_at").is_null());
+
+  // The same entry read again: no change, no event.
+  REQUIRE_FALSE(store_b::apply_voided(order, v));
+  CHECK_FALSE(record_event(after, purchase_order_json(order), record_kind::store_b_purchase_order,
+                           app_id, order.id, now));
+  // A later voiding of a purchase already refunded: an event, but no new refund.
+  v.voided_time = now;
+  REQUIRE(store_b::apply_voided(order, v));
+  CHECK(changes(after, purchase_order_json(order), record_kind::store_b_purchase_order).empty());
+}
+
+TEST_CASE("changes: receiptd acknowledging a Play purchase", "[webhooks][acknowledgement]") {
+  auto order = pending_order();
+  order.state = validation_state::validated;
+  order.acknowledgement = acknowledgement_state::pending;
+  auto before = purchase_order_json(order);
+  store_b::apply_acknowledgement(order, store_b::classify_acknowledge_response(204, "", ""), now,
+                                 false);
+  auto after = purchase_order_json(order);
+  auto e = record_event(before, after, record_kind::store_b_purchase_order, app_id, order.id, now);
+  REQUIRE(e);
+  auto body = parse_body(*e);
+  CHECK(words_of(body) == words{"acknowledged"});
+  CHECK(body.at("previous_attributes").at("acknowledgement_state") == "pending");
+  CHECK(body.at("new_attributes").at("acknowledgement_state") == "acknowledged");
+  CHECK(body.at("new_attributes").at("in_app_purchase").at("acknowledged") == true);
+
+  // Receiptd's state alone (Play's flag not yet read) is enough for the word.
+  auto flag_unread = purchase_order_json(order);
+  flag_unread["in_app_purchase"].as_object()["acknowledged"] = false;
+  CHECK(changes(before, flag_unread, record_kind::store_b_purchase_order) == words{"acknowledged"});
+
+  // Giving up is an event without a word.
+  order = pending_order();
+  order.state = validation_state::validated;
+  order.acknowledgement = acknowledgement_state::pending;
+  before = purchase_order_json(order);
+  store_b::apply_acknowledgement(order, {store_b::acknowledge_outcome::refused, "HTTP 400"}, now,
+                                 false);
+  e = record_event(before, purchase_order_json(order), record_kind::store_b_purchase_order, app_id,
+                   order.id, now);
+  REQUIRE(e);
+  body = parse_body(*e);
+  CHECK(words_of(body).empty());
+  CHECK(body.at("new_attributes") == json::object{{"acknowledgement_state", "failed"}});
+}
+
+TEST_CASE("changes: a refresh that finds the subscription gone expires it", "[webhooks][refresh]") {
+  auto order = pending_order();
+  order.state = validation_state::validated;
+  order.purchase.kind = product_kind::subscription;
+  order.purchase.expiry_time = 1692592000000;
+  order.purchase.subscription_state = "SUBSCRIPTION_STATE_ACTIVE";
+  auto before = purchase_order_json(order);
+  store_verdict gone;
+  gone.outcome = store_outcome::rejected;
+  gone.detail = "HTTP 404";
+  REQUIRE(store_b::apply_refresh(order, gone, order.purchase));
+  CHECK(changes(before, purchase_order_json(order), record_kind::store_b_purchase_order)
+        == words{"expired"});
 }

@@ -1,0 +1,187 @@
+#include "actors/upkeep.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <algorithm>
+
+#include "actors/app_context.hpp"
+#include "actors/log.hpp"
+#include "model/store_b/voided.hpp"
+
+namespace receiptd::actors {
+
+namespace {
+
+// Due polls are looked for this often at most (and at the poll interval when
+// it is shorter).
+constexpr std::chrono::milliseconds voided_claim_every = std::chrono::minutes(1);
+constexpr std::int32_t voided_claim_batch = 8;
+
+struct state {
+  config::store_b_settings settings;
+  std::chrono::milliseconds lease{60000};
+  std::string owner;
+  upkeep_deps deps;
+  std::size_t polls_running = 0;
+  static inline const char* name = "upkeep";
+};
+
+using pointer = upkeep_actor::stateful_pointer<state>;
+
+std::chrono::milliseconds voided_tick(const state& st) {
+  return std::min(st.settings.voided_purchases_interval, voided_claim_every);
+}
+
+// ---- the subscription refresh sweep --------------------------------------------
+
+void sweep(pointer self) {
+  auto& st = self->state;
+  self
+    ->request(st.deps.persistence, caf::infinite, refresh_atom_v,
+              static_cast<std::int64_t>(st.settings.refresh_interval.count()),
+              static_cast<std::int32_t>(st.settings.refresh_batch))
+    .then(
+      [=](std::int32_t made) {
+        if (made > 0)
+          log_info("subscription refresh: " + std::to_string(made)
+                   + " subscription(s) past their expiry will be asked again");
+        self->delayed_send(self, self->state.settings.refresh_interval, refresh_atom_v);
+      },
+      [=](caf::error& e) {
+        log_error("subscription refresh sweep failed: " + caf::to_string(e));
+        self->delayed_send(self, self->state.settings.refresh_interval, refresh_atom_v);
+      });
+}
+
+// ---- voided purchases ------------------------------------------------------------
+
+struct poll_run {
+  model::store_b::voided_poll poll;
+  app_context_ptr app;
+  model::unix_ms end_time = 0; // fixed for the whole window's pages
+  int changed = 0;
+};
+using run_ptr = std::shared_ptr<poll_run>;
+
+void poll_done(pointer self) {
+  if (self->state.polls_running > 0)
+    --self->state.polls_running;
+}
+
+// The poll failed: its cursor stays (less the page token, which may be what
+// failed: the window is read again from its start), due again after the
+// interval, with the error for operators.
+void fail_poll(pointer self, run_ptr run, const std::string& why) {
+  auto& st = self->state;
+  log_warn("voided purchases of app " + run->poll.app_id + ": " + why);
+  run->poll.cursor.page_token.clear();
+  run->poll.last_error = why.substr(0, 500);
+  run->poll.next_poll_at = st.deps.clock->now_ms() + st.settings.voided_purchases_interval.count();
+  self
+    ->request(st.deps.persistence, caf::infinite, apply_voided_atom_v, st.owner, run->poll,
+              voided_purchases{}, std::optional<std::int64_t>())
+    .then([=](std::optional<std::int32_t>&) { poll_done(self); },
+          [=](caf::error& e) {
+            log_error("voided purchases of app " + run->poll.app_id
+                      + ": storing the failed poll: " + caf::to_string(e));
+            poll_done(self);
+          });
+}
+
+void read_page(pointer self, run_ptr run) {
+  auto& st = self->state;
+  auto now = st.deps.clock->now_ms();
+  store_b_voided_query q{trace_context{"voided-" + run->poll.app_id, 0},
+                         run->app,
+                         model::store_b::voided_start_time(run->poll.cursor, now),
+                         run->end_time,
+                         static_cast<std::int32_t>(st.settings.voided_purchases_page_size),
+                         run->poll.cursor.page_token};
+  self->request(st.deps.store_b, caf::infinite, voided_atom_v, std::move(q))
+    .then(
+      [=](model::store_b::voided_page& page) {
+        auto& st = self->state;
+        bool last = page.next_page_token.empty();
+        run->poll.cursor = model::store_b::advance_voided_cursor(run->poll.cursor, page);
+        run->poll.last_error.clear();
+        run->poll.next_poll_at
+          = st.deps.clock->now_ms() + st.settings.voided_purchases_interval.count();
+        std::optional<std::int64_t> keep;
+        if (!last)
+          keep = st.lease.count();
+        self
+          ->request(st.deps.persistence, caf::infinite, apply_voided_atom_v, st.owner, run->poll,
+                    std::move(page.purchases), keep)
+          .then(
+            [=](std::optional<std::int32_t>& changed) {
+              if (!changed) {
+                log_warn("voided purchases of app " + run->poll.app_id
+                         + ": the poll's lease was taken over; stopped");
+                return poll_done(self);
+              }
+              run->changed += *changed;
+              if (!last)
+                return read_page(self, run);
+              if (run->changed > 0)
+                log_info("voided purchases of app " + run->poll.app_id + ": "
+                         + std::to_string(run->changed) + " purchase order(s) marked refunded");
+              poll_done(self);
+            },
+            [=](caf::error& e) { fail_poll(self, run, "storing a page: " + caf::to_string(e)); });
+      },
+      [=](caf::error& e) { fail_poll(self, run, caf::to_string(e)); });
+}
+
+void claim_polls(pointer self) {
+  auto& st = self->state;
+  if (st.polls_running > 0) // one claim's polls at a time
+    return;
+  self
+    ->request(st.deps.persistence, caf::infinite, claim_voided_atom_v, st.owner,
+              static_cast<std::int64_t>(st.lease.count()), voided_claim_batch)
+    .then(
+      [=](voided_polls& polls) {
+        auto now = self->state.deps.clock->now_ms();
+        for (auto& claimed : polls) {
+          auto run = std::make_shared<poll_run>();
+          run->poll = std::move(claimed.poll);
+          run->app = make_app_context(claimed.app);
+          run->end_time = now;
+          ++self->state.polls_running;
+          read_page(self, run);
+        }
+      },
+      [=](caf::error& e) { log_error("claiming voided purchases polls: " + caf::to_string(e)); });
+}
+
+upkeep_actor::behavior_type upkeep(pointer self, config::store_b_settings settings,
+                                   std::chrono::milliseconds lease, std::string owner,
+                                   upkeep_deps deps) {
+  auto& st = self->state;
+  st.settings = std::move(settings);
+  st.lease = lease;
+  st.owner = std::move(owner);
+  st.deps = std::move(deps);
+  if (st.settings.refresh_interval.count() > 0)
+    self->send(self, refresh_atom_v);
+  if (st.settings.voided_purchases)
+    self->send(self, voided_atom_v);
+  return {
+    [=](refresh_atom) { sweep(self); },
+    [=](voided_atom) {
+      claim_polls(self);
+      self->delayed_send(self, voided_tick(self->state), voided_atom_v);
+    },
+  };
+}
+
+} // namespace
+
+upkeep_actor spawn_upkeep(caf::actor_system& sys, const config::store_b_settings& settings,
+                          std::chrono::milliseconds lease, std::string owner, upkeep_deps deps) {
+  return sys.spawn(upkeep, settings, lease, std::move(owner), std::move(deps));
+}
+
+} // namespace receiptd::actors

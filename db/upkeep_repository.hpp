@@ -1,0 +1,90 @@
+#pragma once
+// The Play upkeep's tables (issue 9): refresh candidates among the purchase
+// orders, and store_b_voided_polls, through statements prepared once per session.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "db/connection.hpp"
+#include "db/statements.hpp"
+#include "model/store_b/voided_poll.hpp"
+
+namespace receiptd::db {
+
+struct voided_poll_row {
+  std::string app_id;
+  long long window_start = 0;
+  std::string page_token;
+  long long high_water = 0;
+  long long next_poll_at = 0;
+  nullable<std::string> lease_owner;
+  nullable<long long> lease_until;
+  long long version = 0;
+  std::string last_error;
+  nullable<long long> polled_at;
+
+  template <class F>
+  void all_columns(F&& f) {
+    f("app_id", app_id);
+    f("window_start", window_start);
+    f("page_token", page_token);
+    f("high_water", high_water);
+    f("next_poll_at", next_poll_at);
+    f("lease_owner", lease_owner);
+    f("lease_until", lease_until);
+    f("version", version);
+    f("last_error", last_error);
+    f("polled_at", polled_at);
+  }
+
+  model::store_b::voided_poll poll() const;
+};
+
+class upkeep_repository {
+public:
+  explicit upkeep_repository(connection& c);
+  upkeep_repository(const upkeep_repository&) = delete;
+  upkeep_repository& operator=(const upkeep_repository&) = delete;
+
+  // (purchase order id, app id) of up to `limit` subscriptions due for a
+  // refresh (db/sql_upkeep.hpp).
+  std::vector<std::pair<std::string, std::string>>
+  refresh_candidates(model::unix_ms now, model::unix_ms stale_before, int limit);
+  // Gives every app that can be polled a poll (first window from `window_start`).
+  void add_missing_polls(model::unix_ms now, model::unix_ms window_start);
+  // Leases up to `limit` due polls; call inside a write transaction.
+  std::vector<model::store_b::voided_poll> claim(const std::string& owner, model::unix_ms now,
+                                                 model::unix_ms lease_until, int limit);
+  // Stores the poll's cursor, next_poll_at and last_error, fenced by the claim
+  // (owner, version); `keep_lease_until`: the lease goes on until then, else it
+  // ends. False when the claim was overtaken.
+  bool store(const std::string& owner, const model::store_b::voided_poll& p, model::unix_ms now,
+             std::optional<model::unix_ms> keep_lease_until);
+
+private:
+  // Bound by reference into the statements below: declared first, never moved.
+  voided_poll_row row_;
+  std::string found_id_;
+  std::string found_app_id_;
+  long long now_ = 0;
+  long long stale_before_ = 0;
+  long long window_start_ = 0;
+  int batch_size_ = 0;
+  std::string lease_owner_;
+  long long lease_until_ = 0;
+  // store_fenced's values
+  voided_poll_row next_;
+  nullable<std::string> new_lease_owner_;
+  nullable<long long> new_lease_until_;
+  std::string key_app_id_;
+  long long key_version_ = 0;
+  std::string key_owner_;
+
+  soci::statement candidates_;
+  soci::statement add_missing_;
+  soci::statement claim_;
+  soci::statement store_;
+};
+
+} // namespace receiptd::db
