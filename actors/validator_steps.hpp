@@ -86,36 +86,45 @@ void upkeep_job(caf::event_based_actor* self, validator_deps_ptr deps,
                 retry_scheduler_actor scheduler, model::validation_job job, app_context_ptr app,
                 model::transaction_record r, std::shared_ptr<span> root);
 
+// How a job's run ends, whatever it did (revalidation, acknowledgement,
+// refresh): the span's outcome, then the scheduler told it is done.
+using job_report = std::function<void(const std::string&)>;
+job_report job_reporter(caf::event_based_actor* self, retry_scheduler_actor scheduler,
+                        std::string job_id, std::shared_ptr<span> root);
+
+// The job ends with the record written as `r` says, updated_at now (fenced by
+// the claim: "overtaken" when another claim came first); `outcome` is reported.
+template <class Record>
+void complete_job(caf::event_based_actor* self, const validator_deps& deps,
+                  const model::validation_job& job, Record r, const std::shared_ptr<span>& root,
+                  job_report report, std::string outcome) {
+  r.updated_at = deps.clock->now_ms();
+  self->request(deps.persistence, caf::infinite, complete_atom_v, root->child(), job, std::move(r))
+    .then([report, outcome](bool applied) { report(applied ? outcome : "overtaken"); },
+          [report](caf::error& e) { report("error: " + caf::to_string(e)); });
+}
+
+// Not settled yet: asked again after the backoff for job.attempts, with `why`
+// kept on the job.
+void reschedule_job(caf::event_based_actor* self, const validator_deps& deps,
+                    model::validation_job job, const std::string& why,
+                    const std::shared_ptr<span>& root, job_report report);
+
 // Completes the job with the record's verdict, or — still pending — reschedules
 // it with backoff, marking the record failed once attempts run out.
 template <class Record>
 void finish_job(caf::event_based_actor* self, validator_deps_ptr deps,
                 retry_scheduler_actor scheduler, model::validation_job job, Record r,
                 std::shared_ptr<span> root) {
-  const auto& settings = deps->settings;
-  auto now = deps->clock->now_ms();
-  auto report = [self, scheduler, id = job.id, root](const std::string& outcome) {
-    root->outcome(outcome);
-    root->end();
-    self->send(scheduler, done_atom_v, id);
-  };
-  auto on_error = [report](caf::error& e) { report("error: " + caf::to_string(e)); };
-  r.updated_at = now;
+  auto report = job_reporter(self, scheduler, job.id, root);
   if (r.state == model::validation_state::pending) {
     ++job.attempts;
-    job.last_error = r.store_detail;
-    if (!model::attempts_exhausted(settings.retry, job.attempts)) {
-      job.next_attempt_at
-        = now + model::backoff_delay_ms(settings.retry, job.attempts, deps->random->unit());
-      self->request(deps->persistence, caf::infinite, reschedule_atom_v, root->child(), job)
-        .then([report](bool) { report("rescheduled"); }, on_error);
-      return;
-    }
+    if (!model::attempts_exhausted(deps->settings.retry, job.attempts))
+      return reschedule_job(self, *deps, std::move(job), r.store_detail, root, report);
     r.state = model::validation_state::failed;
   }
   auto outcome = std::string(model::to_string(r.state));
-  self->request(deps->persistence, caf::infinite, complete_atom_v, root->child(), job, std::move(r))
-    .then([report, outcome](bool applied) { report(applied ? outcome : "overtaken"); }, on_error);
+  complete_job(self, *deps, job, std::move(r), root, report, outcome);
 }
 
 } // namespace receiptd::actors::steps

@@ -1,5 +1,6 @@
 // The validator's jobs on records that are not pending (issue 9): Play
-// acknowledgements and subscription refreshes (actors/validator_steps.hpp).
+// acknowledgements and subscription refreshes, and the steps that end any job
+// (actors/validator_steps.hpp).
 #include <caf/event_based_actor.hpp>
 
 #include "actors/log.hpp"
@@ -12,43 +13,10 @@ namespace receiptd::actors::steps {
 
 namespace {
 
-// Reports the job done to the scheduler, with the span's outcome.
-auto reporter(caf::event_based_actor* self, retry_scheduler_actor scheduler, std::string job_id,
-              std::shared_ptr<span> root) {
-  return [self, scheduler, job_id, root](const std::string& outcome) {
-    root->outcome(outcome);
-    root->end();
-    self->send(scheduler, done_atom_v, job_id);
-  };
-}
-
-// The job ends with the record written as `r` says (fenced by the claim).
-template <class Record>
-void complete(caf::event_based_actor* self, const validator_deps& deps,
-              const model::validation_job& job, Record r, std::shared_ptr<span> root,
-              std::function<void(const std::string&)> report, std::string outcome) {
-  r.updated_at = deps.clock->now_ms();
-  self->request(deps.persistence, caf::infinite, complete_atom_v, root->child(), job, std::move(r))
-    .then([report, outcome](bool applied) { report(applied ? outcome : "overtaken"); },
-          [report](caf::error& e) { report("error: " + caf::to_string(e)); });
-}
-
-// Not settled yet: again after the backoff, with the reason kept on the job.
-void reschedule(caf::event_based_actor* self, const validator_deps& deps, model::validation_job job,
-                const std::string& why, std::shared_ptr<span> root,
-                std::function<void(const std::string&)> report) {
-  job.last_error = why;
-  job.next_attempt_at = deps.clock->now_ms()
-    + model::backoff_delay_ms(deps.settings.retry, job.attempts, deps.random->unit());
-  self->request(deps.persistence, caf::infinite, reschedule_atom_v, root->child(), job)
-    .then([report](bool) { report("rescheduled"); },
-          [report](caf::error& e) { report("error: " + caf::to_string(e)); });
-}
-
 void acknowledge(caf::event_based_actor* self, validator_deps_ptr deps,
                  retry_scheduler_actor scheduler, model::validation_job job, app_context_ptr app,
                  model::purchase_order_record r, std::shared_ptr<span> root) {
-  auto report = reporter(self, scheduler, job.id, root);
+  auto report = job_reporter(self, scheduler, job.id, root);
   store_b_acknowledge ask{root->child(), std::move(app), r,
                           deps->clock->steady_now() + deps->settings.store_deadline};
   auto shared = std::make_shared<model::purchase_order_record>(std::move(r));
@@ -56,13 +24,13 @@ void acknowledge(caf::event_based_actor* self, validator_deps_ptr deps,
     ++job.attempts;
     // Not bounded by retry.max-attempts: asked again until Google's deadline.
     if (!model::store_b::apply_acknowledgement(*shared, a, deps->clock->now_ms(), false))
-      return reschedule(self, *deps, job, a.detail, root, report);
+      return reschedule_job(self, *deps, job, a.detail, root, report);
     if (shared->acknowledgement == model::acknowledgement_state::failed)
       log_warn("purchase order " + shared->id
                + " could not be acknowledged: " + shared->store_detail);
     auto outcome
       = std::string("acknowledgement ") + std::string(model::to_string(*shared->acknowledgement));
-    complete(self, *deps, job, std::move(*shared), root, report, outcome);
+    complete_job(self, *deps, job, std::move(*shared), root, report, outcome);
   };
   self->request(deps->store_b, deps->settings.store_deadline, acknowledge_atom_v, std::move(ask))
     .then([land](model::store_b::acknowledge_answer& a) mutable { land(a); },
@@ -76,7 +44,7 @@ void acknowledge(caf::event_based_actor* self, validator_deps_ptr deps,
 void refresh(caf::event_based_actor* self, validator_deps_ptr deps, retry_scheduler_actor scheduler,
              model::validation_job job, app_context_ptr app, model::purchase_order_record r,
              std::shared_ptr<span> root) {
-  auto report = reporter(self, scheduler, job.id, root);
+  auto report = job_reporter(self, scheduler, job.id, root);
   store_b_check check{root->child(),  std::move(app),
                       r.package_name, r.purchase_token,
                       r.purchase,     model::store_b::first_api(r),
@@ -84,13 +52,13 @@ void refresh(caf::event_based_actor* self, validator_deps_ptr deps, retry_schedu
   auto shared = std::make_shared<model::purchase_order_record>(std::move(r));
   auto land = [=](const model::store_verdict& v, model::play_purchase answered) mutable {
     if (model::store_b::apply_refresh(*shared, v, std::move(answered)))
-      return complete(self, *deps, job, std::move(*shared), root, report, "refreshed");
+      return complete_job(self, *deps, job, std::move(*shared), root, report, "refreshed");
     ++job.attempts;
     if (!model::attempts_exhausted(deps->settings.retry, job.attempts))
-      return reschedule(self, *deps, job, v.detail, root, report);
+      return reschedule_job(self, *deps, job, v.detail, root, report);
     // Given up for now: the record as it was, updated_at now, so the sweep
     // asks again after store-b.refresh-interval.
-    complete(self, *deps, job, std::move(*shared), root, report, "refresh given up");
+    complete_job(self, *deps, job, std::move(*shared), root, report, "refresh given up");
   };
   self->request(deps->store_b, deps->settings.store_deadline, check_atom_v, std::move(check))
     .then([land](store_b_answer& a) mutable { land(a.verdict, std::move(a.purchase)); },
@@ -108,11 +76,31 @@ template <class Record>
 void settle_as_is(caf::event_based_actor* self, validator_deps_ptr deps,
                   retry_scheduler_actor scheduler, const model::validation_job& job, Record r,
                   std::shared_ptr<span> root) {
-  complete(self, *deps, job, std::move(r), root, reporter(self, scheduler, job.id, root),
-           "nothing to do");
+  complete_job(self, *deps, job, std::move(r), root, job_reporter(self, scheduler, job.id, root),
+               "nothing to do");
 }
 
 } // namespace
+
+job_report job_reporter(caf::event_based_actor* self, retry_scheduler_actor scheduler,
+                        std::string job_id, std::shared_ptr<span> root) {
+  return [self, scheduler, job_id, root](const std::string& outcome) {
+    root->outcome(outcome);
+    root->end();
+    self->send(scheduler, done_atom_v, job_id);
+  };
+}
+
+void reschedule_job(caf::event_based_actor* self, const validator_deps& deps,
+                    model::validation_job job, const std::string& why,
+                    const std::shared_ptr<span>& root, job_report report) {
+  job.last_error = why;
+  job.next_attempt_at = deps.clock->now_ms()
+    + model::backoff_delay_ms(deps.settings.retry, job.attempts, deps.random->unit());
+  self->request(deps.persistence, caf::infinite, reschedule_atom_v, root->child(), job)
+    .then([report](bool) { report("rescheduled"); },
+          [report](caf::error& e) { report("error: " + caf::to_string(e)); });
+}
 
 void upkeep_job(caf::event_based_actor* self, validator_deps_ptr deps,
                 retry_scheduler_actor scheduler, model::validation_job job, app_context_ptr app,
