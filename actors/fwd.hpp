@@ -44,9 +44,10 @@ using persistence_calls = caf::typed_actor<
                   std::int32_t>::with<webhook_deliveries>,
   // a delivery's outcome, fenced by its version: false when another claim overtook it
   caf::replies_to<finish_atom, model::webhook_delivery>::with<bool>,
-  // the subscription refresh sweep (db::database::enqueue_refreshes): jobs for
-  // subscriptions not updated for stale_ms, at most limit; how many got one
-  caf::replies_to<refresh_atom, std::int64_t, std::int32_t>::with<std::int32_t>,
+  // a store's subscription refresh sweep (db::database::enqueue_refreshes): jobs
+  // for subscriptions of that record kind not updated for stale_ms, at most
+  // limit; how many got one
+  caf::replies_to<refresh_atom, model::record_kind, std::int64_t, std::int32_t>::with<std::int32_t>,
   // due voided purchases polls, leased to owner for lease_ms
   caf::replies_to<claim_voided_atom, std::string, std::int64_t, std::int32_t>::with<voided_polls>,
   // a page of a poll applied, fenced by its claim (none: overtaken); the lease
@@ -82,6 +83,8 @@ using store_b_client_actor = caf::typed_actor<
 using store_a_client_actor = caf::typed_actor<
   caf::replies_to<check_atom, store_a_check>::with<store_a_answer>,
   caf::replies_to<check_atom, store_a_transaction_check>::with<store_a_transaction_answer>,
+  // the transaction's subscription, Get All Subscription Statuses (issue 9)
+  caf::replies_to<refresh_atom, store_a_transaction_check>::with<store_a_statuses_answer>,
   caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
 
 // The supervisor: the HTTP layer's only contact. It ticks itself to check the
@@ -93,9 +96,10 @@ using supervisor_actor
 using webhook_dispatcher_actor
   = caf::typed_actor<caf::reacts_to<tick_atom>, caf::reacts_to<http_done_atom, http_done>>;
 
-// The Play upkeep: ticks to sweep subscriptions due for a refresh and to poll
-// the apps' voided purchases lists (issue 9).
-using upkeep_actor = caf::typed_actor<caf::reacts_to<refresh_atom>, caf::reacts_to<voided_atom>>;
+// The upkeep: ticks to sweep each store's subscriptions due for a refresh and
+// to poll the apps' Play voided purchases lists (issue 9).
+using upkeep_actor
+  = caf::typed_actor<caf::reacts_to<refresh_atom, model::record_kind>, caf::reacts_to<voided_atom>>;
 
 // The retry scheduler: ticks to claim due jobs; validators report back.
 using retry_scheduler_actor

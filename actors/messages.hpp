@@ -119,7 +119,8 @@ struct store_a_answer {
   std::vector<model::apple_in_app_purchase> in_app;
 };
 
-// Validator → Store A client: one App Store Server API Get Transaction Info call,
+// Validator → Store A client: one App Store Server API Get Transaction Info call
+// (check_atom), or Get All Subscription Statuses (refresh_atom, issue 9),
 // at the host of the transaction's environment first, then — only when the
 // transaction is unknown there (404 TransactionIdNotFound) — once at the other.
 struct store_a_transaction_check {
@@ -135,6 +136,14 @@ struct store_a_transaction_answer {
   // still verifies and compares (model/store_a/transaction_record.hpp).
   model::store_verdict verdict;
   std::string signed_transaction_info;
+};
+
+// Get All Subscription Statuses' answer (issue 9, the scheduled refresh;
+// asked with a store_a_transaction_check): confirmed carries the entries, which
+// the validator still verifies (model/store_a/refresh.hpp).
+struct store_a_statuses_answer {
+  model::store_verdict verdict;
+  std::vector<model::store_a::subscription_status_entry> entries;
 };
 
 // A due revalidation job with what it needs, as the persistence pool claims it.

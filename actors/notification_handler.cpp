@@ -147,6 +147,19 @@ void handle_rtdn(caf::event_based_actor* self, run_ptr r, const model::app& app,
                         {model::errc::unauthorized,
                          "the push URL's token is not this app's (receiptctl app rtdn-url)"});
   }
+  if (const auto& keys = r->deps->rtdn_oidc_keys) {
+    auto verified = model::store_b::verify_push_token(r->in.request.push_bearer, *keys,
+                                                      r->deps->rtdn_oidc, r->deps->clock->now_ms());
+    if (!verified) {
+      log_info("store notification refused for app " + app.id + ": "
+               + (r->in.request.push_bearer.empty() ? std::string("no Pub/Sub OIDC token")
+                                                    : verified.err().message()));
+      return answer_error(*r,
+                          {model::errc::unauthorized,
+                           "the push carries no valid Pub/Sub OIDC token "
+                           "(Authorization: Bearer, store-b.rtdn-oidc-*)"});
+    }
+  }
   if (n->package_name != app.package_name) {
     log_info("store notification refused for app " + app.id + ": it is for package "
              + n->package_name.substr(0, 256));

@@ -270,8 +270,8 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
     [=](finish_atom a, model::webhook_delivery& d) {
       return forward<bool>(self, write, a, std::move(d));
     },
-    [=](refresh_atom a, std::int64_t stale_ms, std::int32_t limit) {
-      return forward<std::int32_t>(self, write, a, stale_ms, limit);
+    [=](refresh_atom a, model::record_kind kind, std::int64_t stale_ms, std::int32_t limit) {
+      return forward<std::int32_t>(self, write, a, kind, stale_ms, limit);
     },
     [=](claim_voided_atom a, std::string owner, std::int64_t lease, std::int32_t limit) {
       return forward<voided_polls>(self, write, a, std::move(owner), lease, limit);

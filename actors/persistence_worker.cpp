@@ -234,11 +234,12 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
       return run<bool>(self, trace_context{}, "finish_delivery",
                        [&](db::database& db) { return db.finish_delivery(d); });
     },
-    [=](refresh_atom, std::int64_t stale_ms, std::int32_t limit) -> caf::result<std::int32_t> {
+    [=](refresh_atom, model::record_kind kind, std::int64_t stale_ms,
+        std::int32_t limit) -> caf::result<std::int32_t> {
       return run<std::int32_t>(self, trace_context{}, "enqueue_refreshes",
                                [&](db::database& db) -> model::result<std::int32_t> {
                                  auto now = self->state.clock->now_ms();
-                                 auto made = db.enqueue_refreshes(now, now - stale_ms, limit);
+                                 auto made = db.enqueue_refreshes(kind, now, now - stale_ms, limit);
                                  if (!made)
                                    return made.err();
                                  return static_cast<std::int32_t>(*made);

@@ -101,8 +101,6 @@ void ask(pointer self, std::shared_ptr<store_a_check> c, verify_endpoint at, boo
 
 // ---- App Store Server API ------------------------------------------------
 
-using transaction_deliver_fn = std::function<void(store_a_transaction_answer)>;
-
 model::store_verdict operator_problem(std::string detail) {
   model::store_verdict v;
   v.outcome = model::store_outcome::unreachable;
@@ -127,24 +125,38 @@ const std::string& jwt_for(pointer self, const app_context& app) {
   return entry.value;
 }
 
-// Get Transaction Info at one host; a transaction unknown there is asked of the
-// other host once (a sandbox purchase uploaded as production, or the reverse).
-void ask_server_api(pointer self, std::shared_ptr<store_a_transaction_check> c, bool sandbox,
-                    bool flipped, transaction_deliver_fn deliver) {
+// One App Store Server API call (issue 8: Get Transaction Info; issue 9: Get
+// All Subscription Statuses): where it goes and how its answer reads.
+template <class Answer>
+struct server_api_call {
+  std::string (*url)(std::string_view base_url, std::string_view transaction_id);
+  Answer (*classify)(int http_status, std::string_view body, std::string_view transport_error,
+                     std::string_view retry_after_header, model::unix_ms now);
+};
+
+constexpr server_api_call<model::store_a::transaction_info_answer> transaction_info{
+  &model::store_a::transaction_info_url, &model::store_a::classify_transaction_info};
+constexpr server_api_call<model::store_a::subscription_statuses_answer> subscription_statuses{
+  &model::store_a::subscription_statuses_url, &model::store_a::classify_subscription_statuses};
+
+// A call at one host; a transaction unknown there is asked of the other host
+// once (a sandbox purchase uploaded as production, or the reverse).
+template <class Answer>
+void ask_server_api(pointer self, std::shared_ptr<store_a_transaction_check> c,
+                    server_api_call<Answer> call, bool sandbox, bool flipped,
+                    std::function<void(Answer)> deliver) {
   const auto& s = self->state.settings;
   const auto& app = *c->app;
   http::outbound_request req;
-  req.url = model::store_a::transaction_info_url(
-    sandbox ? s.server_api_sandbox_url : s.server_api_url, c->transaction_id);
+  req.url = call.url(sandbox ? s.server_api_sandbox_url : s.server_api_url, c->transaction_id);
   req.headers = {"Authorization: Bearer " + jwt_for(self, app), "Accept: application/json"};
   req.timeout = s.timeout;
   self->state.calls.submit(
     handle(self), c->trace, "store-a-client", std::move(req),
     [=](http::outbound_response& r) {
-      auto a = model::store_a::classify_transaction_info(r.status, r.body, r.error, r.retry_after,
-                                                         self->state.clock->now_ms());
+      auto a = call.classify(r.status, r.body, r.error, r.retry_after, self->state.clock->now_ms());
       if (a.transaction_not_found && !flipped) {
-        ask_server_api(self, c, !sandbox, true, deliver);
+        ask_server_api(self, c, call, !sandbox, true, deliver);
         return;
       }
       if (a.verdict.operator_problem) {
@@ -157,10 +169,20 @@ void ask_server_api(pointer self, std::shared_ptr<store_a_transaction_check> c, 
       }
       if (a.verdict.outcome == model::store_outcome::confirmed && !a.verdict.env)
         a.verdict.env = sandbox ? model::environment::sandbox : model::environment::production;
-      deliver(
-        store_a_transaction_answer{std::move(a.verdict), std::move(a.signed_transaction_info)});
+      deliver(std::move(a));
     },
     c->deadline);
+}
+
+// The verdict when the app cannot call the Server API at all (logged once a
+// minute per app); none when it can.
+std::optional<model::store_verdict> without_credentials(pointer self, const app_context& app) {
+  if (app.server_api_key)
+    return std::nullopt;
+  auto why = "app " + app.app.id + " has no usable App Store Server API credentials"
+    + (app.server_api_problem.empty() ? std::string() : " (" + app.server_api_problem + ")");
+  self->state.warnings.warn(app.app.id, why);
+  return operator_problem(why);
 }
 
 store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a_settings settings,
@@ -183,16 +205,31 @@ store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a
       -> caf::typed_response_promise<store_a_transaction_answer> {
       auto rp = self->make_response_promise<store_a_transaction_answer>();
       auto c = std::make_shared<store_a_transaction_check>(std::move(check));
-      if (!c->app->server_api_key) {
-        auto why = "app " + c->app->app.id + " has no usable App Store Server API credentials"
-          + (c->app->server_api_problem.empty() ? std::string()
-                                                : " (" + c->app->server_api_problem + ")");
-        self->state.warnings.warn(c->app->app.id, why);
-        rp.deliver(store_a_transaction_answer{operator_problem(why), {}});
+      if (auto refused = without_credentials(self, *c->app)) {
+        rp.deliver(store_a_transaction_answer{std::move(*refused), {}});
         return rp;
       }
-      ask_server_api(self, c, c->sandbox_first, false,
-                     [rp](store_a_transaction_answer a) mutable { rp.deliver(std::move(a)); });
+      ask_server_api<model::store_a::transaction_info_answer>(
+        self, c, transaction_info, c->sandbox_first, false,
+        [rp](model::store_a::transaction_info_answer a) mutable {
+          rp.deliver(
+            store_a_transaction_answer{std::move(a.verdict), std::move(a.signed_transaction_info)});
+        });
+      return rp;
+    },
+    [=](refresh_atom,
+        store_a_transaction_check& check) -> caf::typed_response_promise<store_a_statuses_answer> {
+      auto rp = self->make_response_promise<store_a_statuses_answer>();
+      auto c = std::make_shared<store_a_transaction_check>(std::move(check));
+      if (auto refused = without_credentials(self, *c->app)) {
+        rp.deliver(store_a_statuses_answer{std::move(*refused), {}});
+        return rp;
+      }
+      ask_server_api<model::store_a::subscription_statuses_answer>(
+        self, c, subscription_statuses, c->sandbox_first, false,
+        [rp](model::store_a::subscription_statuses_answer a) mutable {
+          rp.deliver(store_a_statuses_answer{std::move(a.verdict), std::move(a.entries)});
+        });
       return rp;
     },
     [=](http_done_atom, http_done& done) { self->state.calls.on_done(handle(self), done); },

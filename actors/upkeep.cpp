@@ -19,8 +19,15 @@ namespace {
 constexpr std::chrono::milliseconds voided_claim_every = std::chrono::minutes(1);
 constexpr std::int32_t voided_claim_batch = 8;
 
+// One store's subscription refresh sweep.
+struct refresh_sweep {
+  std::chrono::milliseconds interval{0}; // 0: off
+  std::size_t batch = 0;
+};
+
 struct state {
   config::store_b_settings settings;
+  refresh_sweep store_a_refresh; // StoreKit 2 transactions (store-a.refresh-*)
   std::chrono::milliseconds lease{60000};
   std::string owner;
   upkeep_deps deps;
@@ -34,24 +41,31 @@ std::chrono::milliseconds voided_tick(const state& st) {
   return std::min(st.settings.voided_purchases_interval, voided_claim_every);
 }
 
-// ---- the subscription refresh sweep --------------------------------------------
+// ---- the subscription refresh sweeps ---------------------------------------------
 
-void sweep(pointer self) {
+refresh_sweep sweep_of(const state& st, model::record_kind kind) {
+  if (kind == model::record_kind::store_a_transaction)
+    return st.store_a_refresh;
+  return {st.settings.refresh_interval, st.settings.refresh_batch};
+}
+
+void sweep(pointer self, model::record_kind kind) {
   auto& st = self->state;
+  const auto s = sweep_of(st, kind);
+  const std::string store = kind == model::record_kind::store_a_transaction ? "StoreKit 2" : "Play";
   self
-    ->request(st.deps.persistence, caf::infinite, refresh_atom_v,
-              static_cast<std::int64_t>(st.settings.refresh_interval.count()),
-              static_cast<std::int32_t>(st.settings.refresh_batch))
+    ->request(st.deps.persistence, caf::infinite, refresh_atom_v, kind,
+              static_cast<std::int64_t>(s.interval.count()), static_cast<std::int32_t>(s.batch))
     .then(
       [=](std::int32_t made) {
         if (made > 0)
-          log_info("subscription refresh: " + std::to_string(made)
+          log_info(store + " subscription refresh: " + std::to_string(made)
                    + " subscription(s) past their expiry will be asked again");
-        self->delayed_send(self, self->state.settings.refresh_interval, refresh_atom_v);
+        self->delayed_send(self, s.interval, refresh_atom_v, kind);
       },
       [=](caf::error& e) {
-        log_error("subscription refresh sweep failed: " + caf::to_string(e));
-        self->delayed_send(self, self->state.settings.refresh_interval, refresh_atom_v);
+        log_error(store + " subscription refresh sweep failed: " + caf::to_string(e));
+        self->delayed_send(self, s.interval, refresh_atom_v, kind);
       });
 }
 
@@ -156,20 +170,24 @@ void claim_polls(pointer self) {
       [=](caf::error& e) { log_error("claiming voided purchases polls: " + caf::to_string(e)); });
 }
 
-upkeep_actor::behavior_type upkeep(pointer self, config::store_b_settings settings,
+upkeep_actor::behavior_type upkeep(pointer self, refresh_sweep store_a_refresh,
+                                   config::store_b_settings settings,
                                    std::chrono::milliseconds lease, std::string owner,
                                    upkeep_deps deps) {
   auto& st = self->state;
+  st.store_a_refresh = store_a_refresh;
   st.settings = std::move(settings);
   st.lease = lease;
   st.owner = std::move(owner);
   st.deps = std::move(deps);
-  if (st.settings.refresh_interval.count() > 0)
-    self->send(self, refresh_atom_v);
+  for (auto kind :
+       {model::record_kind::store_b_purchase_order, model::record_kind::store_a_transaction})
+    if (sweep_of(st, kind).interval.count() > 0)
+      self->send(self, refresh_atom_v, kind);
   if (st.settings.voided_purchases)
     self->send(self, voided_atom_v);
   return {
-    [=](refresh_atom) { sweep(self); },
+    [=](refresh_atom, model::record_kind kind) { sweep(self, kind); },
     [=](voided_atom) {
       claim_polls(self);
       self->delayed_send(self, voided_tick(self->state), voided_atom_v);
@@ -179,9 +197,11 @@ upkeep_actor::behavior_type upkeep(pointer self, config::store_b_settings settin
 
 } // namespace
 
-upkeep_actor spawn_upkeep(caf::actor_system& sys, const config::store_b_settings& settings,
-                          std::chrono::milliseconds lease, std::string owner, upkeep_deps deps) {
-  return sys.spawn(upkeep, settings, lease, std::move(owner), std::move(deps));
+upkeep_actor spawn_upkeep(caf::actor_system& sys, const config::store_a_settings& store_a,
+                          const config::store_b_settings& store_b, std::chrono::milliseconds lease,
+                          std::string owner, upkeep_deps deps) {
+  return sys.spawn(upkeep, refresh_sweep{store_a.refresh_interval, store_a.refresh_batch}, store_b,
+                   lease, std::move(owner), std::move(deps));
 }
 
 } // namespace receiptd::actors

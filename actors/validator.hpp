@@ -15,6 +15,7 @@
 #include "model/retry_policy.hpp"
 #include "model/store_a/receipt.hpp"
 #include "model/store_a/server_api.hpp"
+#include "model/store_b/pubsub_oidc.hpp"
 
 namespace receiptd::actors {
 
@@ -37,6 +38,9 @@ struct validator_deps {
   store_a_client_actor store_a;
   store_b_client_actor store_b;
   std::shared_ptr<const model::store_a::trust_anchors> trust; // Store A chains
+  // Pub/Sub push authentication (store-b.rtdn-oidc-*): keys set when it is on.
+  std::shared_ptr<const model::store_b::oidc_keys> rtdn_oidc_keys;
+  model::store_b::oidc_expectation rtdn_oidc;
   validation_settings settings;
   // Never null: the real ones unless a test hands its own.
   tracer* trace = &tracer::off();

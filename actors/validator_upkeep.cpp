@@ -1,10 +1,12 @@
 // The validator's jobs on records that are not pending (issue 9): Play
-// acknowledgements and subscription refreshes, and the steps that end any job
+// acknowledgements and subscription refreshes (Play and StoreKit 2), and the steps that end any job
 // (actors/validator_steps.hpp).
 #include <caf/event_based_actor.hpp>
 
 #include "actors/log.hpp"
 #include "actors/validator_steps.hpp"
+#include "model/store_a/refresh.hpp"
+#include "model/store_a/transaction_record.hpp"
 #include "model/store_b/acknowledgement.hpp"
 #include "model/store_b/purchase_order.hpp"
 #include "model/store_b/refresh.hpp"
@@ -71,6 +73,49 @@ void refresh(caf::event_based_actor* self, validator_deps_ptr deps, retry_schedu
           });
 }
 
+// A StoreKit 2 subscription past its expiry, asked again (issue 9): Get All
+// Subscription Statuses, landed like a notification (model/store_a/refresh.hpp).
+void refresh(caf::event_based_actor* self, validator_deps_ptr deps, retry_scheduler_actor scheduler,
+             model::validation_job job, app_context_ptr app, model::transaction_record r,
+             std::shared_ptr<span> root) {
+  auto report = job_reporter(self, scheduler, job.id, root);
+  store_a_transaction_check check{root->child(), std::move(app), r.transaction.transaction_id,
+                                  model::store_a::sandbox_first(r),
+                                  deps->clock->steady_now() + deps->settings.store_deadline};
+  auto shared = std::make_shared<model::transaction_record>(std::move(r));
+  auto land = [=](model::store_verdict v,
+                  const std::vector<model::store_a::subscription_status_entry>& entries) mutable {
+    std::optional<model::store_a::subscription_status> status;
+    if (v.outcome == model::store_outcome::confirmed) {
+      auto found = model::store_a::status_of(*shared, entries, *deps->trust);
+      if (found) {
+        status = std::move(*found);
+      } else {
+        log_warn("transaction " + shared->transaction.transaction_id + ": "
+                 + found.err().message());
+        v.outcome = model::store_outcome::unreachable;
+        v.detail = found.err().message();
+      }
+    }
+    if (model::store_a::apply_refresh(*shared, v, status))
+      return complete_job(self, *deps, job, std::move(*shared), root, report, "refreshed");
+    ++job.attempts;
+    if (!model::attempts_exhausted(deps->settings.retry, job.attempts))
+      return reschedule_job(self, *deps, job, v.detail, root, report);
+    // Given up for now: the sweep asks again after store-a.refresh-interval.
+    complete_job(self, *deps, job, std::move(*shared), root, report, "refresh given up");
+  };
+  self->request(deps->store_a, deps->settings.store_deadline, refresh_atom_v, std::move(check))
+    .then([land](store_a_statuses_answer& a) mutable { land(std::move(a.verdict), a.entries); },
+          [land](caf::error& e) mutable {
+            model::store_verdict v;
+            v.outcome = model::store_outcome::unreachable;
+            v.detail = e == caf::sec::request_timeout ? "store deadline passed"
+                                                      : "store client: " + caf::to_string(e);
+            land(std::move(v), {});
+          });
+}
+
 // A job with nothing to do: completed with the record as it is.
 template <class Record>
 void settle_as_is(caf::event_based_actor* self, validator_deps_ptr deps,
@@ -119,8 +164,11 @@ void upkeep_job(caf::event_based_actor* self, validator_deps_ptr deps,
 }
 
 void upkeep_job(caf::event_based_actor* self, validator_deps_ptr deps,
-                retry_scheduler_actor scheduler, model::validation_job job, app_context_ptr,
+                retry_scheduler_actor scheduler, model::validation_job job, app_context_ptr app,
                 model::transaction_record r, std::shared_ptr<span> root) {
+  if (model::purpose_of(r) == model::job_purpose::refresh)
+    return refresh(self, std::move(deps), scheduler, std::move(job), std::move(app), std::move(r),
+                   std::move(root));
   settle_as_is(self, std::move(deps), scheduler, job, std::move(r), std::move(root));
 }
 

@@ -26,6 +26,7 @@
 #include "model/access_token.hpp"
 #include "model/encoding.hpp"
 #include "model/store_a/server_api.hpp"
+#include "model/store_b/pubsub_oidc.hpp"
 
 using namespace receiptd;
 
@@ -112,6 +113,27 @@ std::shared_ptr<const model::store_a::trust_anchors> load_trust(const config::st
   return *anchors;
 }
 
+// store-b.rtdn-oidc-jwks: Google's OIDC keys for Pub/Sub push tokens (null
+// when the option is empty), or an error naming the option and file.
+model::result<std::shared_ptr<const model::store_b::oidc_keys>>
+load_rtdn_oidc(const config::store_b_settings& s) {
+  using keys_ptr = std::shared_ptr<const model::store_b::oidc_keys>;
+  if (s.rtdn_oidc_jwks.empty())
+    return keys_ptr();
+  std::ifstream in(s.rtdn_oidc_jwks);
+  if (!in)
+    return model::error(model::errc::internal_error,
+                        "cannot read store-b.rtdn-oidc-jwks file " + s.rtdn_oidc_jwks);
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto keys = model::store_b::oidc_keys::parse_jwks(text.str());
+  if (!keys)
+    return model::error(model::errc::internal_error,
+                        "bad store-b.rtdn-oidc-jwks file " + s.rtdn_oidc_jwks + ": "
+                          + keys.err().message());
+  return keys_ptr(*keys);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -136,6 +158,11 @@ int main(int argc, char** argv) {
   auto trust = load_trust(s.store_a);
   if (!trust)
     return 2;
+  auto rtdn_oidc_keys = load_rtdn_oidc(s.store_b);
+  if (!rtdn_oidc_keys) {
+    std::cerr << "receiptd: " << rtdn_oidc_keys.err().message() << "\n";
+    return 2;
+  }
   auto db = cmd::open_database(s.db.url, "receiptd");
   if (!db)
     return 1;
@@ -163,6 +190,9 @@ int main(int argc, char** argv) {
     deps->store_a = store_a;
     deps->store_b = store_b;
     deps->trust = trust;
+    deps->rtdn_oidc_keys = *rtdn_oidc_keys;
+    deps->rtdn_oidc.audience = s.store_b.rtdn_oidc_audience;
+    deps->rtdn_oidc.service_account = s.store_b.rtdn_oidc_service_account;
     deps->trace = &trace;
     deps->clock = &clock;
     deps->random = &model::system_random();
@@ -180,7 +210,7 @@ int main(int argc, char** argv) {
       sys, s.webhooks, instance,
       {.persistence = persistence, .transport = &outbound, .trace = &trace, .clock = &clock});
     auto upkeep
-      = actors::spawn_upkeep(sys, s.store_b, s.retry.lease, instance,
+      = actors::spawn_upkeep(sys, s.store_a, s.store_b, s.retry.lease, instance,
                              {.persistence = persistence, .store_b = store_b, .clock = &clock});
 
     auto stop_actors = [&] {

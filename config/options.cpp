@@ -245,7 +245,13 @@ receiptd_config::receiptd_config() {
     .add(s.store_a.max_in_app_purchases, "max-in-app-purchases",
          "in-app purchases one receipt may hold; more is malformed_receipt (402)", 1, 5000)
     .add(s.store_a.storekit_test_root, "storekit-test-root",
-         "PEM of the Xcode StoreKit test root; receipts under it are sandbox (empty: refused)");
+         "PEM of the Xcode StoreKit test root; receipts under it are sandbox (empty: refused)")
+    .add(s.store_a.refresh_interval, "refresh-interval",
+         "how often validated StoreKit 2 subscriptions whose expiry has passed are asked again "
+         "(App Store Server API; 0: never); one is not asked again sooner",
+         milliseconds(0))
+    .add(s.store_a.refresh_batch, "refresh-batch",
+         "StoreKit 2 subscriptions given a refresh job per sweep", 1, 100000);
   section{*this, "store-b"}
     .add(s.store_b.api_url, "api-url", "Play Developer API base URL")
     .require(
@@ -267,7 +273,20 @@ receiptd_config::receiptd_config() {
          "one is not asked again sooner",
          milliseconds(0))
     .add(s.store_b.refresh_batch, "refresh-batch", "subscriptions given a refresh job per sweep", 1,
-         100000);
+         100000)
+    .add(s.store_b.rtdn_oidc_jwks, "rtdn-oidc-jwks",
+         "JWKS file of Google's OIDC signing keys: when set, every RTDN push must carry a Pub/Sub "
+         "OIDC token that verifies under them (empty: the ?token= alone)")
+    .add(s.store_b.rtdn_oidc_audience, "rtdn-oidc-audience",
+         "the audience the push subscription's OIDC tokens must name")
+    .require(
+      "rtdn-oidc-audience",
+      [this] {
+        return s_.store_b.rtdn_oidc_jwks.empty() || !s_.store_b.rtdn_oidc_audience.empty();
+      },
+      "must be set when store-b.rtdn-oidc-jwks is")
+    .add(s.store_b.rtdn_oidc_service_account, "rtdn-oidc-service-account",
+         "the push subscription's service account email its OIDC tokens must name (empty: any)");
   section{*this, "retry"}
     .add(s.retry.initial, "initial", "first revalidation delay (full jitter below it)")
     .add(s.retry.max, "max", "largest revalidation delay")

@@ -73,6 +73,10 @@ struct store_a_settings {
                                          "config/trust/apple-wwdr-ca.pem"};
   std::string storekit_test_root;          // empty: Xcode StoreKit test receipts are refused
   std::size_t max_in_app_purchases = 2000; // more in one receipt: malformed_receipt (402)
+  // StoreKit 2 subscriptions whose expiry passed while live, asked again through
+  // Get All Subscription Statuses (issue 9; 0: never).
+  milliseconds refresh_interval = 1h;
+  std::size_t refresh_batch = 100;
 };
 
 struct store_b_settings {
@@ -88,6 +92,12 @@ struct store_b_settings {
   std::size_t voided_purchases_page_size = 1000;
   milliseconds refresh_interval = 1h;
   std::size_t refresh_batch = 100;
+  // Pub/Sub push authentication (issue 9, optional): with a JWKS file, every
+  // RTDN push must carry an OIDC token that verifies under it, for this
+  // audience (and from this service account, when set).
+  std::string rtdn_oidc_jwks;
+  std::string rtdn_oidc_audience;
+  std::string rtdn_oidc_service_account;
 };
 
 struct retry_settings {

@@ -198,13 +198,21 @@ public:
     = 0;
 
   // ---- Play upkeep (issue 9) -------------------------------------------------
-  // The scheduled refresh's sweep: gives a job, due at `now`, to up to `limit`
-  // validated Play subscriptions whose expiry_time is before `now`, whose
-  // subscription_state is not final (model::store_b::is_final_subscription_state),
-  // that are not voided, were last updated before `stale_before` and have no job
-  // (oldest expiry first). Returns how many got one.
-  virtual model::result<int> enqueue_refreshes(model::unix_ms now, model::unix_ms stale_before,
-                                               int limit)
+  // The scheduled refresh's sweep of one store (`kind`), oldest expiry first:
+  // gives a job, due at `now`, to up to `limit` records last updated before
+  // `stale_before` that have no job and are
+  //  - store_b_purchase_order: validated Play subscriptions whose expiry_time is
+  //    before `now`, whose subscription_state is not final
+  //    (model::store_b::is_final_subscription_state), not voided;
+  //  - store_a_transaction: validated auto-renewable StoreKit 2 transactions
+  //    (not Xcode's) of an app with App Store Server API credentials, not
+  //    revoked, whose subscription's expiry (subscription_expires_date, else
+  //    expires_date) is before `now` and whose subscription_status is none or
+  //    live (model::store_a::is_live_subscription_status);
+  //  - store_a_receipt: none (verifyReceipt answers what the receipt holds).
+  // Returns how many got one.
+  virtual model::result<int> enqueue_refreshes(model::record_kind kind, model::unix_ms now,
+                                               model::unix_ms stale_before, int limit)
     = 0;
   // Voided purchases polls: every app with a package name and a service account
   // has one (made on the first claim after the app has both, its first window as

@@ -106,8 +106,8 @@ public:
                                                                        int limit) override;
   model::result<bool> finish_delivery(const model::webhook_delivery& d) override;
 
-  model::result<int> enqueue_refreshes(model::unix_ms now, model::unix_ms stale_before,
-                                       int limit) override;
+  model::result<int> enqueue_refreshes(model::record_kind kind, model::unix_ms now,
+                                       model::unix_ms stale_before, int limit) override;
   model::result<std::vector<model::store_b::claimed_voided_poll>>
   claim_voided_polls(const std::string& owner, model::unix_ms now, model::unix_ms lease_until,
                      int limit) override;

@@ -24,8 +24,8 @@ constexpr model::record_kind kind_of(const model::transaction_record&) {
 // What notifications and the voided purchases poll wrote survives a re-upload
 // and a completed job, whose records know nothing of it: the transactions'
 // notified columns, which a re-upload does not write (db/record_rows.hpp), as
-// stored; a receipt's cancellations and a Play purchase's voiding when the
-// change does not say them.
+// stored (but a refresh's newer answer); a receipt's cancellations and a Play purchase's voiding
+// when the change does not say them.
 void keep_notified(model::purchase_order_record& out, const model::purchase_order_record& stored) {
   model::keep_notified(out.purchase, stored.purchase);
 }
@@ -35,6 +35,10 @@ void keep_notified(model::receipt_record& out, const model::receipt_record& stor
 void keep_notified(model::transaction_record& out, const model::transaction_record& stored) {
   auto& t = out.transaction;
   const auto& s = stored.transaction;
+  // A scheduled refresh (issue 9) brings an answer of its own, newer than what
+  // is stored: it stands, unless a notification signed later was stored since.
+  if (t.notified_at && (!s.notified_at || *s.notified_at < *t.notified_at))
+    return;
   t.subscription_status = s.subscription_status;
   t.subscription_expires_date = s.subscription_expires_date;
   t.auto_renew = s.auto_renew;

@@ -1,22 +1,22 @@
-// sql_database: the Play upkeep (issue 9): the subscription refresh sweep and
-// the voided purchases polls.
+// sql_database: the upkeep (issue 9): the subscription refresh sweeps (Play and
+// StoreKit 2) and the Play voided purchases polls.
 #include "db/sql_database.hpp"
 #include "model/resource_json.hpp"
 #include "model/store_b/voided.hpp"
 
 namespace receiptd::db {
 
-model::result<int> sql_database::enqueue_refreshes(model::unix_ms now, model::unix_ms stale_before,
-                                                   int limit) {
+model::result<int> sql_database::enqueue_refreshes(model::record_kind kind, model::unix_ms now,
+                                                   model::unix_ms stale_before, int limit) {
   return guarded<int>("enqueue_refreshes", [&] {
-    if (limit <= 0)
+    if (limit <= 0 || kind == model::record_kind::store_a_receipt)
       return 0;
     auto& repo = upkeep();
     auto& queue = jobs();
     transaction tx(conn(), access::write);
-    auto due = repo.refresh_candidates(now, stale_before, limit);
+    auto due = repo.refresh_candidates(kind, now, stale_before, limit);
     for (const auto& [record_id, app_id] : due)
-      queue.ensure(model::record_kind::store_b_purchase_order, record_id, app_id, now);
+      queue.ensure(kind, record_id, app_id, now);
     tx.commit();
     return static_cast<int>(due.size());
   });

@@ -1,6 +1,6 @@
 #pragma once
-// The Play upkeep's statements (issue 9): the subscription refresh sweep and the
-// voided purchases polls. {columns} is rendered from voided_poll_row
+// The upkeep's statements (issue 9): the subscription refresh sweeps (Play and
+// StoreKit 2) and the Play voided purchases polls. {columns} is rendered from voided_poll_row
 // (db/upkeep_repository.hpp).
 
 #include <string_view>
@@ -19,6 +19,25 @@ inline constexpr std::string_view refresh_candidates
     " AND NOT EXISTS (SELECT 1 FROM validation_jobs j"
     "  WHERE j.record_kind = 'store_b_purchase_order' AND j.record_id = o.id)"
     " ORDER BY o.expiry_time LIMIT :batch_size";
+
+// Validated auto-renewable StoreKit 2 transactions (never Xcode's: Apple does
+// not know them) of apps with App Store Server API credentials, not revoked,
+// whose subscription's expiry passed while its status is unknown or live
+// (model::store_a::live_subscription_statuses), not refreshed since
+// stale_before, and without a job: the oldest expiries first.
+inline constexpr std::string_view transaction_refresh_candidates
+  = "SELECT t.id, t.app_id FROM store_a_transactions t JOIN apps a ON a.id = t.app_id"
+    " WHERE t.product_type = 'Auto-Renewable Subscription' AND t.validation_state = 'validated'"
+    " AND COALESCE(t.subscription_expires_date, t.expires_date) < :now"
+    " AND t.updated_at < :stale_before AND t.revocation_date IS NULL"
+    " AND t.environment <> 'xcode'"
+    " AND (t.subscription_status IS NULL OR t.subscription_status IN"
+    "  ('active', 'billing_retry', 'grace_period'))"
+    " AND a.app_store_issuer_id <> '' AND a.app_store_key_id <> ''"
+    " AND a.app_store_private_key <> ''"
+    " AND NOT EXISTS (SELECT 1 FROM validation_jobs j"
+    "  WHERE j.record_kind = 'store_a_transaction' AND j.record_id = t.id)"
+    " ORDER BY COALESCE(t.subscription_expires_date, t.expires_date) LIMIT :batch_size";
 
 // Every app with a package name and a service account has a poll, first due now.
 inline constexpr std::string_view add_missing_polls

@@ -19,14 +19,9 @@ model::store_b::voided_poll voided_poll_row::poll() const {
 }
 
 upkeep_repository::upkeep_repository(connection& c)
-  : candidates_(prepare(c.session(), std::string(q::refresh_candidates),
-                        [this](soci::statement& st) {
-                          st.exchange(soci::into(found_id_));
-                          st.exchange(soci::into(found_app_id_));
-                          st.exchange(soci::use(now_, "now"));
-                          st.exchange(soci::use(stale_before_, "stale_before"));
-                          st.exchange(soci::use(batch_size_, "batch_size"));
-                        })),
+  : candidates_(prepare(c.session(), std::string(q::refresh_candidates), bind_candidates())),
+    transaction_candidates_(
+      prepare(c.session(), std::string(q::transaction_refresh_candidates), bind_candidates())),
     add_missing_(prepare(c.session(), std::string(q::add_missing_polls),
                          [this](soci::statement& st) {
                            st.exchange(soci::use(window_start_, "window_start"));
@@ -58,13 +53,26 @@ upkeep_repository::upkeep_repository(connection& c)
       st.exchange(soci::use(key_owner_, "key_owner"));
     })) {}
 
+std::function<void(soci::statement&)> upkeep_repository::bind_candidates() {
+  return [this](soci::statement& st) {
+    st.exchange(soci::into(found_id_));
+    st.exchange(soci::into(found_app_id_));
+    st.exchange(soci::use(now_, "now"));
+    st.exchange(soci::use(stale_before_, "stale_before"));
+    st.exchange(soci::use(batch_size_, "batch_size"));
+  };
+}
+
 std::vector<std::pair<std::string, std::string>>
-upkeep_repository::refresh_candidates(model::unix_ms now, model::unix_ms stale_before, int limit) {
+upkeep_repository::refresh_candidates(model::record_kind kind, model::unix_ms now,
+                                      model::unix_ms stale_before, int limit) {
   std::vector<std::pair<std::string, std::string>> out;
   now_ = now;
   stale_before_ = stale_before;
   batch_size_ = limit;
-  for_each_row(candidates_, [&] { out.emplace_back(found_id_, found_app_id_); });
+  auto& st
+    = kind == model::record_kind::store_a_transaction ? transaction_candidates_ : candidates_;
+  for_each_row(st, [&] { out.emplace_back(found_id_, found_app_id_); });
   return out;
 }
 

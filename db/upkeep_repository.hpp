@@ -2,12 +2,14 @@
 // The Play upkeep's tables (issue 9): refresh candidates among the purchase
 // orders, and store_b_voided_polls, through statements prepared once per session.
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "db/connection.hpp"
 #include "db/statements.hpp"
+#include "model/records.hpp"
 #include "model/store_b/voided_poll.hpp"
 
 namespace receiptd::db {
@@ -47,10 +49,12 @@ public:
   upkeep_repository(const upkeep_repository&) = delete;
   upkeep_repository& operator=(const upkeep_repository&) = delete;
 
-  // (purchase order id, app id) of up to `limit` subscriptions due for a
-  // refresh (db/sql_upkeep.hpp).
-  std::vector<std::pair<std::string, std::string>>
-  refresh_candidates(model::unix_ms now, model::unix_ms stale_before, int limit);
+  // (record id, app id) of up to `limit` subscriptions of that kind due for a
+  // refresh (db/sql_upkeep.hpp): store_b_purchase_order or store_a_transaction.
+  std::vector<std::pair<std::string, std::string>> refresh_candidates(model::record_kind kind,
+                                                                      model::unix_ms now,
+                                                                      model::unix_ms stale_before,
+                                                                      int limit);
   // Gives every app that can be polled a poll (first window from `window_start`).
   void add_missing_polls(model::unix_ms now, model::unix_ms window_start);
   // Leases up to `limit` due polls; call inside a write transaction.
@@ -63,6 +67,9 @@ public:
              std::optional<model::unix_ms> keep_lease_until);
 
 private:
+  // The two sweeps' statements read and bind the same members.
+  std::function<void(soci::statement&)> bind_candidates();
+
   // Bound by reference into the statements below: declared first, never moved.
   voided_poll_row row_;
   std::string found_id_;
@@ -81,7 +88,8 @@ private:
   long long key_version_ = 0;
   std::string key_owner_;
 
-  soci::statement candidates_;
+  soci::statement candidates_;             // Play subscriptions
+  soci::statement transaction_candidates_; // StoreKit 2 subscriptions
   soci::statement add_missing_;
   soci::statement claim_;
   soci::statement store_;

@@ -21,6 +21,9 @@ struct inbound_request {
   // Store B pushes) the ?token= value, percent-decoded, empty when absent;
   // otherwise empty.
   std::string token;
+  // On a token_in_query route: the Authorization header's bearer token (a
+  // Pub/Sub push's OIDC token), empty when absent or malformed.
+  std::string push_bearer;
   std::string body;
   std::string peer_ip;
   std::string trace_id; // X-Request-Id, or one made up

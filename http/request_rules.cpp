@@ -33,7 +33,7 @@ std::string peer_ip_of(const ph::Request& req) {
 }
 
 // "Bearer <token>" (scheme case-insensitive, RFC 6750 §2.1).
-model::result<std::string> bearer_token(const ph::Request& req) {
+model::result<std::string> bearer_token(const ph::Request& req, std::size_t max_bytes) {
   auto refused = [](const char* why) { return model::error(model::errc::unauthorized, why); };
   // Pistache parses Authorization into its own header class; others stay raw.
   std::string value;
@@ -55,7 +55,7 @@ model::result<std::string> bearer_token(const ph::Request& req) {
     v.remove_prefix(1);
   while (!v.empty() && v.back() == ' ')
     v.remove_suffix(1);
-  bool token_ok = !v.empty() && v.size() <= 512;
+  bool token_ok = !v.empty() && v.size() <= max_bytes;
   for (char c : v)
     token_ok = token_ok && c > 0x20 && c < 0x7F;
   if (!token_ok)

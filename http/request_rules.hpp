@@ -24,9 +24,13 @@ std::string trace_id_of(const Pistache::Http::Request& req);
 
 std::string peer_ip_of(const Pistache::Http::Request& req);
 
-// "Bearer <token>" (scheme case-insensitive, RFC 6750 §2.1), or an unauthorized
-// error saying whether it is absent or malformed.
-model::result<std::string> bearer_token(const Pistache::Http::Request& req);
+// "Bearer <token>" (scheme case-insensitive, RFC 6750 §2.1; the token visible
+// ASCII, at most `max_bytes`), or an unauthorized error saying whether it is
+// absent or malformed.
+inline constexpr std::size_t max_bearer_bytes = 512;            // an app's token
+inline constexpr std::size_t max_push_bearer_bytes = 16 * 1024; // a Pub/Sub OIDC token
+model::result<std::string> bearer_token(const Pistache::Http::Request& req,
+                                        std::size_t max_bytes = max_bearer_bytes);
 
 // The URL's ?token= value, percent-decoded (RFC 3986 §2.1); empty when absent or
 // not a sane secret (over 512 bytes, or an escape that is not two hex digits).

@@ -239,6 +239,9 @@ public:
     inbound_request in(*m.target); // own_answer refuses what matches no route
     in.record_id = std::move(m.id);
     in.token = std::move(std::get<std::string>(own));
+    if (info(*m.target).token_in_query) // a Pub/Sub push may carry an OIDC token too
+      if (auto bearer = bearer_token(req, max_push_bearer_bytes))
+        in.push_bearer = std::move(bearer).value();
     // The body is moved, not copied: the request is the parser's own (not const)
     // and is reset as soon as onRequest returns (Pistache 0.0.5 Handler::onInput).
     in.body = std::move(const_cast<std::string&>(req.body()));

@@ -221,8 +221,10 @@ std::optional<std::string> stated_status(const notification& n) {
   return std::nullopt;
 }
 
-// The transaction's own fields, as Apple signed them at signedDate (identity —
-// the ids and the bundle — matched already). Revocation is the caller's.
+constexpr std::string_view auto_renewable = "Auto-Renewable Subscription";
+
+} // namespace
+
 bool take_own_fields(apple_transaction& a, const signed_transaction& t) {
   bool changed = false;
   changed |= assign(a.product_id, t.product_id);
@@ -239,9 +241,26 @@ bool take_own_fields(apple_transaction& a, const signed_transaction& t) {
   return changed;
 }
 
-constexpr std::string_view auto_renewable = "Auto-Renewable Subscription";
-
-} // namespace
+bool take_subscription_fields(apple_transaction& a, const signed_transaction& t,
+                              const std::optional<std::string>& status,
+                              const std::optional<renewal_info>& renewal, bool keep_expiry) {
+  if (t.type != auto_renewable)
+    return false;
+  bool changed = false;
+  if (status)
+    changed |= assign(a.subscription_status, status);
+  if (!keep_expiry && t.expires_date
+      && (!a.subscription_expires_date || *a.subscription_expires_date < *t.expires_date))
+    changed |= assign(a.subscription_expires_date, t.expires_date);
+  if (renewal && renewal->original_transaction_id == t.original_transaction_id) {
+    const auto& i = *renewal;
+    if (i.auto_renew_status == 0 || i.auto_renew_status == 1)
+      changed |= assign(a.auto_renew, std::optional<bool>(*i.auto_renew_status == 1));
+    if (i.auto_renew_product_id)
+      changed |= assign(a.auto_renew_product_id, i.auto_renew_product_id);
+  }
+  return changed;
+}
 
 // Transaction records:
 //  - the record of the very transactionId takes the signed transaction's own
@@ -297,20 +316,8 @@ bool apply_notification(transaction_record& r, const verified_notification& v) {
         break;
     }
   }
-  if (same_subscription && t.type == auto_renewable) {
-    if (auto status = stated_status(n))
-      changed |= assign(a.subscription_status, status);
-    if (what != effect::revoke && t.expires_date
-        && (!a.subscription_expires_date || *a.subscription_expires_date < *t.expires_date))
-      changed |= assign(a.subscription_expires_date, t.expires_date);
-    if (v.renewal && v.renewal->original_transaction_id == t.original_transaction_id) {
-      const auto& i = *v.renewal;
-      if (i.auto_renew_status == 0 || i.auto_renew_status == 1)
-        changed |= assign(a.auto_renew, std::optional<bool>(*i.auto_renew_status == 1));
-      if (i.auto_renew_product_id)
-        changed |= assign(a.auto_renew_product_id, i.auto_renew_product_id);
-    }
-  }
+  if (same_subscription)
+    changed |= take_subscription_fields(a, t, stated_status(n), v.renewal, what == effect::revoke);
   changed |= assign(a.notified_at, n.signed_date);
   return changed;
 }

@@ -99,6 +99,23 @@ bool apply_notification(transaction_record& r, const verified_notification& v);
 // No ordering (receipts keep no notified_at). Returns whether the record changed.
 bool apply_notification(receipt_record& r, const verified_notification& v);
 
+// The shared steps of apply_notification and the scheduled refresh
+// (model/store_a/refresh.hpp); each returns whether `a` changed.
+//  - take_own_fields: a verified transaction's own fields (product, type,
+//    dates, quantity, price, …) on the record of that very transactionId
+//    (identity already matched); revocation is the caller's.
+//  - take_subscription_fields: on a record of the transaction's subscription
+//    (same originalTransactionId, matched by the caller), when the transaction
+//    is an "Auto-Renewable Subscription": `status` (none keeps the record's),
+//    subscription_expires_date the later of the known one and expiresDate
+//    (unless keep_expiry), and from `renewal` of that originalTransactionId
+//    auto_renew (autoRenewStatus 0/1; another value keeps it) and
+//    auto_renew_product_id.
+bool take_own_fields(apple_transaction& a, const signed_transaction& t);
+bool take_subscription_fields(apple_transaction& a, const signed_transaction& t,
+                              const std::optional<std::string>& status,
+                              const std::optional<renewal_info>& renewal, bool keep_expiry);
+
 // Apple's subscription status (data.status) by name: 1 "active", 2 "expired",
 // 3 "billing_retry", 4 "grace_period", 5 "revoked"; nullopt for others.
 std::optional<std::string> subscription_status_name(int status);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -272,13 +273,26 @@ std::string server_api_key::make_jwt(unix_ms now, std::string_view bundle_id,
   return input + '.' + base64url_encode(sign_es256(impl_->key.get(), input));
 }
 
-std::string transaction_info_url(std::string_view base_url, std::string_view transaction_id) {
+namespace {
+
+std::string server_api_url(std::string_view base_url, std::string_view path,
+                           std::string_view transaction_id) {
   std::string url(base_url);
   while (!url.empty() && url.back() == '/')
     url.pop_back();
-  url += "/inApps/v1/transactions/";
+  url += path;
   url += store_b::url_encode(transaction_id);
   return url;
+}
+
+} // namespace
+
+std::string transaction_info_url(std::string_view base_url, std::string_view transaction_id) {
+  return server_api_url(base_url, "/inApps/v1/transactions/", transaction_id);
+}
+
+std::string subscription_statuses_url(std::string_view base_url, std::string_view transaction_id) {
+  return server_api_url(base_url, "/inApps/v1/subscriptions/", transaction_id);
 }
 
 namespace {
@@ -367,6 +381,74 @@ transaction_info_answer classify_transaction_info(int http_status, std::string_v
   if (o) // JSON text, for logs and enrichment; an HTML page is not kept
     a.verdict.body = std::string(body);
   return a;
+}
+
+namespace {
+
+// StatusResponse {"data": [{"subscriptionGroupIdentifier", "lastTransactions":
+// [{"originalTransactionId", "status", "signedTransactionInfo",
+// "signedRenewalInfo"}]}], "environment", "bundleId", "appAppleId"}.
+std::optional<std::vector<subscription_status_entry>> status_entries(const json::object& o) {
+  auto* data = o.if_contains("data");
+  if (!data || !data->is_array())
+    return std::nullopt;
+  std::vector<subscription_status_entry> out;
+  for (const auto& group : data->get_array()) {
+    auto* last = group.is_object() ? group.get_object().if_contains("lastTransactions") : nullptr;
+    if (!last || !last->is_array())
+      return std::nullopt;
+    for (const auto& item : last->get_array()) {
+      if (!item.is_object())
+        return std::nullopt;
+      const auto& i = item.get_object();
+      auto* original = i.if_contains("originalTransactionId");
+      auto* number = i.if_contains("status");
+      auto status
+        = number && (number->is_int64() || number->is_uint64()) ? json_int(number) : std::nullopt;
+      auto* info = i.if_contains("signedTransactionInfo");
+      auto* renewal = i.if_contains("signedRenewalInfo");
+      if (!original || !original->is_string() || !status || *status < 0
+          || *status > std::numeric_limits<int>::max() || !info || !info->is_string()
+          || info->get_string().empty() || (renewal && !renewal->is_string()))
+        return std::nullopt;
+      subscription_status_entry e;
+      e.original_transaction_id = std::string(original->get_string());
+      e.status = static_cast<int>(*status);
+      e.signed_transaction_info = std::string(info->get_string());
+      if (renewal)
+        e.signed_renewal_info = std::string(renewal->get_string());
+      out.push_back(std::move(e));
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+subscription_statuses_answer classify_subscription_statuses(int http_status, std::string_view body,
+                                                            std::string_view transport_error,
+                                                            std::string_view retry_after_header,
+                                                            unix_ms now) {
+  subscription_statuses_answer out;
+  if (http_status != 200) {
+    auto a = classify_transaction_info(http_status, body, transport_error, retry_after_header, now);
+    out.verdict = std::move(a.verdict);
+    out.transaction_not_found = a.transaction_not_found;
+    out.retry_after_ms = a.retry_after_ms;
+    return out;
+  }
+  boost::system::error_code ec;
+  auto doc = json::parse(body, ec);
+  auto entries = !ec && doc.is_object() ? status_entries(doc.get_object()) : std::nullopt;
+  if (!entries) {
+    out.verdict = unreachable("HTTP 200 without a list of subscription statuses");
+    return out;
+  }
+  out.verdict.outcome = store_outcome::confirmed;
+  out.verdict.detail = "HTTP 200";
+  out.verdict.body = std::string(body);
+  out.entries = std::move(*entries);
+  return out;
 }
 
 } // namespace receiptd::model::store_a

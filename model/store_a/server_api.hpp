@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/result.hpp"
 #include "model/timestamp.hpp"
@@ -89,5 +90,38 @@ struct transaction_info_answer {
 transaction_info_answer classify_transaction_info(int http_status, std::string_view body,
                                                   std::string_view transport_error,
                                                   std::string_view retry_after_header, unix_ms now);
+
+// ---- Get All Subscription Statuses (issue 9: the scheduled refresh) ----------
+
+// GET {base}/inApps/v1/subscriptions/{transactionId} (the id path-escaped;
+// trailing '/' of base dropped).
+std::string subscription_statuses_url(std::string_view base_url, std::string_view transaction_id);
+
+// One entry of a StatusResponse's data[].lastTransactions, still compact: the
+// caller verifies both JWS (model/store_a/refresh.hpp).
+struct subscription_status_entry {
+  std::string original_transaction_id; // originalTransactionId
+  int status = 0;                      // 1 active … 5 revoked (subscription_status_name)
+  std::string signed_transaction_info; // signedTransactionInfo
+  std::string signed_renewal_info;     // signedRenewalInfo; empty when absent
+};
+
+// What one Get All Subscription Statuses answer says: as
+// classify_transaction_info, except that a 200 is confirmed when it carries a
+// "data" array (every group's lastTransactions, in order, become `entries`;
+// an entry that is not an object with a string originalTransactionId, an
+// integer status and a non-empty string signedTransactionInfo makes the whole
+// answer unreachable: Apple's shape is not what we know).
+struct subscription_statuses_answer {
+  store_verdict verdict;
+  std::vector<subscription_status_entry> entries; // confirmed
+  bool transaction_not_found = false;             // 404 errorCode 4040010
+  std::optional<std::int64_t> retry_after_ms;
+};
+
+subscription_statuses_answer classify_subscription_statuses(int http_status, std::string_view body,
+                                                            std::string_view transport_error,
+                                                            std::string_view retry_after_header,
+                                                            unix_ms now);
 
 } // namespace receiptd::model::store_a

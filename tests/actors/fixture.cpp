@@ -59,8 +59,11 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
     },
     [=](complete_atom, const trace_context&, const model::validation_job&,
         const model::receipt_record&) { return true; },
-    [=](complete_atom, const trace_context&, const model::validation_job&,
-        const model::transaction_record&) { return true; },
+    [=](complete_atom, const trace_context&, const model::validation_job& j,
+        const model::transaction_record& r) {
+      log->completed_transactions.emplace_back(j, r);
+      return true;
+    },
     [=](reschedule_atom, const trace_context&, const model::validation_job& j) {
       log->rescheduled.push_back(j);
       return true;
@@ -103,8 +106,9 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       log->finished.push_back(d);
       return true;
     },
-    [=](refresh_atom, std::int64_t, std::int32_t) {
+    [=](refresh_atom, model::record_kind kind, std::int64_t, std::int32_t) {
       ++log->refresh_sweeps;
+      log->refresh_kinds.push_back(kind);
       return std::int32_t{0};
     },
     [=](claim_voided_atom, const std::string&, std::int64_t, std::int32_t) {

@@ -35,6 +35,7 @@ struct persistence_log {
   std::vector<model::purchase_order_record> saved;
   std::vector<model::unix_ms> first_attempts;
   std::vector<std::pair<model::validation_job, model::purchase_order_record>> completed;
+  std::vector<std::pair<model::validation_job, model::transaction_record>> completed_transactions;
   std::vector<model::validation_job> rescheduled;
   actors::claimed_jobs to_claim;
   int claims = 0;
@@ -73,6 +74,7 @@ struct persistence_log {
   // The Play upkeep (issue 9): sweeps counted; voided polls handed out by
   // claims, and the pages applied (fenced: apply_voided_overtaken answers none).
   int refresh_sweeps = 0;
+  std::vector<model::record_kind> refresh_kinds; // each sweep's store, in order
   actors::voided_polls voided_to_claim;
   struct voided_applied {
     model::store_b::voided_poll poll;
@@ -150,9 +152,9 @@ struct actor_fixture {
 
   void run() { sched->run(); }
 
-  // Sends `check` to a store client from a short-lived actor; the answer lands in
-  // the returned slot once run() has delivered it.
-  template <class Answer, class Handle, class Check>
+  // Sends `check` (under `Atom`) to a store client from a short-lived actor; the
+  // answer lands in the returned slot once run() has delivered it.
+  template <class Answer, class Atom = actors::check_atom, class Handle, class Check>
   std::shared_ptr<std::optional<Answer>> ask(const Handle& client, Check check) {
     auto out = std::make_shared<std::optional<Answer>>();
     // Spawned with its arguments, not capturing them: CAF 0.17 dereferences the
@@ -160,7 +162,7 @@ struct actor_fixture {
     sys->spawn(
       [](caf::event_based_actor* self, Handle client, Check check,
          std::shared_ptr<std::optional<Answer>> out) {
-        self->request(client, caf::infinite, actors::check_atom_v, check).then([out](Answer& a) {
+        self->request(client, caf::infinite, Atom{}, check).then([out](Answer& a) {
           *out = std::move(a);
         });
       },

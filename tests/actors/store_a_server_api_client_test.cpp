@@ -403,3 +403,73 @@ TEST_CASE("a deadline passed before the call could go: unreachable, never sent",
     CHECK(b.transport.size() == 1);
   }
 }
+
+// ---- Get All Subscription Statuses (issue 9: the StoreKit 2 refresh) ----------
+
+TEST_CASE("Get All Subscription Statuses at the transaction's host, once at the other on 404, "
+          "with the same JWT",
+          "[actors][server_api][refresh]") {
+  server_api_bench b;
+  b.start();
+  auto statuses = [&](bool sandbox_first, app_context_ptr for_app = nullptr) {
+    store_a_transaction_check c;
+    c.trace = {"t1", 0};
+    c.app = for_app ? for_app : b.app;
+    c.transaction_id = transaction_id;
+    c.sandbox_first = sandbox_first;
+    auto answer = b.ask<store_a_statuses_answer, refresh_atom>(b.client, std::move(c));
+    b.run();
+    return answer;
+  };
+  const std::string statuses_body = R"({"environment":"Production","data":[
+    {"subscriptionGroupIdentifier":"21000000","lastTransactions":[
+      {"originalTransactionId":"2000000000000001","status":3,
+       "signedTransactionInfo":"a.b.c","signedRenewalInfo":"d.e.f"}]}]})";
+  SECTION("found at the first host asked") {
+    auto answer = statuses(true);
+    REQUIRE(b.transport.size() == 1);
+    CHECK(b.transport[0].url
+          == "https://sandbox-api.example.test/inApps/v1/subscriptions/2000000000000042");
+    CHECK(b.transport[0].method == "GET");
+    CHECK(b.claims(0).at("bid") == "com.example.receiptd");
+    b.answer(0, 200, statuses_body);
+    REQUIRE(answer->has_value());
+    CHECK((*answer)->verdict.outcome == model::store_outcome::confirmed);
+    CHECK((*answer)->verdict.env == model::environment::sandbox);
+    REQUIRE((*answer)->entries.size() == 1);
+    CHECK((*answer)->entries[0].status == 3);
+    CHECK((*answer)->entries[0].signed_renewal_info == "d.e.f");
+  }
+  SECTION("unknown there: the other host, once; the same JWT") {
+    auto answer = statuses(false);
+    REQUIRE(b.transport.size() == 1);
+    CHECK(b.transport[0].url
+          == "https://api.example.test/inApps/v1/subscriptions/2000000000000042");
+    b.answer(0, 404, not_found);
+    REQUIRE(b.transport.size() == 2);
+    CHECK(b.transport[1].url
+          == "https://sandbox-api.example.test/inApps/v1/subscriptions/2000000000000042");
+    CHECK(b.jwt(1) == b.jwt(0));
+    b.answer(1, 404, not_found);
+    REQUIRE(answer->has_value());
+    CHECK((*answer)->verdict.outcome == model::store_outcome::rejected);
+    CHECK((*answer)->entries.empty());
+    CHECK(b.transport.size() == 2);
+  }
+  SECTION("a 200 of another shape is unreachable") {
+    auto answer = statuses(false);
+    b.answer(0, 200, info_answer);
+    REQUIRE(answer->has_value());
+    CHECK((*answer)->verdict.outcome == model::store_outcome::unreachable);
+  }
+  SECTION("an app without credentials: operator problem, no HTTP call") {
+    model::app a;
+    a.id = "app-9";
+    a.bundle_id = "com.example.receiptd";
+    auto answer = statuses(false, make_app_context(a));
+    REQUIRE(answer->has_value());
+    CHECK((*answer)->verdict.outcome == model::store_outcome::unreachable);
+    CHECK((*answer)->verdict.operator_problem);
+    CHECK(b.transport.size() == 0);
+  }
+}

@@ -3,6 +3,8 @@
 // subscription refresh sweep's cadence.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "actors/upkeep.hpp"
 #include "fixture.hpp"
 #include "model/store_b/voided.hpp"
@@ -38,8 +40,10 @@ struct upkeep_bench : actor_fixture {
   persistence_actor persistence;
   store_b_client_actor store;
   config::store_b_settings settings;
+  config::store_a_settings store_a; // its refresh sweep off unless a test turns it on
 
   upkeep_bench() {
+    store_a.refresh_interval = std::chrono::milliseconds(0);
     persistence = keep(sys->spawn(fake_persistence, log));
     store = keep(sys->spawn(fake_store_b, std::nullopt));
     settings.voided_purchases = true;
@@ -71,7 +75,8 @@ struct upkeep_bench : actor_fixture {
   }
 
   upkeep_actor start() {
-    return keep(spawn_upkeep(*sys, settings, lease, "upkeep-test", {persistence, store, &clock}));
+    return keep(
+      spawn_upkeep(*sys, store_a, settings, lease, "upkeep-test", {persistence, store, &clock}));
   }
 
   // Runs one message at a time; after each, `step` may change the world.
@@ -239,6 +244,28 @@ TEST_CASE("the refresh sweep runs at start and every refresh interval, or never"
     b.sched->advance_time(std::chrono::minutes(1));
     b.run();
     CHECK(b.log->refresh_sweeps == 2);
+    CHECK(b.log->refresh_kinds
+          == std::vector<model::record_kind>(2, model::record_kind::store_b_purchase_order));
+  }
+  SECTION("each store at its own interval") {
+    b.store_a.refresh_interval = std::chrono::minutes(20);
+    b.start();
+    b.run();
+    CHECK(b.log->refresh_sweeps == 2); // both at start
+    b.sched->advance_time(std::chrono::minutes(20));
+    b.run();
+    b.sched->advance_time(std::chrono::minutes(20));
+    b.run();
+    CHECK(b.log->refresh_sweeps == 4);
+    b.sched->advance_time(std::chrono::minutes(20));
+    b.run();
+    using model::record_kind;
+    CHECK(std::count(b.log->refresh_kinds.begin(), b.log->refresh_kinds.end(),
+                     record_kind::store_a_transaction)
+          == 4);
+    CHECK(std::count(b.log->refresh_kinds.begin(), b.log->refresh_kinds.end(),
+                     record_kind::store_b_purchase_order)
+          == 2);
   }
   SECTION("0: never") {
     b.settings.refresh_interval = std::chrono::milliseconds(0);

@@ -323,6 +323,19 @@ private:
       t.http_status = static_cast<int>(*status);
     t.body = f.any("body");
     t.signed_transaction_info = f.text("signed_transaction_info");
+    // Get All Subscription Statuses (PROTOCOL.md): Apple's status 1–5, the
+    // group, the renewal info, and that endpoint's own overrides.
+    if (auto status = f.integer("subscription_status", 1, 5))
+      t.subscription_status = static_cast<int>(*status);
+    auto group = f.text("subscription_group_id");
+    if (group && group->empty())
+      f.fail("subscription_group_id", "must not be empty");
+    if (auto renew = f.integer("auto_renew_status", 0, 1))
+      t.auto_renew_status = static_cast<int>(*renew);
+    t.auto_renew_product_id = f.text("auto_renew_product_id");
+    if (auto status = f.integer("statuses_http_status", 100, 599))
+      t.statuses_http_status = static_cast<int>(*status);
+    t.statuses_body = f.any("statuses_body");
     if (id && id->empty())
       f.fail("transaction_id", "must not be empty");
     if (!f.error().empty())
@@ -350,6 +363,8 @@ private:
     x.price = is_null("price") ? std::optional<std::int64_t>() : price.value_or(9990);
     x.currency = is_null("currency") ? opt_text() : opt_text(currency.value_or("USD"));
     t.known_in = known_in.value_or("own");
+    if (group)
+      t.subscription_group_id = *group;
 
     auto device_jws = signed_transaction(state_, t, x.environment);
     state_.register_transaction(std::move(t));

@@ -677,3 +677,312 @@ TEST_CASE("store_a server API: modes and reset") {
     checked_payload(signed_info(f.get(false, id)), f.root_pem);
   }
 }
+
+// ---- Get All Subscription Statuses
+
+namespace {
+
+constexpr std::int64_t day_ms = 86400000;
+
+http_result statuses(server_api_fixture& f, bool sandbox, const std::string& id,
+                     const std::string& query = "", const std::string& token = "") {
+  const auto path = std::string(sandbox ? "/sandbox" : "") + "/inApps/v1/subscriptions/" + id
+    + (query.empty() ? "" : "?" + query);
+  return f.client.get(f.emulator.store_a_url(path),
+                      {"Authorization: Bearer " + (token.empty() ? f.jwt() : token)});
+}
+
+// A monthly subscription bought at `purchase`, renewing at `purchase` + 30 days.
+json::object subscription(const std::string& id, const std::string& original,
+                          std::int64_t purchase) {
+  auto o = minimal_transaction(id, "Sandbox");
+  o["original_transaction_id"] = original;
+  o["purchase_date_ms"] = purchase;
+  o["original_purchase_date_ms"] = purchase;
+  o["expires_date_ms"] = purchase + 30 * day_ms;
+  return o;
+}
+
+// The one lastTransactions entry of a 200 StatusResponse, both JWS checked and
+// decoded: {"status", "transaction", "renewal"}.
+json::object only_entry(const http_result& r, const std::string& root_pem) {
+  REQUIRE(r.status == 200);
+  auto body = r.json().as_object();
+  auto& data = body.at("data").as_array();
+  REQUIRE(data.size() == 1);
+  auto& last = data[0].at("lastTransactions").as_array();
+  REQUIRE(last.size() == 1);
+  auto& e = last[0].as_object();
+  auto transaction
+    = checked_payload(std::string(e.at("signedTransactionInfo").as_string()), root_pem);
+  auto renewal = checked_payload(std::string(e.at("signedRenewalInfo").as_string()), root_pem);
+  CHECK(e.at("originalTransactionId") == transaction.at("originalTransactionId"));
+  CHECK(renewal.at("originalTransactionId") == transaction.at("originalTransactionId"));
+  return {{"status", e.at("status")},
+          {"group", data[0].at("subscriptionGroupIdentifier")},
+          {"transaction", transaction},
+          {"renewal", renewal}};
+}
+
+} // namespace
+
+TEST_CASE("store_a server API: Get All Subscription Statuses") {
+  server_api_fixture f;
+  const auto now = now_ms();
+  const std::string original = "2000000300000000";
+  f.register_transaction(subscription(original, original, now - 10 * day_ms));
+
+  SECTION("an active subscription: status 1, both JWS signed by the emulator's PKI") {
+    const auto before = now_ms();
+    auto r = statuses(f, true, original);
+    REQUIRE(r.status == 200);
+    CHECK(r.content_type.find("application/json") == 0);
+    auto body = r.json().as_object();
+    CHECK(body.at("environment").as_string() == "Sandbox");
+    CHECK(body.at("bundleId").as_string() == bundle_id);
+    CHECK(body.at("appAppleId").as_int64() == 1234567890);
+    auto e = only_entry(r, f.root_pem);
+    CHECK(e.at("status").as_int64() == 1);
+    CHECK(e.at("group").as_string() == "21000000");
+    auto& t = e.at("transaction").as_object();
+    CHECK(t.at("transactionId").as_string() == original);
+    CHECK(t.at("expiresDate").as_int64() == now + 20 * day_ms);
+    CHECK(t.at("environment").as_string() == "Sandbox");
+    CHECK(t.at("signedDate").as_int64() >= before);
+    auto& renewal = e.at("renewal").as_object();
+    CHECK(renewal.at("autoRenewStatus").as_int64() == 1);
+    CHECK(renewal.at("productId").as_string() == "com.example.receiptd.monthly");
+    CHECK(renewal.at("autoRenewProductId").as_string() == "com.example.receiptd.monthly");
+    CHECK(renewal.at("renewalDate").as_int64() == now + 20 * day_ms);
+    CHECK(renewal.at("recentSubscriptionStartDate").as_int64() == now - 10 * day_ms);
+    CHECK(renewal.at("environment").as_string() == "Sandbox");
+    CHECK(renewal.at("signedDate").as_int64() >= before);
+    CHECK(!renewal.contains("isInBillingRetryPeriod"));
+    CHECK(!renewal.contains("gracePeriodExpiresDate"));
+    // receiptd's verifier accepts the transaction the entry carries.
+    auto& last = body.at("data").as_array()[0].at("lastTransactions").as_array()[0];
+    CHECK(
+      product_verdict(std::string(last.at("signedTransactionInfo").as_string()), f.root_pem).reason
+      == receiptd::model::fraud_reason::none);
+  }
+  SECTION("a renewal registered later is the one listed, whichever id is named") {
+    f.register_transaction(subscription("2000000300000001", original, now - 5 * day_ms));
+    // Registered last but bought earlier: not the latest.
+    f.register_transaction(subscription("2000000300000002", original, now - 40 * day_ms));
+    // A later renewal the sandbox host does not know.
+    auto elsewhere = subscription("2000000300000003", original, now - day_ms);
+    elsewhere["environment"] = "Production";
+    f.register_transaction(elsewhere);
+    for (const auto* id : {"2000000300000000", "2000000300000001", "2000000300000002"}) {
+      auto e = only_entry(statuses(f, true, id), f.root_pem);
+      CHECK(e.at("transaction").at("transactionId").as_string() == "2000000300000001");
+      CHECK(e.at("transaction").at("expiresDate").as_int64() == now + 25 * day_ms);
+      CHECK(e.at("renewal").at("renewalDate").as_int64() == now + 25 * day_ms);
+      CHECK(e.at("status").as_int64() == 1);
+    }
+    // Same purchase date: the later expiry, then the last registered.
+    auto longer = subscription("2000000300000004", original, now - 5 * day_ms);
+    longer["expires_date_ms"] = now + 60 * day_ms;
+    f.register_transaction(longer);
+    f.register_transaction(subscription("2000000300000005", original, now - 5 * day_ms));
+    CHECK(only_entry(statuses(f, true, original), f.root_pem)
+            .at("transaction")
+            .at("transactionId")
+            .as_string()
+          == "2000000300000004");
+    auto same = longer;
+    same["transaction_id"] = "2000000300000006";
+    f.register_transaction(same);
+    CHECK(only_entry(statuses(f, true, original), f.root_pem)
+            .at("transaction")
+            .at("transactionId")
+            .as_string()
+          == "2000000300000006");
+  }
+  SECTION("expired (derived 2), revoked (derived 5): auto-renew off") {
+    f.register_transaction(subscription("2000000300000010", "2000000300000010", now - 31 * day_ms));
+    auto expired = only_entry(statuses(f, true, "2000000300000010"), f.root_pem);
+    CHECK(expired.at("status").as_int64() == 2);
+    CHECK(expired.at("transaction").at("expiresDate").as_int64() == now - day_ms);
+    CHECK(expired.at("renewal").at("autoRenewStatus").as_int64() == 0);
+
+    auto revoked = subscription("2000000300000011", "2000000300000011", now - day_ms);
+    revoked["revocation_date_ms"] = now - 1000;
+    revoked["revocation_reason"] = 0;
+    f.register_transaction(revoked);
+    auto e = only_entry(statuses(f, true, "2000000300000011"), f.root_pem);
+    CHECK(e.at("status").as_int64() == 5);
+    CHECK(e.at("renewal").at("autoRenewStatus").as_int64() == 0);
+  }
+  SECTION("registered status, group and renewal fields") {
+    auto retry = subscription("2000000300000020", "2000000300000020", now - 31 * day_ms);
+    retry["subscription_status"] = 3;
+    retry["subscription_group_id"] = "group-a";
+    retry["auto_renew_product_id"] = "com.example.receiptd.yearly";
+    f.register_transaction(retry);
+    auto e = only_entry(statuses(f, true, "2000000300000020"), f.root_pem);
+    CHECK(e.at("status").as_int64() == 3);
+    CHECK(e.at("group").as_string() == "group-a");
+    CHECK(e.at("renewal").at("isInBillingRetryPeriod").as_bool());
+    CHECK(e.at("renewal").at("autoRenewStatus").as_int64() == 1);
+    CHECK(e.at("renewal").at("autoRenewProductId").as_string() == "com.example.receiptd.yearly");
+    CHECK(e.at("renewal").at("productId").as_string() == "com.example.receiptd.monthly");
+    CHECK(!e.at("renewal").as_object().contains("gracePeriodExpiresDate"));
+
+    auto grace = subscription("2000000300000021", "2000000300000021", now - 31 * day_ms);
+    grace["subscription_status"] = 4;
+    grace["auto_renew_status"] = 0;
+    f.register_transaction(grace);
+    auto g = only_entry(statuses(f, true, "2000000300000021"), f.root_pem);
+    CHECK(g.at("status").as_int64() == 4);
+    CHECK(g.at("renewal").at("gracePeriodExpiresDate").as_int64() == now - day_ms + 16 * day_ms);
+    CHECK(g.at("renewal").at("autoRenewStatus").as_int64() == 0);
+    CHECK(!g.at("renewal").as_object().contains("isInBillingRetryPeriod"));
+  }
+  SECTION("the status filter") {
+    auto listed = [&](const std::string& query) {
+      auto r = statuses(f, true, original, query);
+      REQUIRE(r.status == 200);
+      return r.json().at("data").as_array().size();
+    };
+    CHECK(listed("status=1") == 1);
+    CHECK(listed("status=2") == 0);
+    CHECK(listed("status=5") == 0);
+    CHECK(listed("status=1&status=2") == 1);
+    CHECK(listed("status=2,1") == 1);
+    // Pistache 0.0.5 keeps only the first of repeated parameters (PROTOCOL.md);
+    // Apple would list this one.
+    CHECK(listed("status=2&status=1") == 0);
+    CHECK(listed("status=2,3,4") == 0);
+    CHECK(listed("other=2") == 1);
+  }
+  SECTION("unknown ids and ids the host does not know: 404 4040010") {
+    CHECK(statuses(f, true, "9999").body == not_found_body);
+    auto r = statuses(f, false, original); // a Sandbox transaction, known_in own
+    CHECK(r.status == 404);
+    CHECK(r.body == not_found_body);
+    auto both = subscription("2000000300000030", "2000000300000030", now);
+    both["known_in"] = "both";
+    f.register_transaction(both);
+    auto production = statuses(f, false, "2000000300000030");
+    REQUIRE(production.status == 200);
+    CHECK(production.json().at("environment").as_string() == "Production");
+    CHECK(only_entry(production, f.root_pem).at("renewal").at("environment").as_string()
+          == "Production");
+  }
+  SECTION("not a subscription: 200 with no data") {
+    auto consumable = minimal_transaction("2000000300000040", "Sandbox");
+    consumable["type"] = "Consumable";
+    consumable["bundle_id"] = "com.example.other";
+    f.register_transaction(consumable);
+    auto r = statuses(f, true, "2000000300000040");
+    REQUIRE(r.status == 200);
+    CHECK(
+      r.body
+      == R"({"environment":"Sandbox","bundleId":"com.example.other","appAppleId":1234567890,"data":[]})");
+  }
+  SECTION("statuses_http_status and statuses_body, for the whole original transaction id") {
+    auto failing = subscription("2000000300000050", original, now - 5 * day_ms);
+    failing["statuses_http_status"] = 503;
+    f.register_transaction(failing);
+    for (const auto* id : {"2000000300000050", "2000000300000000"}) {
+      auto r = statuses(f, true, id);
+      CHECK(r.status == 503);
+      CHECK(r.body == R"({"errorCode":5000000,"errorMessage":"An unknown error occurred."})");
+    }
+    CHECK(f.get(true, "2000000300000050").status == 200); // Get Transaction Info is not affected
+
+    auto limited = subscription("2000000300000051", "2000000300000051", now);
+    limited["statuses_http_status"] = 429;
+    f.register_transaction(limited);
+    auto r = statuses(f, true, "2000000300000051");
+    CHECK(r.status == 429);
+    CHECK(r.retry_after == "2");
+
+    auto verbatim = subscription("2000000300000052", "2000000300000052", now);
+    verbatim["statuses_body"] = "not json";
+    verbatim["http_status"] = 500; // Get Transaction Info's only
+    f.register_transaction(verbatim);
+    auto v = statuses(f, true, "2000000300000052");
+    CHECK(v.status == 200);
+    CHECK(v.body == "not json");
+    CHECK(f.get(true, "2000000300000052").status == 500);
+  }
+  SECTION("the JWT is checked first: 401 with no body, not counted as a statuses call") {
+    auto r = statuses(f, true, original, "", "not.a-jwt");
+    CHECK(r.status == 401);
+    CHECK(r.body.empty());
+    auto other = ec_key();
+    CHECK(statuses(f, true, "9999", "",
+                   make_es256_jwt(other.key(), server_api_header(key_id),
+                                  server_api_claims(issuer_id, bundle_id)))
+            .status
+          == 401);
+    CHECK(f.calls("server_api_unauthorized") == 2);
+    CHECK(f.calls("subscription_statuses_sandbox") == 0);
+  }
+  SECTION("counters per host; reset zeroes them") {
+    CHECK(f.calls("subscription_statuses_sandbox") == 0);
+    statuses(f, true, original);
+    statuses(f, true, "9999");
+    statuses(f, false, original);
+    f.get(true, original);
+    CHECK(f.calls("subscription_statuses_sandbox") == 2);
+    CHECK(f.calls("subscription_statuses_production") == 1);
+    CHECK(f.calls("server_api_sandbox") == 1); // Get Transaction Info is counted apart
+    CHECK(f.calls("server_api_production") == 0);
+    REQUIRE(f.client
+              .put(f.emulator.control_url("/control/stores/store_a/mode"),
+                   R"({"mode":"error","status":503})")
+              .status
+            == 200);
+    CHECK(statuses(f, false, original).status == 503);
+    CHECK(f.calls("subscription_statuses_production") == 2);
+    REQUIRE(f.client.post(f.emulator.control_url("/control/reset"), "").status == 200);
+    CHECK(f.calls("subscription_statuses_sandbox") == 0);
+    CHECK(f.calls("subscription_statuses_production") == 0);
+  }
+  SECTION("bad registrations: 400 naming the field") {
+    auto bad = [&](const char* key, json::value value) {
+      auto o = subscription("2000000300000060", "2000000300000060", now);
+      o[key] = value;
+      auto r = f.post_transaction(o);
+      CHECK(r.status == 400);
+      return std::string(r.json().at("error").as_string()).starts_with(key);
+    };
+    CHECK(bad("subscription_status", 0));
+    CHECK(bad("subscription_status", 6));
+    CHECK(bad("subscription_status", "1"));
+    CHECK(bad("subscription_group_id", ""));
+    CHECK(bad("subscription_group_id", 21000000));
+    CHECK(bad("auto_renew_status", 2));
+    CHECK(bad("auto_renew_status", true));
+    CHECK(bad("auto_renew_product_id", 1));
+    CHECK(bad("statuses_http_status", 99));
+    CHECK(bad("statuses_http_status", 600));
+    CHECK(statuses(f, true, "2000000300000060").body == not_found_body);
+  }
+}
+
+TEST_CASE("store_a notifications: signedRenewalInfo from the shared renewal payload") {
+  server_api_fixture f;
+  auto r
+    = f.client.post(f.emulator.control_url("/control/store_a/notifications"),
+                    json::serialize(json::object{{"notification_type", "DID_CHANGE_RENEWAL_STATUS"},
+                                                 {"bundle_id", bundle_id},
+                                                 {"environment", "Production"},
+                                                 {"signed_date_ms", 1717243200000},
+                                                 {"renewal",
+                                                  {{"original_transaction_id", "2000000400000000"},
+                                                   {"product_id", "com.example.receiptd.monthly"},
+                                                   {"auto_renew_status", 0}}}}));
+  REQUIRE(r.status == 200);
+  auto notification
+    = checked_payload(std::string(r.json().at("signed_payload").as_string()), f.root_pem);
+  auto renewal = checked_payload(
+    std::string(notification.at("data").at("signedRenewalInfo").as_string()), f.root_pem);
+  CHECK(
+    json::serialize(renewal)
+    == R"({"originalTransactionId":"2000000400000000","productId":"com.example.receiptd.monthly",)"
+       R"("autoRenewStatus":0,"signedDate":1717243200000,"environment":"Production"})");
+}

@@ -72,6 +72,7 @@ void emulator_state::reset() {
     shared_secrets_.clear();
     server_api_keys_.clear();
     transactions_.clear();
+    transactions_registered_ = 0;
     service_accounts_.clear();
     token_lifetime_ = default_token_lifetime;
     tokens_.clear();
@@ -135,6 +136,7 @@ emulator_state::server_api_key(const std::string& key_id) const {
 void emulator_state::register_transaction(apple_transaction transaction) {
   std::unique_lock lock(mutex_);
   auto id = transaction.fields.transaction_id;
+  transaction.registered = ++transactions_registered_;
   transactions_[id] = std::move(transaction);
 }
 
@@ -145,6 +147,16 @@ emulator_state::transaction(const std::string& transaction_id) const {
   if (it == transactions_.end())
     return std::nullopt;
   return it->second;
+}
+
+std::vector<apple_transaction>
+emulator_state::transactions_of(const std::string& original_transaction_id) const {
+  std::shared_lock lock(mutex_);
+  std::vector<apple_transaction> out;
+  for (const auto& [id, t] : transactions_)
+    if (t.fields.original_transaction_id == original_transaction_id)
+      out.push_back(t);
+  return out;
 }
 
 // ---- Store B
@@ -271,7 +283,9 @@ boost::json::object emulator_state::calls_json() const {
       {"sandbox", n(call_kind::store_a_sandbox)},
       {"server_api_production", n(call_kind::store_a_server_api_production)},
       {"server_api_sandbox", n(call_kind::store_a_server_api_sandbox)},
-      {"server_api_unauthorized", n(call_kind::store_a_server_api_unauthorized)}}},
+      {"server_api_unauthorized", n(call_kind::store_a_server_api_unauthorized)},
+      {"subscription_statuses_production", n(call_kind::store_a_subscription_statuses_production)},
+      {"subscription_statuses_sandbox", n(call_kind::store_a_subscription_statuses_sandbox)}}},
     {"store_b",
      {{"token", n(call_kind::store_b_token)},
       {"products", n(call_kind::store_b_products)},

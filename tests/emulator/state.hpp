@@ -62,6 +62,15 @@ struct apple_transaction {
   std::optional<int> http_status;
   std::optional<boost::json::value> body;             // answered verbatim when set
   std::optional<std::string> signed_transaction_info; // the 200 answer's field, verbatim
+  // Get All Subscription Statuses (read from the latest transaction of its
+  // original_transaction_id, except the overrides: from the one named).
+  std::string subscription_group_id = "21000000";
+  std::optional<int> subscription_status;           // 1–5; default derived
+  std::optional<int> auto_renew_status;             // 0|1; default from the status
+  std::optional<std::string> auto_renew_product_id; // default product_id
+  std::optional<int> statuses_http_status;
+  std::optional<boost::json::value> statuses_body; // answered verbatim when set
+  std::uint64_t registered = 0; // registration order (set by register_transaction)
 };
 
 // A registered App Store Connect in-app purchase key (POST
@@ -123,6 +132,8 @@ enum class call_kind {
   store_a_server_api_production,
   store_a_server_api_sandbox,
   store_a_server_api_unauthorized, // calls refused for their JWT (401)
+  store_a_subscription_statuses_production,
+  store_a_subscription_statuses_sandbox,
   store_b_token,
   store_b_products,
   store_b_subscriptionsv2,
@@ -167,6 +178,8 @@ public:
   std::optional<server_api_credential> server_api_key(const std::string& key_id) const;
   void register_transaction(apple_transaction transaction); // replaces the same id
   std::optional<apple_transaction> transaction(const std::string& transaction_id) const;
+  // Every registered transaction with this original_transaction_id.
+  std::vector<apple_transaction> transactions_of(const std::string& original_transaction_id) const;
 
   // ---- Store B
   void add_service_account(const std::string& client_email, std::shared_ptr<EVP_PKEY> key);
@@ -225,6 +238,7 @@ private:
   std::unordered_map<std::string, std::string> shared_secrets_;
   std::unordered_map<std::string, server_api_credential> server_api_keys_; // by key id
   std::unordered_map<std::string, apple_transaction> transactions_;        // by transaction id
+  std::uint64_t transactions_registered_ = 0;
   std::unordered_map<std::string, std::shared_ptr<EVP_PKEY>> service_accounts_;
   std::int64_t token_lifetime_ = default_token_lifetime;
   std::unordered_map<std::string, std::int64_t> tokens_; // access token → expiry (unix ms)

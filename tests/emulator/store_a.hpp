@@ -1,9 +1,11 @@
 #pragma once
 // Store A (App Store): verifyReceipt (PROTOCOL.md "Store A") and the App Store
-// Server API's Get Transaction Info (PROTOCOL.md "Store A — App Store Server API").
+// Server API's Get Transaction Info and Get All Subscription Statuses
+// (PROTOCOL.md "Store A — App Store Server API").
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "http_util.hpp"
 
@@ -22,6 +24,14 @@ struct apple_transaction;
 // first (401, counted, when it fails), then the registered transaction answers.
 reply transaction_info(emulator_state& state, bool sandbox_host, const std::string& transaction_id,
                        std::string_view authorization);
+
+// GET /inApps/v1/subscriptions/{id} and GET /sandbox/inApps/v1/subscriptions/{id}
+// (Get All Subscription Statuses): the JWT as above, then the StatusResponse of
+// the subscription the named transaction belongs to. `status_filter`: the
+// query's `status` values ("1" … "5"); empty lists every status.
+reply subscription_statuses(emulator_state& state, bool sandbox_host,
+                            const std::string& transaction_id, std::string_view authorization,
+                            const std::vector<std::string>& status_filter);
 
 // The transaction as a StoreKit JWS signed by the emulator's PKI, with
 // `environment` ("Production"/"Sandbox") and signedDate = now.

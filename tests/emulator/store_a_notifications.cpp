@@ -8,6 +8,7 @@
 
 #include "field_reader.hpp"
 #include "model/encoding.hpp"
+#include "renewal_info.hpp"
 #include "state.hpp"
 #include "tests/support/crypto/test_jws.hpp"
 
@@ -77,15 +78,14 @@ std::optional<std::string> renewal_payload(const boost::json::object& o,
     top.fail("renewal", f.error());
     return std::nullopt;
   }
-  boost::json::object r{{"originalTransactionId", *original}};
-  if (product)
-    r["productId"] = *product;
-  if (auto_product)
-    r["autoRenewProductId"] = *auto_product;
-  r["autoRenewStatus"] = status.value_or(1);
-  r["signedDate"] = signed_date;
-  r["environment"] = environment;
-  return boost::json::serialize(r);
+  renewal_fields r;
+  r.original_transaction_id = *original;
+  r.product_id = product;
+  r.auto_renew_product_id = auto_product;
+  r.auto_renew_status = static_cast<int>(status.value_or(1));
+  r.signed_date = signed_date;
+  r.environment = environment;
+  return renewal_payload_json(r);
 }
 
 std::size_t collect(char* data, std::size_t size, std::size_t n, void* out) {

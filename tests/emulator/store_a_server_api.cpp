@@ -1,13 +1,17 @@
 // App Store Server API, Get Transaction Info
 // (developer.apple.com/documentation/appstoreserverapi/get_transaction_info):
-// GET /inApps/v1/transactions/{transactionId} on api.storekit.itunes.apple.com
-// and on api.storekit-sandbox.itunes.apple.com, authenticated by an ES256 JWT
-// ("Generating JSON Web Tokens for API requests").
+// GET /inApps/v1/transactions/{transactionId}, and Get All Subscription Statuses
+// (…/get_all_subscription_statuses): GET /inApps/v1/subscriptions/{transactionId},
+// on api.storekit.itunes.apple.com and on api.storekit-sandbox.itunes.apple.com,
+// authenticated by an ES256 JWT ("Generating JSON Web Tokens for API requests").
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <tuple>
 
 #include "jwt.hpp"
+#include "renewal_info.hpp"
 #include "state.hpp"
 #include "store_a.hpp"
 
@@ -91,6 +95,68 @@ bool known_at(const apple_transaction& t, std::string_view host_environment) {
   return t.fields.environment == host_environment;
 }
 
+// A registered body (a string: its exact bytes) with `http_status` (default 200).
+reply verbatim_reply(const boost::json::value& body, std::optional<int> http_status) {
+  reply r = json_reply(http_status.value_or(200), body);
+  if (body.is_string()) // e.g. not JSON at all
+    r.body = std::string(body.as_string());
+  return r;
+}
+
+constexpr std::int64_t day_ms = 86400LL * 1000;
+
+// Apple's subscription status: 1 active, 2 expired, 3 billing retry, 4 grace
+// period, 5 revoked. Registered, else derived from the transaction's dates.
+int subscription_status(const apple_transaction& t, std::int64_t now) {
+  if (t.subscription_status)
+    return *t.subscription_status;
+  if (t.fields.revocation_date)
+    return 5;
+  if (t.fields.expires_date && *t.fields.expires_date <= now)
+    return 2;
+  return 1;
+}
+
+// The transaction whose statuses_http_status / statuses_body answer a request
+// naming `named`: its own, else the last registered of its original
+// transaction id's that has one.
+const apple_transaction* statuses_override(const apple_transaction& named,
+                                           const std::vector<apple_transaction>& family) {
+  auto has = [](const apple_transaction& t) { return t.statuses_http_status || t.statuses_body; };
+  if (has(named))
+    return &named;
+  const apple_transaction* chosen = nullptr;
+  for (const auto& t : family)
+    if (has(t) && (!chosen || t.registered > chosen->registered))
+      chosen = &t;
+  return chosen;
+}
+
+// LastTransactionsItem for the subscription's latest transaction.
+boost::json::object last_transaction(const emulator_state& state, const apple_transaction& latest,
+                                     int status, std::string_view host_environment) {
+  const auto& x = latest.fields;
+  const auto now = now_ms();
+  renewal_fields r;
+  r.original_transaction_id = x.original_transaction_id;
+  r.auto_renew_product_id = latest.auto_renew_product_id.value_or(x.product_id);
+  r.product_id = x.product_id;
+  r.auto_renew_status
+    = latest.auto_renew_status.value_or(status == 1 || status == 3 || status == 4 ? 1 : 0);
+  r.is_in_billing_retry_period = status == 3;
+  if (status == 4 && x.expires_date) // Apple's grace periods run up to 16 days
+    r.grace_period_expires_date = *x.expires_date + 16 * day_ms;
+  r.signed_date = now;
+  r.environment = std::string(host_environment);
+  r.recent_subscription_start_date = x.original_purchase_date;
+  r.renewal_date = x.expires_date;
+  return {{"originalTransactionId", x.original_transaction_id},
+          {"status", status},
+          {"signedTransactionInfo", signed_transaction(state, latest, host_environment)},
+          {"signedRenewalInfo",
+           test_support::make_storekit_jws(renewal_payload_json(r), state.jws_pki())}};
+}
+
 } // namespace
 
 std::string signed_transaction(const emulator_state& state, const apple_transaction& transaction,
@@ -114,18 +180,63 @@ reply transaction_info(emulator_state& state, bool sandbox_host, const std::stri
     return transaction_not_found();
   // Precedence: body, then http_status, then signed_transaction_info, then the
   // emulator's own signature.
-  if (t->body) {
-    reply r = json_reply(t->http_status.value_or(200), *t->body);
-    if (t->body->is_string()) // a string is the body's exact bytes (e.g. not JSON at all)
-      r.body = std::string(t->body->as_string());
-    return r;
-  }
+  if (t->body)
+    return verbatim_reply(*t->body, t->http_status);
   if (t->http_status && *t->http_status != 200)
     return status_reply(*t->http_status);
   const std::string info = t->signed_transaction_info
     ? *t->signed_transaction_info
     : signed_transaction(state, *t, host_environment);
   return json_reply(200, boost::json::object{{"signedTransactionInfo", info}});
+}
+
+reply subscription_statuses(emulator_state& state, bool sandbox_host,
+                            const std::string& transaction_id, std::string_view authorization,
+                            const std::vector<std::string>& status_filter) {
+  if (!authorized(state, authorization)) {
+    state.count(call_kind::store_a_server_api_unauthorized);
+    return empty_reply(401);
+  }
+  state.count(sandbox_host ? call_kind::store_a_subscription_statuses_sandbox
+                           : call_kind::store_a_subscription_statuses_production);
+  const std::string_view host_environment = sandbox_host ? "Sandbox" : "Production";
+  auto named = state.transaction(transaction_id);
+  if (!named || !known_at(*named, host_environment))
+    return transaction_not_found();
+  const auto family = state.transactions_of(named->fields.original_transaction_id);
+  if (const auto* o = statuses_override(*named, family)) {
+    if (o->statuses_body)
+      return verbatim_reply(*o->statuses_body, o->statuses_http_status);
+    if (o->statuses_http_status && *o->statuses_http_status != 200)
+      return status_reply(*o->statuses_http_status);
+  }
+
+  boost::json::array data;
+  if (named->fields.type == "Auto-Renewable Subscription") {
+    // The latest: greatest purchase date, then expiry, then the last registered.
+    auto order = [](const apple_transaction& t) {
+      return std::make_tuple(t.fields.purchase_date, t.fields.expires_date.value_or(-1),
+                             t.registered);
+    };
+    const apple_transaction* latest = &*named;
+    for (const auto& t : family)
+      if (known_at(t, host_environment) && order(t) > order(*latest))
+        latest = &t;
+    const int status = subscription_status(*latest, now_ms());
+    const bool listed = status_filter.empty()
+      || std::find(status_filter.begin(), status_filter.end(), std::to_string(status))
+        != status_filter.end();
+    if (listed)
+      data.push_back(boost::json::object{
+        {"subscriptionGroupIdentifier", latest->subscription_group_id},
+        {"lastTransactions",
+         boost::json::array{last_transaction(state, *latest, status, host_environment)}}});
+  }
+  return json_reply(200,
+                    boost::json::object{{"environment", host_environment},
+                                        {"bundleId", named->fields.bundle_id},
+                                        {"appAppleId", 1234567890},
+                                        {"data", std::move(data)}});
 }
 
 } // namespace receiptd::emulator

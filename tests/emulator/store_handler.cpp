@@ -35,22 +35,35 @@ route route_store_a(Http::Method method, std::string_view path) {
     r.kind = call_kind::store_a_sandbox;
     return r;
   }
-  // [sandbox/]inApps/v1/transactions/{transactionId}: receiptd's
+  // [sandbox/]inApps/v1/{transactions|subscriptions}/{transactionId}: receiptd's
   // store-a.server-api-sandbox-url is "http://127.0.0.1:P/sandbox".
   auto s = split_path(path);
   const bool sandbox = !s.empty() && s[0] == "sandbox";
   if (method != Http::Method::Get || s.size() != (sandbox ? 5u : 4u))
     return r;
   const std::size_t base = sandbox ? 1 : 0;
-  if (s[base] != "inApps" || s[base + 1] != "v1" || s[base + 2] != "transactions")
+  const bool statuses = s[base + 2] == "subscriptions";
+  if (s[base] != "inApps" || s[base + 1] != "v1" || (s[base + 2] != "transactions" && !statuses))
     return r;
   auto id = percent_decode(s[base + 3], false);
   if (!id || id->empty())
     return r;
-  r.kind
-    = sandbox ? call_kind::store_a_server_api_sandbox : call_kind::store_a_server_api_production;
+  if (statuses)
+    r.kind = sandbox ? call_kind::store_a_subscription_statuses_sandbox
+                     : call_kind::store_a_subscription_statuses_production;
+  else
+    r.kind
+      = sandbox ? call_kind::store_a_server_api_sandbox : call_kind::store_a_server_api_production;
   r.transaction_id = std::move(*id);
   return r;
+}
+
+// Calls the endpoint counts itself, once their JWT is accepted (PROTOCOL.md,
+// GET /control/calls): the store handler counts them only where no endpoint
+// answers (the error and html modes).
+bool counted_by_endpoint(call_kind kind) {
+  return kind == call_kind::store_a_subscription_statuses_production
+    || kind == call_kind::store_a_subscription_statuses_sandbox;
 }
 
 route route_store_b(Http::Method method, std::string_view path) {
@@ -117,6 +130,25 @@ std::map<std::string, std::string> query_parameters(const Http::Request& request
   return out;
 }
 
+// Get All Subscription Statuses' `status` filter. Apple takes it repeated
+// (?status=1&status=2), but Pistache 0.0.5 keeps only the first of a repeated
+// parameter: that one's value is also read as a comma list (?status=1,2).
+std::vector<std::string> status_filter(const Http::Request& request) {
+  std::vector<std::string> out;
+  auto params = query_parameters(request);
+  auto it = params.find("status");
+  if (it == params.end())
+    return out;
+  std::string_view rest = it->second;
+  for (;;) {
+    auto comma = rest.find(',');
+    out.emplace_back(rest.substr(0, comma));
+    if (comma == std::string_view::npos)
+      return out;
+    rest.remove_prefix(comma + 1);
+  }
+}
+
 reply not_found(store_id store) {
   if (store == store_id::store_a)
     return json_reply(404, boost::json::object{{"error", "Not Found"}});
@@ -163,6 +195,11 @@ reply answer(store_id store, emulator_state& state, const route& r, const Http::
     case call_kind::store_a_server_api_sandbox:
       return transaction_info(state, *r.kind == call_kind::store_a_server_api_sandbox,
                               r.transaction_id, authorization);
+    case call_kind::store_a_subscription_statuses_production:
+    case call_kind::store_a_subscription_statuses_sandbox:
+      return subscription_statuses(state,
+                                   *r.kind == call_kind::store_a_subscription_statuses_sandbox,
+                                   r.transaction_id, authorization, status_filter(request));
     case call_kind::store_b_token:
       return token_endpoint(state, request.body());
     case call_kind::store_b_products:
@@ -197,7 +234,9 @@ void store_handler::onRequest(const Http::Request& request, Http::ResponseWriter
                          sanitize_utf8(request.body())});
     auto r = store_ == store_id::store_a ? route_store_a(request.method(), path)
                                          : route_store_b(request.method(), path);
-    if (r.kind && mode->mode != store_mode::down)
+    const bool endpoint_answers = mode->mode == store_mode::up || mode->mode == store_mode::slow;
+    if (r.kind && mode->mode != store_mode::down
+        && !(endpoint_answers && counted_by_endpoint(*r.kind)))
       state_->count(*r.kind);
     switch (mode->mode) {
       case store_mode::error:

@@ -172,6 +172,24 @@ std::string hmac_sha256_hex(const std::string& key, const std::string& data) {
   return model::hex_encode(std::string(reinterpret_cast<const char*>(out), n));
 }
 
+hook_endpoint add_endpoint(suite& s, const test_app& app, const std::string& events) {
+  hook_endpoint e;
+  e.name = unique("hook");
+  std::vector<std::string> args{"webhook", "add", app.id,
+                                "--url=" + s.emulator.control_url("/webhooks/" + e.name)};
+  if (!events.empty())
+    args.push_back("--events=" + events);
+  auto r = s.ctl(args);
+  require(r.code == 0, "receiptctl webhook add failed: " + r.err + r.out);
+  e.id = std::string(r.json.at("id").as_string());
+  e.secret = std::string(r.json.at("secret").as_string());
+  return e;
+}
+
+json::array received(suite& s, const hook_endpoint& e) {
+  return s.emulator.control("GET", "/control/webhooks/" + e.name).at("deliveries").as_array();
+}
+
 std::string delivery_header(const json::value& delivery, const std::string& name) {
   for (auto& [k, v] : delivery.at("headers").as_object()) {
     std::string_view key = k;
@@ -244,11 +262,12 @@ std::vector<std::string> service_args(const std::string& dir, const test_support
     "--retry.max=1s", "--retry.poll-interval=100ms", "--retry.lease=4s",
     "--webhooks.initial-backoff=100ms", "--webhooks.max-backoff=400ms",
     "--webhooks.poll-interval=100ms", "--webhooks.timeout=2s", "--webhooks.lease=3s",
-    // The Play upkeep's own receiptd turns these on
-    // (play_upkeep_test.cpp): elsewhere a poll would
-    // add Play calls to tests that count them.
-    "--store-b.voided-purchases=false", "--store-b.refresh-interval=0s", "--http.threads=2",
-    "--scheduler.max-threads=2", no_token_cache};
+    // The upkeep's own receiptd turns these on (play_upkeep_test.cpp,
+    // transaction_refresh_test.cpp): elsewhere a poll would add store calls to
+    // tests that count them.
+    "--store-b.voided-purchases=false", "--store-b.refresh-interval=0s",
+    "--store-a.refresh-interval=0s", "--http.threads=2", "--scheduler.max-threads=2",
+    no_token_cache};
   auto trust = trust_args(dir, pki, jws_pki, emulator);
   args.insert(args.end(), trust.begin(), trust.end());
   return args;

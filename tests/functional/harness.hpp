@@ -164,6 +164,15 @@ std::string hmac_sha256_hex(const std::string& key, const std::string& data);
 // A header of a delivery the receiver recorded, by name in any case; "" when absent.
 std::string delivery_header(const boost::json::value& delivery, const std::string& name);
 
+// An endpoint of the app at a receiver of its own at the emulator (its name),
+// added with receiptctl (events: a comma list, empty for all).
+struct hook_endpoint {
+  std::string id, secret, name;
+};
+hook_endpoint add_endpoint(suite& s, const test_app& app, const std::string& events = "");
+// Every delivery the endpoint's receiver recorded, in order.
+boost::json::array received(suite& s, const hook_endpoint& e);
+
 // ---- Store B ----------------------------------------------------------------
 
 // A fresh service-account key pair: its JSON file, registered with the emulator.

@@ -25,29 +25,7 @@ std::string str(const json::value& v) {
   return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
 }
 
-struct endpoint {
-  std::string id, secret, name;
-};
-
-// A receiver of its own at the emulator, registered for the app.
-endpoint add_endpoint(suite& s, const test_app& app, const std::string& events = "") {
-  endpoint e;
-  e.name = unique("hook");
-  std::vector<std::string> args{"webhook", "add", app.id,
-                                "--url=" + s.emulator.control_url("/webhooks/" + e.name)};
-  if (!events.empty())
-    args.push_back("--events=" + events);
-  auto r = s.ctl(args);
-  INFO(r.out << r.err);
-  REQUIRE(r.code == 0);
-  e.id = str(r.json.at("id"));
-  e.secret = str(r.json.at("secret"));
-  return e;
-}
-
-json::array received(suite& s, const endpoint& e) {
-  return s.emulator.control("GET", "/control/webhooks/" + e.name).at("deliveries").as_array();
-}
+using endpoint = hook_endpoint;
 
 // The deliveries the endpoint answered with a 2xx, once at least `n` have come
 // (or 20 s have passed).

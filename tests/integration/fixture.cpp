@@ -25,6 +25,14 @@ model::app make_app(db::database& d, const std::string& name) {
   return REQUIRE_OK(d.create_app(a));
 }
 
+std::vector<model::validation_job> jobs_of(db::database& d, const std::string& record_id) {
+  std::vector<model::validation_job> out;
+  for (auto& j : REQUIRE_OK(d.list_jobs()))
+    if (j.record_id == record_id)
+      out.push_back(j);
+  return out;
+}
+
 model::purchase_order_record full_purchase_order(const std::string& app_id,
                                                  const std::string& token) {
   model::purchase_order_record r;

@@ -50,6 +50,9 @@ model::receipt_record minimal_receipt(const std::string& app_id, const std::stri
 // A validated StoreKit 2 auto-renewable subscription transaction of the app's
 // bundle (com.example.game), production, whose JWS verified: keyed by its
 // transactionId.
+// The record's jobs in validation_jobs (at most one, by the schema).
+std::vector<model::validation_job> jobs_of(db::database& d, const std::string& record_id);
+
 model::transaction_record signed_transaction_record(const std::string& app_id,
                                                     const std::string& transaction_id,
                                                     const std::string& original_transaction_id);

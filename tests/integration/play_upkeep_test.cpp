@@ -66,14 +66,6 @@ store_b::voided_purchase voided(const std::string& token, model::unix_ms at, int
 }
 
 // The jobs of one record.
-std::vector<model::validation_job> jobs_of(db::database& d, const std::string& record_id) {
-  std::vector<model::validation_job> out;
-  for (auto& j : REQUIRE_OK(d.list_jobs()))
-    if (j.record_id == record_id)
-      out.push_back(j);
-  return out;
-}
-
 model::webhook_endpoint endpoint_of(const model::app& app, std::vector<model::event_type> events) {
   model::webhook_endpoint e;
   e.app_id = app.id;
@@ -360,10 +352,14 @@ TEST_CASE("the refresh sweep gives jobs to lapsed live subscriptions, oldest exp
   REQUIRE(busy_job.size() == 1);
   REQUIRE(REQUIRE_OK(d.list_jobs()).size() == 1);
 
-  CHECK(REQUIRE_OK(d.enqueue_refreshes(now, stale_before, 0)) == 0);
+  CHECK(REQUIRE_OK(
+          d.enqueue_refreshes(model::record_kind::store_b_purchase_order, now, stale_before, 0))
+        == 0);
   CHECK(REQUIRE_OK(d.list_jobs()).size() == 1);
 
-  CHECK(REQUIRE_OK(d.enqueue_refreshes(now, stale_before, 2)) == 2);
+  CHECK(REQUIRE_OK(
+          d.enqueue_refreshes(model::record_kind::store_b_purchase_order, now, stale_before, 2))
+        == 2);
   for (const auto& r : {oldest, stateless}) {
     INFO("record " << r.purchase_token);
     auto jobs = jobs_of(d, r.id);
@@ -376,12 +372,16 @@ TEST_CASE("the refresh sweep gives jobs to lapsed live subscriptions, oldest exp
   CHECK(REQUIRE_OK(d.list_jobs()).size() == 3);
 
   // Again: the rest, never a second job for one that has one.
-  CHECK(REQUIRE_OK(d.enqueue_refreshes(now, stale_before, 10)) == 2);
+  CHECK(REQUIRE_OK(
+          d.enqueue_refreshes(model::record_kind::store_b_purchase_order, now, stale_before, 10))
+        == 2);
   auto foreign_jobs = jobs_of(d, foreign.id);
   REQUIRE(foreign_jobs.size() == 1);
   CHECK(foreign_jobs[0].app_id == other.id);
   CHECK(jobs_of(d, newest.id).size() == 1);
-  CHECK(REQUIRE_OK(d.enqueue_refreshes(now, stale_before, 10)) == 0);
+  CHECK(REQUIRE_OK(
+          d.enqueue_refreshes(model::record_kind::store_b_purchase_order, now, stale_before, 10))
+        == 0);
   auto all = REQUIRE_OK(d.list_jobs());
   CHECK(all.size() == 5);
   for (const auto& r : {oldest, stateless, foreign, newest, busy})

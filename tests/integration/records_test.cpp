@@ -5,18 +5,6 @@
 
 namespace receiptd::test {
 
-namespace {
-
-std::vector<model::validation_job> jobs_for(db::database& d, const std::string& record_id) {
-  std::vector<model::validation_job> out;
-  for (auto& j : REQUIRE_OK(d.list_jobs()))
-    if (j.record_id == record_id)
-      out.push_back(j);
-  return out;
-}
-
-} // namespace
-
 TEST_CASE("purchase orders round-trip every field", "[records]") {
   database_fixture f;
   auto& d = *f.db;
@@ -61,7 +49,7 @@ TEST_CASE("a re-uploaded purchase order keeps its id and merges", "[records][reu
   first.echo.metadata = R"({"v":1})";
   first.echo.ip_address = "192.0.2.1";
   auto stored = REQUIRE_OK(d.save_purchase_order(first, t0 + 100)).record;
-  REQUIRE(jobs_for(d, stored.id).size() == 1); // pending → one job
+  REQUIRE(jobs_of(d, stored.id).size() == 1); // pending → one job
 
   SECTION("pending → validated: verdict and echo updated, job removed") {
     auto again = full_purchase_order(f.app.id, "token");
@@ -83,7 +71,7 @@ TEST_CASE("a re-uploaded purchase order keeps its id and merges", "[records][reu
     CHECK_FALSE(result.record.echo.ip_address.has_value());
     check_same(result.record, expected);
     check_same(REQUIRE_OK(d.find_purchase_order(stored.id)).value(), expected);
-    CHECK(jobs_for(d, stored.id).empty());
+    CHECK(jobs_of(d, stored.id).empty());
 
     SECTION("validated is not downgraded by a pending re-upload") {
       auto pending = minimal_purchase_order(f.app.id, "token");
@@ -96,7 +84,7 @@ TEST_CASE("a re-uploaded purchase order keeps its id and merges", "[records][reu
       CHECK(later.updated_at == t0 + 70);
       check_same(REQUIRE_OK(d.find_purchase_order(stored.id)).value(),
                  model::merge_reupload(expected, pending));
-      CHECK(jobs_for(d, stored.id).empty());
+      CHECK(jobs_of(d, stored.id).empty());
     }
   }
   SECTION("pending again: the existing job is kept as it is") {
@@ -104,7 +92,7 @@ TEST_CASE("a re-uploaded purchase order keeps its id and merges", "[records][reu
     REQUIRE(claimed.size() == 1);
     auto again = minimal_purchase_order(f.app.id, "token");
     REQUIRE_OK(d.save_purchase_order(again, t0 + 999'999));
-    auto jobs = jobs_for(d, stored.id);
+    auto jobs = jobs_of(d, stored.id);
     REQUIRE(jobs.size() == 1);
     check_same(jobs[0], claimed[0]); // same id, version, schedule
   }
@@ -113,14 +101,14 @@ TEST_CASE("a re-uploaded purchase order keeps its id and merges", "[records][reu
     auto kept = REQUIRE_OK(d.save_purchase_order(again, t0 + 100)).record;
     CHECK(kept.state == model::validation_state::pending);
     CHECK_FALSE(kept.is_fraud());
-    CHECK(jobs_for(d, stored.id).size() == 1);
+    CHECK(jobs_of(d, stored.id).size() == 1);
   }
   SECTION("rejected by the store: no job") {
     auto again = minimal_purchase_order(f.app.id, "token");
     again.state = model::validation_state::rejected;
     again.fraud = model::fraud_reason::store_rejected;
     REQUIRE_OK(d.save_purchase_order(again, t0 + 100));
-    CHECK(jobs_for(d, stored.id).empty());
+    CHECK(jobs_of(d, stored.id).empty());
   }
 }
 
@@ -132,8 +120,8 @@ TEST_CASE("a re-uploaded receipt keeps its id and replaces its in-app purchases"
   auto first = minimal_receipt(f.app.id, hash);
   first.country_code = "FR";
   auto stored = REQUIRE_OK(d.save_receipt(first, t0 + 100)).record;
-  REQUIRE(jobs_for(d, stored.id).size() == 1);
-  CHECK(jobs_for(d, stored.id)[0].kind == model::record_kind::store_a_receipt);
+  REQUIRE(jobs_of(d, stored.id).size() == 1);
+  CHECK(jobs_of(d, stored.id)[0].kind == model::record_kind::store_a_receipt);
 
   auto again = full_receipt(f.app.id, hash, 5);
   again.state = model::validation_state::validated;
@@ -146,7 +134,7 @@ TEST_CASE("a re-uploaded receipt keeps its id and replaces its in-app purchases"
   CHECK(expected.country_code == "FR");
   check_same(result.record, expected);
   check_same(REQUIRE_OK(d.find_receipt(stored.id)).value(), expected);
-  CHECK(jobs_for(d, stored.id).empty());
+  CHECK(jobs_of(d, stored.id).empty());
 
   auto pending = minimal_receipt(f.app.id, hash);
   auto later = REQUIRE_OK(d.save_receipt(pending, t0 + 100)).record;
@@ -206,7 +194,7 @@ TEST_CASE("a batch of saves commits once; a refused save fails alone", "[records
   REQUIRE(found);
   CHECK(found->in_app_purchases.size() == 3);
   auto& p = std::get<model::purchase_order_record>(results[4].value());
-  auto jobs = jobs_for(d, p.id);
+  auto jobs = jobs_of(d, p.id);
   REQUIRE(jobs.size() == 1);
   CHECK(jobs[0].next_attempt_at == t0 + 5);
   // Visible from another connection: committed.
