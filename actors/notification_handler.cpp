@@ -150,6 +150,8 @@ void handle_rtdn(caf::event_based_actor* self, run_ptr r, const model::app& app,
   if (const auto& keys = r->deps->rtdn_oidc_keys) {
     auto verified = model::store_b::verify_push_token(r->in.request.push_bearer, *keys,
                                                       r->deps->rtdn_oidc, r->deps->clock->now_ms());
+    if (!verified && verified.err().code() != model::errc::unauthorized)
+      return answer_error(*r, verified.err()); // ours (out of memory), not the push's
     if (!verified) {
       log_info("store notification refused for app " + app.id + ": "
                + (r->in.request.push_bearer.empty() ? std::string("no Pub/Sub OIDC token")

@@ -26,6 +26,53 @@ constexpr std::array<int8_t, 256> make_decode_table() {
 
 constexpr auto decode_table = make_decode_table();
 
+using strict_table = std::array<std::int8_t, 256>;
+
+constexpr strict_table make_table(char c62, char c63) {
+  strict_table t{};
+  for (auto& v : t)
+    v = -1;
+  for (int i = 0; i < 62; ++i)
+    t[static_cast<unsigned char>(alphabet[i])] = static_cast<std::int8_t>(i);
+  t[static_cast<unsigned char>(c62)] = 62;
+  t[static_cast<unsigned char>(c63)] = 63;
+  return t;
+}
+constexpr auto base64url_table = make_table('-', '_'); // RFC 4648 §5
+constexpr auto base64_table = make_table('+', '/');    // RFC 4648 §4
+
+// Strict unpadded base64 in the given alphabet (base64url_decode's rules).
+// A JWS header and payload are ~4 KB and up to 64 KiB: decoded a quantum at a
+// time into the final buffer.
+std::optional<std::string> decode_unpadded(std::string_view text, const strict_table& table) {
+  const std::size_t n = text.size();
+  if (n % 4 == 1)
+    return std::nullopt;
+  std::string out(n / 4 * 3 + (n % 4 == 0 ? 0 : n % 4 - 1), '\0');
+  auto* o = reinterpret_cast<unsigned char*>(out.data());
+  const auto* in = reinterpret_cast<const unsigned char*>(text.data());
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const int a = table[in[i]], b = table[in[i + 1]], c = table[in[i + 2]], d = table[in[i + 3]];
+    if ((a | b | c | d) < 0)
+      return std::nullopt;
+    const auto v = static_cast<std::uint32_t>(a << 18 | b << 12 | c << 6 | d);
+    *o++ = static_cast<unsigned char>(v >> 16);
+    *o++ = static_cast<unsigned char>(v >> 8);
+    *o++ = static_cast<unsigned char>(v);
+  }
+  if (const auto rest = n - i; rest >= 2) {
+    const int a = table[in[i]], b = table[in[i + 1]], c = rest == 3 ? table[in[i + 2]] : 0;
+    if ((a | b | c) < 0 || (rest == 2 ? (b & 0x0F) : (c & 0x03)) != 0)
+      return std::nullopt;
+    const auto v = static_cast<std::uint32_t>(a << 18 | b << 12 | c << 6);
+    *o++ = static_cast<unsigned char>(v >> 16);
+    if (rest == 3)
+      *o++ = static_cast<unsigned char>(v >> 8);
+  }
+  return out;
+}
+
 bool is_space(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
@@ -151,6 +198,19 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
   if (a.size() != b.size())
     return false;
   return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
+std::optional<std::string> base64url_decode(std::string_view text) {
+  return decode_unpadded(text, base64url_table);
+}
+
+std::optional<std::string> strict_base64_decode(std::string_view text) {
+  if (text.size() % 4 != 0)
+    return std::nullopt;
+  std::size_t pad = 0;
+  while (pad < 2 && pad < text.size() && text[text.size() - 1 - pad] == '=')
+    ++pad;
+  return decode_unpadded(text.substr(0, text.size() - pad), base64_table);
 }
 
 } // namespace receiptd::model

@@ -14,6 +14,14 @@ std::optional<std::string> base64_decode(std::string_view text);
 std::string base64_encode(std::string_view bytes);
 // Unpadded base64url (RFC 4648 §5), as JWTs use it.
 std::string base64url_encode(std::string_view bytes);
+// The strict readers of signed data (a JWS's segments, its x5c certificates),
+// where bytes must have one spelling: the alphabet only (no whitespace) and the
+// unused low bits of the last character zero; nullopt otherwise.
+//  - base64url_decode: unpadded base64url (RFC 7515 §2), no '='.
+//  - strict_base64_decode: standard base64 with its padding (whole quanta,
+//    '=' only as the last one or two characters).
+std::optional<std::string> base64url_decode(std::string_view text);
+std::optional<std::string> strict_base64_decode(std::string_view text);
 
 std::string hex_encode(std::string_view bytes);
 // The value of one hex digit, either case; -1 for any other character.

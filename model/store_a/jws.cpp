@@ -19,6 +19,7 @@
 #include <openssl/ecdsa.h>
 #include <openssl/objects.h>
 
+#include "model/encoding.hpp"
 #include "model/store_a/jws_internal.hpp"
 #include "model/store_a/trust.hpp"
 

@@ -29,11 +29,6 @@ constexpr std::size_t decoded_size(std::size_t n) {
   return n / 4 * 3 + (n % 4 == 0 ? 0 : n % 4 - 1);
 }
 
-// Strict unpadded base64url (RFC 7515 §2), as the three segments are written:
-// the alphabet only (no '=', no whitespace) and the unused low bits of the last
-// character zero, so the bytes have one spelling. nullopt otherwise.
-std::optional<std::string> base64url_decode(std::string_view text);
-
 // One x5c entry (RFC 7515 §4.1.6): standard base64 with its padding, whole
 // quanta, nothing else, at most max_certificate_bytes decoded and not empty.
 std::optional<std::string> x5c_decode(std::string_view text);

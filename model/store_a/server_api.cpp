@@ -402,18 +402,19 @@ std::optional<std::vector<subscription_status_entry>> status_entries(const json:
         return std::nullopt;
       const auto& i = item.get_object();
       auto* original = i.if_contains("originalTransactionId");
-      auto* number = i.if_contains("status");
-      auto status
-        = number && (number->is_int64() || number->is_uint64()) ? json_int(number) : std::nullopt;
+      // An integer, not json_int's digit string too: Apple writes a number.
+      const auto* number = i.if_contains("status");
+      const bool integer = number && (number->is_int64() || number->is_uint64());
+      const std::int64_t status = integer ? json_int(number).value_or(-1) : -1;
       auto* info = i.if_contains("signedTransactionInfo");
       auto* renewal = i.if_contains("signedRenewalInfo");
-      if (!original || !original->is_string() || !status || *status < 0
-          || *status > std::numeric_limits<int>::max() || !info || !info->is_string()
+      if (!original || !original->is_string() || status < 0
+          || status > std::numeric_limits<int>::max() || !info || !info->is_string()
           || info->get_string().empty() || (renewal && !renewal->is_string()))
         return std::nullopt;
       subscription_status_entry e;
       e.original_transaction_id = std::string(original->get_string());
-      e.status = static_cast<int>(*status);
+      e.status = static_cast<int>(status);
       e.signed_transaction_info = std::string(info->get_string());
       if (renewal)
         e.signed_renewal_info = std::string(renewal->get_string());

@@ -22,7 +22,7 @@
 #include <openssl/param_build.h>
 
 #include "model/key_limits.hpp"
-#include "model/store_a/jws_internal.hpp" // strict base64url_decode (RFC 7515 §2)
+#include "model/encoding.hpp"
 #include "model/store_a/openssl_ptr.hpp"
 
 namespace receiptd::model::store_b {
@@ -127,8 +127,8 @@ ossl::evp_pkey_ptr usable_key(const json::object& jwk) {
   const auto* e = string_member(jwk, "e");
   if (n == nullptr || e == nullptr)
     return nullptr;
-  auto n_bytes = store_a::base64url_decode(*n);
-  auto e_bytes = store_a::base64url_decode(*e);
+  auto n_bytes = base64url_decode(*n);
+  auto e_bytes = base64url_decode(*e);
   if (!n_bytes || !e_bytes || n_bytes->empty() || e_bytes->empty())
     return nullptr;
   return rsa_public_key(*n_bytes, *e_bytes);
@@ -228,9 +228,9 @@ result<oidc_claims> verify(std::string_view jwt, const oidc_keys& keys,
   std::string_view parts[3];
   if (!split(jwt, parts))
     return refused("token is not three base64url segments");
-  auto header_bytes = store_a::base64url_decode(parts[0]);
-  auto payload_bytes = store_a::base64url_decode(parts[1]);
-  auto signature = store_a::base64url_decode(parts[2]);
+  auto header_bytes = base64url_decode(parts[0]);
+  auto payload_bytes = base64url_decode(parts[1]);
+  auto signature = base64url_decode(parts[2]);
   if (!header_bytes || !payload_bytes || !signature)
     return refused("a token segment is not canonical base64url");
 
