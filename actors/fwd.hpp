@@ -27,6 +27,11 @@ using persistence_calls = caf::typed_actor<
   caf::replies_to<reschedule_atom, trace_context, model::validation_job>::with<bool>,
   // the auth revision now (db::database::auth_revision): the token cache's check
   caf::replies_to<auth_revision_atom>::with<std::int64_t>,
+  // the revalidation queue now (db::database::queue_figures): GET /metrics (issue 10)
+  caf::replies_to<queue_figures_atom>::with<db::job_queue_figures>,
+  // how many of this build's migrations the database lacks, or the error that says
+  // it does not answer (db::database::missing_migrations): GET /readyz (issue 10)
+  caf::replies_to<ready_atom>::with<std::int32_t>,
   // an app by id (store notifications name their app in the URL)
   caf::replies_to<find_app_atom, std::string>::with<std::optional<model::app>>,
   // a verified App Store Server Notification applied to the app's records, once

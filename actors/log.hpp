@@ -1,30 +1,94 @@
 #pragma once
-// Operator-facing log lines on stderr: "2026-11-21T23:59:59.123Z WARN message".
+// Operator-facing log lines on stderr, one line per event (issue 10):
+//   text: "2026-11-21T23:59:59.123Z WARN message trace_id=… key=value"
+//   json: {"ts":"2026-11-21T23:59:59.123Z","level":"warning","msg":"message",
+//          "trace_id":"…","key":"value"}
 // Used for what an operator must see (store credentials refused, database
-// errors, start and stop), not for per-request chatter (that is what spans are for).
+// errors, start and stop), not for per-request chatter (that is what spans are
+// for). Format and least severe level come from [log] (configure_log, once, in
+// main). Nothing secret goes in a line: no tokens, keys or secrets, in the
+// message or in a field.
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
+#include "config/settings.hpp"
 #include "model/clock.hpp"
 
 namespace receiptd::actors {
 
-enum class log_level { info, warn, error };
+enum class log_level { debug, info, warn, error };
+enum class log_format { text, json };
 
-void log(log_level level, std::string_view message);
+// A structured detail of a line: a JSON member (a number when `number`, else a
+// string), key=value in text.
+struct log_field {
+  std::string key;
+  std::string value;
+  bool number = false;
+};
 
-inline void log_info(std::string_view m) {
-  log(log_level::info, m);
+// What a line is about, beyond its message: the trace of the request or job
+// (empty: none) and structured fields.
+struct log_context {
+  std::string trace_id;
+  std::vector<log_field> fields;
+
+  log_context& with(std::string key, std::string value) {
+    fields.push_back({std::move(key), std::move(value), false});
+    return *this;
+  }
+  log_context& with(std::string key, std::int64_t value) {
+    fields.push_back({std::move(key), std::to_string(value), true});
+    return *this;
+  }
+};
+
+// [log] format and level (validated by config/options.cpp): call once before
+// the threads that log start. Until then: text, info.
+void configure_log(const config::log_settings& settings);
+bool log_enabled(log_level level);
+
+void log(log_level level, std::string_view message, const log_context& context = {});
+
+inline void log_debug(std::string_view m, const log_context& c = {}) {
+  log(log_level::debug, m, c);
 }
-inline void log_warn(std::string_view m) {
-  log(log_level::warn, m);
+inline void log_info(std::string_view m, const log_context& c = {}) {
+  log(log_level::info, m, c);
 }
-inline void log_error(std::string_view m) {
-  log(log_level::error, m);
+inline void log_warn(std::string_view m, const log_context& c = {}) {
+  log(log_level::warn, m, c);
 }
+inline void log_error(std::string_view m, const log_context& c = {}) {
+  log(log_level::error, m, c);
+}
+
+// The trace of the request or job being handled on this thread, for the lines
+// logged meanwhile that name none: a handler (or its span, actors/tracing.hpp)
+// opens one for its duration, so call sites need not pass the trace id. Nests;
+// the previous one is back when it ends.
+class log_trace_scope {
+public:
+  explicit log_trace_scope(std::string_view trace_id);
+  ~log_trace_scope();
+  log_trace_scope(const log_trace_scope&) = delete;
+  log_trace_scope& operator=(const log_trace_scope&) = delete;
+
+private:
+  std::string previous_;
+};
+
+// One line as written, '\n' included: the time (unix ms) rendered RFC 3339 UTC
+// with milliseconds. Control characters never break the line: JSON escapes them
+// (\n, \u0001), text writes them as \n, \t, \xNN. Non-ASCII UTF-8 is kept as is;
+// bytes that are not UTF-8 become U+FFFD, so a JSON line is always valid JSON.
+std::string format_log_line(log_format format, log_level level, model::unix_ms time,
+                            std::string_view message, const log_context& context = {});
 
 // Warnings about one subject (an app's refused credentials) at most once per
 // interval: loud enough to be seen, never one line per request. Not thread-safe:
@@ -37,7 +101,7 @@ public:
 
   // Logs `text` unless `subject` was warned about less than an interval ago;
   // true when it logged.
-  bool warn(const std::string& subject, std::string_view text);
+  bool warn(const std::string& subject, std::string_view text, const log_context& context = {});
 
 private:
   const model::time_source* clock_;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "db/database.hpp"
 #include "http/outbound_client.hpp"
 #include "http/reply.hpp"
 #include "model/app.hpp"

@@ -20,6 +20,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "actors/metrics.hpp"
 #include "actors/tracing.hpp"
 #include "actors/type_ids.hpp"
 #include "http/outbound_client.hpp"
@@ -83,6 +84,23 @@ public:
 
   std::size_t in_flight() const { return in_flight_; }
   std::size_t waiting() const { return waiting_.size(); }
+
+  // `k`, once the answer is counted in `call`: its HTTP outcome, and the time
+  // from now (submission: the wait for a free slot included) to the answer.
+  continuation counted(const store_call& call, continuation k) const {
+    return [clock = clock_, &call, start = clock_->steady_now(),
+            k = std::move(k)](http::outbound_response& r) {
+      call.record(r, clock->steady_now() - start);
+      k(r);
+    };
+  }
+
+  // The client's gauges: calls in flight and waiting, and its mailbox's size.
+  void publish(const metrics::store_client_gauges& g, std::size_t mailbox) const {
+    g.in_flight.set(static_cast<double>(in_flight()));
+    g.waiting.set(static_cast<double>(waiting()));
+    g.mailbox.set(static_cast<double>(mailbox));
+  }
 
 private:
   struct pending {

@@ -44,6 +44,7 @@ struct pool_state {
   std::vector<pending_auth> auths;
   std::size_t saving = 0; // save batches sent to workers, not yet answered
   std::size_t max_queued = 0;
+  metrics* instruments = &metrics::off(); // never null
   // SQLite with more than one worker: every write goes to worker 0, reads to the
   // others. SQLite runs one writer at a time anyway; spread over several sessions,
   // the writers met in its busy handler (sleeps of 1–100 ms: p99 1.4 s at 3k
@@ -84,6 +85,21 @@ struct pool_state {
 };
 
 using pool_pointer = persistence_actor::stateful_pointer<pool_state>;
+
+// The pool's gauges, after every change: called where work arrives or leaves
+// (pump, forward). Its mailbox is read by itself (fifo_inbox::size moves what
+// arrived into the queue it reads from anyway).
+void publish(pool_pointer self) {
+  const auto& st = self->state;
+  std::size_t at_workers = 0;
+  for (auto l : st.load)
+    at_workers += l;
+  const auto& m = *st.instruments;
+  m.persistence_queued.set(static_cast<double>(st.saves.size() + st.auths.size()));
+  m.persistence_at_workers.set(static_cast<double>(at_workers));
+  m.persistence_saving.set(static_cast<double>(st.saving));
+  m.persistence_mailbox.set(static_cast<double>(self->mailbox().size()));
+}
 
 caf::error overloaded() {
   return db_failure("persistence pool overloaded");
@@ -145,6 +161,7 @@ void pump(pool_pointer self) {
       send_batch(self, *w, authenticate_atom_v, st.auths, max_auth_batch);
     else
       break;
+  publish(self);
 }
 
 template <class Record>
@@ -167,18 +184,21 @@ caf::result<Record> enqueue_save(pool_pointer self, trace_context ctx, Record r,
   return rp;
 }
 
-template <class Reply, class... Ts>
-caf::result<Reply> forward(pool_pointer self, bool write, Ts... xs) {
+// Sends one call to the least busy worker; `seen` looks at its answer first.
+template <class Reply, class Seen, class... Ts>
+caf::result<Reply> forward_seen(pool_pointer self, bool write, Seen seen, Ts... xs) {
   auto& st = self->state;
   if (st.outstanding() >= st.max_queued)
     return overloaded();
   auto w = st.least_loaded(write);
   ++st.load[w];
+  publish(self);
   auto rp = self->template make_response_promise<Reply>();
   self->request(st.workers[w], caf::infinite, std::move(xs)...)
     .then(
       [=](Reply& r) mutable {
         --self->state.load[w];
+        seen(r);
         rp.deliver(std::move(r));
         pump(self);
       },
@@ -190,10 +210,34 @@ caf::result<Reply> forward(pool_pointer self, bool write, Ts... xs) {
   return rp;
 }
 
+template <class Reply, class... Ts>
+caf::result<Reply> forward(pool_pointer self, bool write, Ts... xs) {
+  return forward_seen<Reply>(
+    self, write, [](const Reply&) {}, std::move(xs)...);
+}
+
+// A job's completion, counted by how it ended: with the record marked failed
+// (retry.max-attempts ran out: given up), with another verdict (completed), or
+// fenced out by a newer claim (overtaken).
+template <class Record>
+caf::result<bool> complete(pool_pointer self, trace_context& ctx, model::validation_job& job,
+                           Record& r) {
+  auto* m = self->state.instruments;
+  bool failed = r.state == model::validation_state::failed;
+  return forward_seen<bool>(
+    self, true,
+    [m, failed](bool applied) {
+      (!applied ? m->jobs_overtaken : failed ? m->jobs_given_up : m->jobs_completed).add();
+    },
+    complete_atom_v, std::move(ctx), std::move(job), std::move(r));
+}
+
 persistence_actor::behavior_type pool_master(pool_pointer self,
                                              std::vector<persistence_worker_actor> workers,
-                                             std::size_t max_queued, bool single_writer) {
+                                             std::size_t max_queued, bool single_writer,
+                                             metrics* instruments) {
   auto& st = self->state;
+  st.instruments = instruments;
   st.load.assign(workers.size(), 0);
   st.workers = std::move(workers);
   st.max_queued = max_queued;
@@ -234,19 +278,25 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
     [=](claim_atom a, std::string owner, std::int64_t lease, std::int32_t limit) {
       return forward<claimed_jobs>(self, write, a, std::move(owner), lease, limit);
     },
-    [=](complete_atom a, trace_context& ctx, model::validation_job& j, po& r) {
-      return forward<bool>(self, write, a, std::move(ctx), std::move(j), std::move(r));
+    [=](complete_atom, trace_context& ctx, model::validation_job& j, po& r) {
+      return complete(self, ctx, j, r);
     },
-    [=](complete_atom a, trace_context& ctx, model::validation_job& j, rr& r) {
-      return forward<bool>(self, write, a, std::move(ctx), std::move(j), std::move(r));
+    [=](complete_atom, trace_context& ctx, model::validation_job& j, rr& r) {
+      return complete(self, ctx, j, r);
     },
-    [=](complete_atom a, trace_context& ctx, model::validation_job& j, tr& r) {
-      return forward<bool>(self, write, a, std::move(ctx), std::move(j), std::move(r));
+    [=](complete_atom, trace_context& ctx, model::validation_job& j, tr& r) {
+      return complete(self, ctx, j, r);
     },
     [=](reschedule_atom a, trace_context ctx, model::validation_job j) {
-      return forward<bool>(self, write, a, std::move(ctx), std::move(j));
+      auto* m = self->state.instruments;
+      return forward_seen<bool>(
+        self, write,
+        [m](bool applied) { (applied ? m->jobs_rescheduled : m->jobs_overtaken).add(); }, a,
+        std::move(ctx), std::move(j));
     },
     [=](auth_revision_atom a) { return forward<std::int64_t>(self, read, a); },
+    [=](queue_figures_atom a) { return forward<db::job_queue_figures>(self, read, a); },
+    [=](ready_atom a) { return forward<std::int32_t>(self, read, a); },
     [=](find_app_atom a, std::string id) {
       return forward<std::optional<model::app>>(self, read, a, std::move(id));
     },
@@ -288,12 +338,12 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
 
 persistence_actor spawn_persistence_pool(caf::actor_system& sys,
                                          const persistence_settings& settings, tracer& trace,
-                                         const model::time_source& clock) {
+                                         const model::time_source& clock, metrics& instruments) {
   std::vector<persistence_worker_actor> workers;
   for (std::size_t i = 0; i < settings.workers; ++i)
-    workers.push_back(spawn_persistence_worker(sys, settings.db_url, trace, clock));
+    workers.push_back(spawn_persistence_worker(sys, settings.db_url, trace, clock, instruments));
   bool sqlite = db::dialect_of(settings.db_url) == db::dialect::sqlite;
-  return sys.spawn(pool_master, std::move(workers), settings.max_queued, sqlite);
+  return sys.spawn(pool_master, std::move(workers), settings.max_queued, sqlite, &instruments);
 }
 
 } // namespace receiptd::actors

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "actors/fwd.hpp"
+#include "actors/metrics.hpp"
 #include "actors/tracing.hpp"
 #include "model/clock.hpp"
 
@@ -17,9 +18,13 @@ struct persistence_settings {
   std::size_t max_queued = 100000; // requests waiting in the pool before it refuses
 };
 
-// Spawns the workers and their master; the master is the pool's handle.
+// Spawns the workers and their master; the master is the pool's handle. Its
+// figures go to `instruments`: queued and in-flight requests, save batch sizes and
+// commit times, database errors, and how jobs end (completed, given up,
+// rescheduled, overtaken).
 persistence_actor spawn_persistence_pool(caf::actor_system& sys,
                                          const persistence_settings& settings, tracer& trace,
-                                         const model::time_source& clock);
+                                         const model::time_source& clock,
+                                         metrics& instruments = metrics::off());
 
 } // namespace receiptd::actors

@@ -26,6 +26,7 @@ struct worker_state {
   std::unique_ptr<db::database> db;
   tracer* trace = &tracer::off();                          // never null
   const model::time_source* clock = &model::system_time(); // never null
+  metrics* instruments = &metrics::off();                  // never null
   static inline const char* name = "persistence-worker";
 
   // The session, (re)opened on demand: a database that was down at start or
@@ -51,11 +52,13 @@ caf::result<T> run(worker_pointer self, const trace_context& ctx, const char* wh
   auto db = self->state.session();
   if (!db) {
     s.outcome("error");
+    self->state.instruments->db_errors.add();
     return db_failure(db.err().message());
   }
   auto out = f(**db);
   if (!out) {
     s.outcome("error");
+    self->state.instruments->db_errors.add();
     log_error(std::string("database ") + what + " failed: " + out.err().message());
     return db_failure(out.err().message());
   }
@@ -65,10 +68,12 @@ caf::result<T> run(worker_pointer self, const trace_context& ctx, const char* wh
 
 persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, std::string url,
                                                            tracer* trace,
-                                                           const model::time_source* clock) {
+                                                           const model::time_source* clock,
+                                                           metrics* instruments) {
   self->state.url = std::move(url);
   self->state.trace = trace;
   self->state.clock = clock;
+  self->state.instruments = instruments;
   return {
     // Group commit: the saves of many uploads in one transaction.
     [=](save_atom, save_batch& batch) -> caf::result<save_batch_result> {
@@ -81,19 +86,26 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
         saves.push_back(std::move(item.save));
       }
       auto db = self->state.session();
+      auto started = self->state.clock->steady_now();
       auto out = db ? (*db)->save_batch(saves) : model::result<save_batch_result>(db.err());
+      const auto& m = *self->state.instruments;
       if (!out) {
+        m.db_errors.add();
         log_error("database save of " + std::to_string(batch.size())
                   + " uploads failed: " + out.err().message());
         for (auto& s : spans)
           s.outcome("error");
         return db_failure(out.err().message());
       }
+      m.commit_duration.observe(self->state.clock->steady_now() - started);
+      m.save_batch_size.observe(static_cast<double>(batch.size()));
       for (std::size_t i = 0; i < spans.size(); ++i) {
         const auto& saved = (*out)[i];
         spans[i].outcome(saved ? "ok (batch of " + std::to_string(batch.size()) + ")" : "error");
-        if (!saved)
+        if (!saved) {
+          m.db_errors.add();
           log_error("database save failed: " + saved.err().message());
+        }
       }
       return std::move(out).value();
     },
@@ -110,6 +122,7 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
       for (auto& s : spans)
         s.outcome(out ? "ok" : "error");
       if (!out) {
+        self->state.instruments->db_errors.add();
         log_error("token lookup failed: " + out.err().message());
         return db_failure(out.err().message());
       }
@@ -123,6 +136,21 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
     [=](auth_revision_atom) -> caf::result<std::int64_t> {
       return run<std::int64_t>(self, trace_context{}, "auth_revision",
                                [](db::database& db) { return db.auth_revision(); });
+    },
+    // GET /metrics and /readyz (issue 10): outside any upload.
+    [=](queue_figures_atom) -> caf::result<db::job_queue_figures> {
+      return run<db::job_queue_figures>(
+        self, trace_context{}, "queue_figures",
+        [&](db::database& db) { return db.queue_figures(self->state.clock->now_ms()); });
+    },
+    [=](ready_atom) -> caf::result<std::int32_t> {
+      return run<std::int32_t>(self, trace_context{}, "missing_migrations",
+                               [](db::database& db) -> model::result<std::int32_t> {
+                                 auto missing = db.missing_migrations();
+                                 if (!missing)
+                                   return missing.err();
+                                 return static_cast<std::int32_t>(*missing);
+                               });
     },
     [=](get_atom, const trace_context& ctx, model::record_kind kind,
         const std::string& id) -> caf::result<found_record> {
@@ -162,6 +190,15 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
                                    if (!a)
                                      return a.err();
                                    c.app = std::move(*a);
+                                   if (!c.record || !c.app) {
+                                     // Deleted by hand, or its app is: nothing
+                                     // left to revalidate, so the job goes too.
+                                     if (auto dropped = db.drop_job(c.job); !dropped)
+                                       return dropped.err();
+                                     log_warn("job " + c.job.id + " dropped: its "
+                                              + (c.record ? "app" : "record") + " is gone");
+                                     continue;
+                                   }
                                    out.push_back(std::move(c));
                                  }
                                  return out;
@@ -276,8 +313,9 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
 } // namespace
 
 persistence_worker_actor spawn_persistence_worker(caf::actor_system& sys, const std::string& url,
-                                                  tracer& trace, const model::time_source& clock) {
-  return sys.spawn<caf::detached>(persistence_worker, url, &trace, &clock);
+                                                  tracer& trace, const model::time_source& clock,
+                                                  metrics& instruments) {
+  return sys.spawn<caf::detached>(persistence_worker, url, &trace, &clock, &instruments);
 }
 
 } // namespace receiptd::actors

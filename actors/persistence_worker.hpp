@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "actors/fwd.hpp"
+#include "actors/metrics.hpp"
 #include "actors/tracing.hpp"
 #include "model/clock.hpp"
 #include "db/database.hpp"
@@ -41,8 +42,10 @@ using persistence_worker_actor = persistence_calls::extend<
 
 // One worker: its own thread and database session (opened on first use and
 // reopened after a failure).
+// `instruments`: save batch sizes and commit times, database errors.
 persistence_worker_actor spawn_persistence_worker(caf::actor_system& sys, const std::string& url,
-                                                  tracer& trace, const model::time_source& clock);
+                                                  tracer& trace, const model::time_source& clock,
+                                                  metrics& instruments);
 
 inline caf::error db_failure(const std::string& what) {
   return caf::make_error(caf::sec::runtime_error, "database: " + what);

@@ -2,7 +2,8 @@
 // The retry scheduler (DESIGN.md §1): every poll interval it claims due
 // revalidation jobs (leased to this instance, fenced by version), runs a
 // validator in revalidate mode for each, and claims again once they report back.
-// It claims at start, so jobs left by a crash or restart are picked up.
+// It claims at start, so jobs left by a crash or restart are picked up. Each
+// store's revalidations are paced (retry_rates).
 
 #include <chrono>
 #include <string>
@@ -12,10 +13,20 @@
 
 namespace receiptd::actors {
 
+// Revalidations started per second against each store (store-*.retry-rate; 0:
+// unlimited), in bursts of at most one second's worth: after an outage the queue
+// drains at this pace instead of stampeding the store. Claimed jobs wait in the
+// scheduler for their store's turn, within half their lease.
+struct retry_rates {
+  double store_a = 0;
+  double store_b = 0;
+};
+
 // Reads retry.poll-interval, retry.batch, retry.lease and retry.claim-timeout;
 // `owner` is this instance's lease owner id.
 retry_scheduler_actor spawn_retry_scheduler(caf::actor_system& sys,
                                             const config::retry_settings& settings,
-                                            std::string owner, validator_deps_ptr deps);
+                                            retry_rates rates, std::string owner,
+                                            validator_deps_ptr deps);
 
 } // namespace receiptd::actors

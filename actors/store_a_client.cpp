@@ -27,10 +27,19 @@ struct cached_jwt {
 constexpr std::chrono::seconds jwt_lifetime = std::chrono::minutes(30);
 constexpr std::chrono::milliseconds jwt_renew_margin = std::chrono::minutes(5);
 
+// The instruments of the client's calls (receiptd_store_*{store="store_a"}).
+struct call_metrics {
+  const store_call* verify_receipt = nullptr;
+  const store_call* transaction_info = nullptr;
+  const store_call* subscription_statuses = nullptr;
+  const metrics::store_client_gauges* gauges = nullptr;
+};
+
 struct state {
   config::store_a_settings settings;
   const model::time_source* clock = &model::system_time(); // never null
   outbound_calls calls;
+  call_metrics measured;    // set when the behaviour starts
   warning_limiter warnings; // operator problems: loud, but once a minute per app
   std::unordered_map<std::string, cached_jwt> jwts; // by jwt_key
   static inline const char* name = "store-a-client";
@@ -43,6 +52,17 @@ store_a_client_actor handle(pointer self) {
 }
 
 using deliver_fn = std::function<void(store_a_answer)>;
+
+// Every call's answer is counted before it is classified (outbound_calls::counted).
+outbound_calls::continuation counted(pointer self, const store_call& call,
+                                     outbound_calls::continuation k) {
+  return self->state.calls.counted(call, std::move(k));
+}
+
+// The client's gauges, after each message it handled (calls start and end only there).
+void publish(pointer self) {
+  self->state.calls.publish(*self->state.measured.gauges, self->mailbox().size());
+}
 
 bool is_base64_text(const std::string& s) {
   for (unsigned char ch : s)
@@ -80,22 +100,24 @@ void ask(pointer self, std::shared_ptr<store_a_check> c, verify_endpoint at, boo
   req.timeout = s.timeout;
   self->state.calls.submit(
     handle(self), c->trace, "store-a-client", std::move(req),
-    [=](http::outbound_response& r) {
-      auto a = model::store_a::classify_verify_receipt(r.status, r.body, r.error, at);
-      if (a.retry_on && !flipped) {
-        ask(self, c, *a.retry_on, true, deliver);
-        return;
-      }
-      c->receipt_data.reset(); // back to the validator before it hears the answer
-      auto purchases = c->in_app;
-      if (a.verdict.outcome == model::store_outcome::confirmed)
-        model::store_a::enrich_in_app(purchases, r.body);
-      if (a.verdict.operator_problem)
-        self->state.warnings.warn(c->app_id,
-                                  "verifyReceipt refused app " + c->app_id + ": " + a.verdict.detail
-                                    + " — check the app's shared secret (receiptctl app update)");
-      deliver(store_a_answer{std::move(a.verdict), std::move(purchases)});
-    },
+    counted(self, *self->state.measured.verify_receipt,
+            [=](http::outbound_response& r) {
+              auto a = model::store_a::classify_verify_receipt(r.status, r.body, r.error, at);
+              if (a.retry_on && !flipped) {
+                ask(self, c, *a.retry_on, true, deliver);
+                return;
+              }
+              c->receipt_data.reset(); // back to the validator before it hears the answer
+              auto purchases = c->in_app;
+              if (a.verdict.outcome == model::store_outcome::confirmed)
+                model::store_a::enrich_in_app(purchases, r.body);
+              if (a.verdict.operator_problem)
+                self->state.warnings.warn(
+                  c->app_id,
+                  "verifyReceipt refused app " + c->app_id + ": " + a.verdict.detail
+                    + " — check the app's shared secret (receiptctl app update)");
+              deliver(store_a_answer{std::move(a.verdict), std::move(purchases)});
+            }),
     c->deadline);
 }
 
@@ -129,15 +151,18 @@ const std::string& jwt_for(pointer self, const app_context& app) {
 // All Subscription Statuses): where it goes and how its answer reads.
 template <class Answer>
 struct server_api_call {
+  const store_call* call_metrics::*measured; // its instruments in state::measured
   std::string (*url)(std::string_view base_url, std::string_view transaction_id);
   Answer (*classify)(int http_status, std::string_view body, std::string_view transport_error,
                      std::string_view retry_after_header, model::unix_ms now);
 };
 
 constexpr server_api_call<model::store_a::transaction_info_answer> transaction_info{
-  &model::store_a::transaction_info_url, &model::store_a::classify_transaction_info};
+  &call_metrics::transaction_info, &model::store_a::transaction_info_url,
+  &model::store_a::classify_transaction_info};
 constexpr server_api_call<model::store_a::subscription_statuses_answer> subscription_statuses{
-  &model::store_a::subscription_statuses_url, &model::store_a::classify_subscription_statuses};
+  &call_metrics::subscription_statuses, &model::store_a::subscription_statuses_url,
+  &model::store_a::classify_subscription_statuses};
 
 // A call at one host; a transaction unknown there is asked of the other host
 // once (a sandbox purchase uploaded as production, or the reverse).
@@ -153,24 +178,27 @@ void ask_server_api(pointer self, std::shared_ptr<store_a_transaction_check> c,
   req.timeout = s.timeout;
   self->state.calls.submit(
     handle(self), c->trace, "store-a-client", std::move(req),
-    [=](http::outbound_response& r) {
-      auto a = call.classify(r.status, r.body, r.error, r.retry_after, self->state.clock->now_ms());
-      if (a.transaction_not_found && !flipped) {
-        ask_server_api(self, c, call, !sandbox, true, deliver);
-        return;
-      }
-      if (a.verdict.operator_problem) {
-        self->state.jwts.erase(jwt_key(*c->app)); // made afresh next time
-        self->state.warnings.warn(c->app->app.id,
-                                  "App Store Server API refused app " + c->app->app.id + ": "
-                                    + a.verdict.detail
-                                    + " — check its issuer id, key id and in-app purchase key "
-                                      "(receiptctl app update)");
-      }
-      if (a.verdict.outcome == model::store_outcome::confirmed && !a.verdict.env)
-        a.verdict.env = sandbox ? model::environment::sandbox : model::environment::production;
-      deliver(std::move(a));
-    },
+    counted(self, *(self->state.measured.*call.measured),
+            [=](http::outbound_response& r) {
+              auto a = call.classify(r.status, r.body, r.error, r.retry_after,
+                                     self->state.clock->now_ms());
+              if (a.transaction_not_found && !flipped) {
+                ask_server_api(self, c, call, !sandbox, true, deliver);
+                return;
+              }
+              if (a.verdict.operator_problem) {
+                self->state.jwts.erase(jwt_key(*c->app)); // made afresh next time
+                self->state.warnings.warn(
+                  c->app->app.id,
+                  "App Store Server API refused app " + c->app->app.id + ": " + a.verdict.detail
+                    + " — check its issuer id, key id and in-app purchase key "
+                      "(receiptctl app update)");
+              }
+              if (a.verdict.outcome == model::store_outcome::confirmed && !a.verdict.env)
+                a.verdict.env
+                  = sandbox ? model::environment::sandbox : model::environment::production;
+              deliver(std::move(a));
+            }),
     c->deadline);
 }
 
@@ -187,7 +215,12 @@ std::optional<model::store_verdict> without_credentials(pointer self, const app_
 
 store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a_settings settings,
                                                    http::outbound_transport* client, tracer* trace,
-                                                   const model::time_source* clock) {
+                                                   const model::time_source* clock,
+                                                   metrics* instruments) {
+  self->state.measured = {&instruments->store_call_of("store_a", "verify_receipt"),
+                          &instruments->store_call_of("store_a", "transaction_info"),
+                          &instruments->store_call_of("store_a", "subscription_statuses"),
+                          &instruments->store_client("store_a")};
   self->state.calls
     = outbound_calls(*client, settings.max_concurrent, *trace, *clock, settings.max_queued);
   self->state.warnings = warning_limiter(*clock);
@@ -199,6 +232,7 @@ store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a
       auto c = std::make_shared<store_a_check>(std::move(check));
       auto first = c->sandbox_first ? verify_endpoint::sandbox : verify_endpoint::production;
       ask(self, c, first, false, [rp](store_a_answer a) mutable { rp.deliver(std::move(a)); });
+      publish(self);
       return rp;
     },
     [=](check_atom, store_a_transaction_check& check)
@@ -215,6 +249,7 @@ store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a
           rp.deliver(
             store_a_transaction_answer{std::move(a.verdict), std::move(a.signed_transaction_info)});
         });
+      publish(self);
       return rp;
     },
     [=](refresh_atom,
@@ -230,9 +265,13 @@ store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a
         [rp](model::store_a::subscription_statuses_answer a) mutable {
           rp.deliver(store_a_statuses_answer{std::move(a.verdict), std::move(a.entries)});
         });
+      publish(self);
       return rp;
     },
-    [=](http_done_atom, http_done& done) { self->state.calls.on_done(handle(self), done); },
+    [=](http_done_atom, http_done& done) {
+      self->state.calls.on_done(handle(self), done);
+      publish(self);
+    },
   };
 }
 
@@ -241,8 +280,8 @@ store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a
 store_a_client_actor spawn_store_a_client(caf::actor_system& sys,
                                           const config::store_a_settings& settings,
                                           http::outbound_transport& client, tracer& trace,
-                                          const model::time_source& clock) {
-  return sys.spawn(store_a_client, settings, &client, &trace, &clock);
+                                          const model::time_source& clock, metrics& instruments) {
+  return sys.spawn(store_a_client, settings, &client, &trace, &clock, &instruments);
 }
 
 } // namespace receiptd::actors

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "actors/fwd.hpp"
+#include "actors/metrics.hpp"
 #include "actors/tracing.hpp"
 #include "config/settings.hpp"
 #include "model/clock.hpp"
@@ -15,10 +16,12 @@
 namespace receiptd::actors {
 
 // Reads the [store-a] settings: URLs, timeout, max-concurrent, max-queued,
-// exclude-old-transactions.
+// exclude-old-transactions. Its calls are counted and timed in `instruments`
+// (receiptd_store_requests_total{store="store_a"}, …).
 store_a_client_actor spawn_store_a_client(caf::actor_system& sys,
                                           const config::store_a_settings& settings,
                                           http::outbound_transport& client, tracer& trace,
-                                          const model::time_source& clock);
+                                          const model::time_source& clock,
+                                          metrics& instruments = metrics::off());
 
 } // namespace receiptd::actors

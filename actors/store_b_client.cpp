@@ -37,11 +37,22 @@ struct token_entry {
   std::vector<std::function<void(const std::string*, const store_verdict&)>> waiters;
 };
 
+// The instruments of the client's calls (receiptd_store_*{store="store_b"}).
+struct call_metrics {
+  const store_call* token = nullptr;
+  const store_call* products = nullptr;
+  const store_call* subscriptions_v2 = nullptr;
+  const store_call* acknowledge = nullptr;
+  const store_call* voided_purchases = nullptr;
+  const metrics::store_client_gauges* gauges = nullptr;
+};
+
 struct state {
   config::store_b_settings settings;
   bool allow_http = false;
   const model::time_source* clock = &model::system_time(); // never null
   outbound_calls calls;
+  call_metrics measured; // set when the behaviour starts
   std::unordered_map<std::string, token_entry> tokens;
   warning_limiter warnings; // operator problems: loud, but once a minute per app
   static inline const char* name = "store-b-client";
@@ -56,6 +67,17 @@ store_b_client_actor handle(pointer self) {
 }
 
 using waiter = std::function<void(const std::string*, const store_verdict&)>;
+
+// Every call's answer is counted before it is classified (outbound_calls::counted).
+outbound_calls::continuation counted(pointer self, const store_call* call,
+                                     outbound_calls::continuation k) {
+  return self->state.calls.counted(*call, std::move(k));
+}
+
+// The client's gauges, after each message it handled (calls start and end only there).
+void publish(pointer self) {
+  self->state.calls.publish(*self->state.measured.gauges, self->mailbox().size());
+}
 
 std::string token_key(const app_context& app) {
   return app.app.id + '\n' + app.service_account->client_email();
@@ -86,7 +108,7 @@ void fetch_token(pointer self, const trace_context& ctx, app_context_ptr app) {
   self->state.tokens[key].fetching = true;
   self->state.calls.submit(
     handle(self), ctx, "store-b-client", std::move(req),
-    [self, key, app](http::outbound_response& r) {
+    counted(self, self->state.measured.token, [self, key, app](http::outbound_response& r) {
       auto& entry = self->state.tokens[key];
       entry.fetching = false;
       auto waiters = std::move(entry.waiters);
@@ -109,7 +131,7 @@ void fetch_token(pointer self, const trace_context& ctx, app_context_ptr app) {
       }
       for (auto& w : waiters)
         w(token ? &entry.value : nullptr, failure);
-    });
+    }));
 }
 
 void with_token(pointer self, const trace_context& ctx, const app_context_ptr& app, waiter k) {
@@ -148,29 +170,33 @@ void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool 
                                            c->purchase.product_id, c->purchase_token);
     req.headers = {"Authorization: Bearer " + *token, "Accept: application/json"};
     req.timeout = self->state.settings.timeout;
+    auto* call = api == purchase_api::products ? self->state.measured.products
+                                               : self->state.measured.subscriptions_v2;
     self->state.calls.submit(
       handle(self), c->trace, "store-b-client", std::move(req),
-      [=](http::outbound_response& r) {
-        if ((r.status == 401) && !token_retried) {
-          forget_token(self, *c->app);
-          ask(self, c, api, true, deliver);
-          return;
-        }
-        auto purchase = c->purchase;
-        auto verdict
-          = model::store_b::classify_purchase_response(api, r.status, r.body, r.error, purchase);
-        if (verdict.outcome == store_outcome::rejected && c->fall_back_to_subscriptions
-            && api == purchase_api::products) {
-          ask(self, c, purchase_api::subscriptions_v2, token_retried, deliver);
-          return;
-        }
-        if (verdict.operator_problem)
-          self->state.warnings.warn(c->app->app.id,
-                                    "Play Developer API refused app " + c->app->app.id + " ("
-                                      + c->package_name + "): " + verdict.detail
-                                      + " — check the service account's Play Console permissions");
-        deliver(store_b_answer{std::move(verdict), std::move(purchase)});
-      },
+      counted(self, call,
+              [=](http::outbound_response& r) {
+                if ((r.status == 401) && !token_retried) {
+                  forget_token(self, *c->app);
+                  ask(self, c, api, true, deliver);
+                  return;
+                }
+                auto purchase = c->purchase;
+                auto verdict = model::store_b::classify_purchase_response(api, r.status, r.body,
+                                                                          r.error, purchase);
+                if (verdict.outcome == store_outcome::rejected && c->fall_back_to_subscriptions
+                    && api == purchase_api::products) {
+                  ask(self, c, purchase_api::subscriptions_v2, token_retried, deliver);
+                  return;
+                }
+                if (verdict.operator_problem)
+                  self->state.warnings.warn(
+                    c->app->app.id,
+                    "Play Developer API refused app " + c->app->app.id + " (" + c->package_name
+                      + "): " + verdict.detail
+                      + " — check the service account's Play Console permissions");
+                deliver(store_b_answer{std::move(verdict), std::move(purchase)});
+              }),
       c->deadline);
   });
 }
@@ -182,23 +208,24 @@ void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool 
 using request_maker = std::function<http::outbound_request(const std::string& token)>;
 using response_fn = std::function<void(http::outbound_response*, const store_verdict&)>;
 
-void call_api(pointer self, trace_context ctx, app_context_ptr app, request_maker make,
-              store_deadline deadline, bool token_retried, response_fn k) {
+void call_api(pointer self, const store_call* call, trace_context ctx, app_context_ptr app,
+              request_maker make, store_deadline deadline, bool token_retried, response_fn k) {
   with_token(self, ctx, app, [=](const std::string* token, const store_verdict& failure) {
     if (!token)
       return k(nullptr, failure);
     auto req = make(*token);
     req.timeout = self->state.settings.timeout;
-    self->state.calls.submit(
-      handle(self), ctx, "store-b-client", std::move(req),
-      [=](http::outbound_response& r) {
-        if (r.status == 401 && !token_retried) {
-          forget_token(self, *app);
-          return call_api(self, ctx, app, make, deadline, true, k);
-        }
-        k(&r, store_verdict{});
-      },
-      deadline);
+    self->state.calls.submit(handle(self), ctx, "store-b-client", std::move(req),
+                             counted(self, call,
+                                     [=](http::outbound_response& r) {
+                                       if (r.status == 401 && !token_retried) {
+                                         forget_token(self, *app);
+                                         return call_api(self, call, ctx, app, make, deadline, true,
+                                                         k);
+                                       }
+                                       k(&r, store_verdict{});
+                                     }),
+                             deadline);
   });
 }
 
@@ -227,7 +254,7 @@ void acknowledge(pointer self, store_b_acknowledge& a,
     req.body = "{}";
     return req;
   };
-  call_api(self, a.trace, a.app, make, a.deadline, false,
+  call_api(self, self->state.measured.acknowledge, a.trace, a.app, make, a.deadline, false,
            [rp, self, app_id = a.app->app.id](http::outbound_response* r,
                                               const store_verdict& failure) mutable {
              if (!r) {
@@ -262,7 +289,7 @@ void list_voided(pointer self, store_b_voided_query& q,
     req.headers = {"Authorization: Bearer " + token, "Accept: application/json"};
     return req;
   };
-  call_api(self, q.trace, q.app, make, std::nullopt, false,
+  call_api(self, self->state.measured.voided_purchases, q.trace, q.app, make, std::nullopt, false,
            [rp](http::outbound_response* r, const store_verdict& failure) mutable {
              if (!r) {
                rp.deliver(caf::make_error(caf::sec::runtime_error, failure.detail));
@@ -279,7 +306,14 @@ void list_voided(pointer self, store_b_voided_query& q,
 store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b_settings settings,
                                                    bool allow_http,
                                                    http::outbound_transport* client, tracer* trace,
-                                                   const model::time_source* clock) {
+                                                   const model::time_source* clock,
+                                                   metrics* instruments) {
+  self->state.measured = {&instruments->store_call_of("store_b", "token"),
+                          &instruments->store_call_of("store_b", "products"),
+                          &instruments->store_call_of("store_b", "subscriptions_v2"),
+                          &instruments->store_call_of("store_b", "acknowledge"),
+                          &instruments->store_call_of("store_b", "voided_purchases"),
+                          &instruments->store_client("store_b")};
   self->state.calls
     = outbound_calls(*client, settings.max_concurrent, *trace, *clock, settings.max_queued);
   self->state.settings = std::move(settings);
@@ -299,21 +333,27 @@ store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b
         return rp;
       }
       ask(self, c, c->api, false, [rp](store_b_answer a) mutable { rp.deliver(std::move(a)); });
+      publish(self);
       return rp;
     },
     [=](acknowledge_atom,
         store_b_acknowledge& a) -> caf::typed_response_promise<model::store_b::acknowledge_answer> {
       auto rp = self->make_response_promise<model::store_b::acknowledge_answer>();
       acknowledge(self, a, rp);
+      publish(self);
       return rp;
     },
     [=](voided_atom,
         store_b_voided_query& q) -> caf::typed_response_promise<model::store_b::voided_page> {
       auto rp = self->make_response_promise<model::store_b::voided_page>();
       list_voided(self, q, rp);
+      publish(self);
       return rp;
     },
-    [=](http_done_atom, http_done& done) { self->state.calls.on_done(handle(self), done); },
+    [=](http_done_atom, http_done& done) {
+      self->state.calls.on_done(handle(self), done);
+      publish(self);
+    },
   };
 }
 
@@ -323,8 +363,9 @@ store_b_client_actor spawn_store_b_client(caf::actor_system& sys,
                                           const config::store_b_settings& settings,
                                           const config::outbound_settings& outbound,
                                           http::outbound_transport& client, tracer& trace,
-                                          const model::time_source& clock) {
-  return sys.spawn(store_b_client, settings, outbound.allow_http, &client, &trace, &clock);
+                                          const model::time_source& clock, metrics& instruments) {
+  return sys.spawn(store_b_client, settings, outbound.allow_http, &client, &trace, &clock,
+                   &instruments);
 }
 
 } // namespace receiptd::actors

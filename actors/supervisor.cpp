@@ -12,6 +12,7 @@
 #include "actors/app_context.hpp"
 #include "actors/log.hpp"
 #include "actors/notification_handler.hpp"
+#include "actors/operational_handler.hpp"
 #include "model/access_token.hpp"
 #include "model/resource_json.hpp"
 
@@ -38,24 +39,38 @@ struct known_app {
   std::int64_t revision = 0;
 };
 
-// Requests held at one stage: how many, and how many body bytes.
+// Requests held at one stage: how many, and how many body bytes (shown in the
+// stage's gauges, receiptd_admission_*).
 struct budget {
   std::size_t count = 0;
   std::size_t bytes = 0;
+  gauge count_gauge, bytes_gauge;
 
   bool take(std::size_t n, const config::validator_settings& s) {
     if (count >= s.max_in_flight || bytes + n > s.max_in_flight_bytes)
       return false;
     ++count;
     bytes += n;
+    publish();
     return true;
   }
 
   void give_back(std::size_t n) {
     --count;
     bytes -= n;
+    publish();
+  }
+
+  void publish() const {
+    count_gauge.set(static_cast<double>(count));
+    bytes_gauge.set(static_cast<double>(bytes));
   }
 };
+
+// GET /metrics and /readyz held at once, apart from the uploads' admission: a
+// scrape or a readiness probe is answered under any upload load, and a flood of
+// them holds no more than this.
+constexpr std::size_t max_operational = 16;
 
 struct admitted {
   http::reply_sink_ptr reply;
@@ -69,6 +84,8 @@ struct state {
   budget authenticating; // token being looked up
   budget in_flight;      // admitted: a validator or a record lookup runs
   std::unordered_map<caf::actor_addr, admitted> validators;
+  // Operational handlers (actors/operational_handler.hpp), apart from admission.
+  std::unordered_map<caf::actor_addr, http::reply_sink_ptr> operational;
   std::unordered_map<std::string, known_app> apps;      // by app id
   std::unordered_map<std::string, cached_token> tokens; // by token hash (ttl > 0)
   // The revocation check (only while tokens are cached, so an idle service asks nothing).
@@ -263,6 +280,19 @@ void admit_notification(pointer self, inbound in) {
   st.validators.emplace(h.address(), admitted{std::move(reply), bytes});
 }
 
+// GET /metrics or /readyz: its own handler actor, outside the uploads' admission,
+// and not counted as an upload (receiptd_uploads_total).
+void admit_operational(pointer self, inbound in) {
+  auto& st = self->state;
+  if (st.operational.size() >= max_operational)
+    return refuse(in, model::errc::overloaded,
+                  "too many metrics or readiness requests at once; retry shortly");
+  auto reply = in.reply;
+  auto h = self->spawn<caf::monitored>(handle_operational, std::move(in), st.deps);
+  st.operational.emplace(h.address(), std::move(reply));
+  st.deps->instruments->operational_requests.set(static_cast<double>(st.operational.size()));
+}
+
 // Called with the request counted in `authenticating`; it leaves that stage here.
 void authenticate(pointer self, inbound in) {
   auto& st = self->state;
@@ -310,8 +340,21 @@ supervisor_actor::behavior_type supervisor(pointer self, config::validator_setti
   self->state.settings = admission;
   self->state.auth = auth;
   self->state.deps = std::move(deps);
+  const auto& instruments = *self->state.deps->instruments;
+  self->state.authenticating.count_gauge = instruments.authenticating_requests;
+  self->state.authenticating.bytes_gauge = instruments.authenticating_bytes;
+  self->state.in_flight.count_gauge = instruments.admitted_requests;
+  self->state.in_flight.bytes_gauge = instruments.admitted_bytes;
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
+    if (auto op = st.operational.find(dm.source); op != st.operational.end()) {
+      if (!op->second->sent())
+        op->second->send(
+          http::error_reply({model::errc::internal_error, "the request could not be answered"}));
+      st.operational.erase(op);
+      st.deps->instruments->operational_requests.set(static_cast<double>(st.operational.size()));
+      return;
+    }
     auto it = st.validators.find(dm.source);
     if (it == st.validators.end())
       return;
@@ -326,7 +369,14 @@ supervisor_actor::behavior_type supervisor(pointer self, config::validator_setti
   return {
     [=](upload_atom, inbound& in) {
       auto& st = self->state;
-      if (!http::info(in.request.target).bearer)
+      // Its own mailbox, read by itself (CAF 0.17: fifo_inbox::size, which moves what
+      // arrived into the queue it reads from anyway): how far behind it is.
+      st.deps->instruments->supervisor_mailbox.set(static_cast<double>(self->mailbox().size()));
+      const auto& route = http::info(in.request.target);
+      if (route.operational)
+        return admit_operational(self, std::move(in));
+      in.reply = st.deps->instruments->observe(in.request.target, std::move(in.reply));
+      if (!route.bearer)
         return admit_notification(self, std::move(in));
       if (!st.authenticating.take(bytes_of(in), st.settings))
         return refuse_overloaded(in);

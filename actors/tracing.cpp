@@ -15,16 +15,6 @@ namespace receiptd::actors {
 
 namespace {
 
-std::int64_t unix_us() {
-  using namespace std::chrono;
-  return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
-}
-
-std::int64_t steady_us() {
-  using namespace std::chrono;
-  return duration_cast<microseconds>(steady_clock::now().time_since_epoch()).count();
-}
-
 std::string hex_id(std::uint64_t id) {
   char buf[17];
   std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(id));
@@ -65,7 +55,8 @@ std::string to_json_line(const span_record& s) {
   return out;
 }
 
-tracer::tracer(config::trace_settings settings) : settings_(std::move(settings)) {
+tracer::tracer(config::trace_settings settings, const model::time_source& clock)
+  : settings_(std::move(settings)), clock_(&clock) {
   if (!settings_.enabled)
     return;
   if (!settings_.file.empty())
@@ -97,7 +88,7 @@ void tracer::report_drops(bool final) {
   auto dropped = dropped_.load();
   if (dropped == dropped_reported_)
     return;
-  auto now = std::chrono::steady_clock::now();
+  auto now = clock_->steady_now();
   if (!final && now - last_drop_report_ < std::chrono::minutes(1))
     return;
   log_warn("trace: " + std::to_string(dropped - dropped_reported_) + " spans dropped ("
@@ -212,12 +203,12 @@ span::span(tracer& t, const trace_context& parent, const char* actor, std::strin
   rec_.span_id = tracer_->next_span_id();
   rec_.actor = actor;
   rec_.message = std::move(message);
-  rec_.start_us = unix_us();
-  start_steady_us_ = steady_us();
+  rec_.start_us = tracer_->clock().now_us();
+  start_steady_ = tracer_->clock().steady_now();
 }
 
 span::span(span&& other) noexcept
-  : tracer_(other.tracer_), rec_(std::move(other.rec_)), start_steady_us_(other.start_steady_us_) {
+  : tracer_(other.tracer_), rec_(std::move(other.rec_)), start_steady_(other.start_steady_) {
   other.tracer_ = nullptr;
 }
 
@@ -226,7 +217,7 @@ span& span::operator=(span&& other) noexcept {
     end();
     tracer_ = other.tracer_;
     rec_ = std::move(other.rec_);
-    start_steady_us_ = other.start_steady_us_;
+    start_steady_ = other.start_steady_;
     other.tracer_ = nullptr;
   }
   return *this;
@@ -235,7 +226,9 @@ span& span::operator=(span&& other) noexcept {
 void span::end() {
   if (!tracer_)
     return;
-  rec_.duration_us = steady_us() - start_steady_us_;
+  rec_.duration_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                       tracer_->clock().steady_now() - start_steady_)
+                       .count();
   tracer_->record(std::move(rec_));
   tracer_ = nullptr;
 }

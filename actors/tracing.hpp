@@ -20,6 +20,7 @@
 
 #include "actors/messages.hpp"
 #include "config/settings.hpp"
+#include "model/clock.hpp"
 
 namespace receiptd::actors {
 
@@ -39,13 +40,17 @@ std::string to_json_line(const span_record& s);
 class tracer {
 public:
   // With settings.enabled false: records nothing, starts no thread, opens no file.
-  explicit tracer(config::trace_settings settings);
+  // Spans are timed on `clock` (its wall clock for start times, its steady clock
+  // for durations), as the rate of drop warnings.
+  explicit tracer(config::trace_settings settings,
+                  const model::time_source& clock = model::system_time());
   ~tracer(); // writes out what is buffered
 
   // A tracer that records nothing, for work outside any upload and for tests.
   static tracer& off();
 
   bool enabled() const { return settings_.enabled; }
+  const model::time_source& clock() const { return *clock_; }
   void record(span_record s);
   std::uint64_t next_span_id() { return ++last_span_id_; }
   std::uint64_t dropped() const { return dropped_; }
@@ -56,6 +61,7 @@ private:
   void report_drops(bool final);
 
   config::trace_settings settings_;
+  const model::time_source* clock_;
   void open_file();
   void rotate_if_full();
 
@@ -70,7 +76,7 @@ private:
   std::atomic<std::uint64_t> last_span_id_{0};
   std::atomic<std::uint64_t> dropped_{0};
   std::uint64_t dropped_reported_ = 0; // writer thread only
-  std::chrono::steady_clock::time_point last_drop_report_{};
+  model::time_source::steady_time last_drop_report_{};
   std::thread writer_;
 };
 
@@ -92,7 +98,7 @@ public:
 private:
   tracer* tracer_ = nullptr; // null: ended, moved from, or tracing off
   span_record rec_;
-  std::int64_t start_steady_us_ = 0;
+  model::time_source::steady_time start_steady_{};
 };
 
 } // namespace receiptd::actors

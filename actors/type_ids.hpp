@@ -31,6 +31,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(receiptd, caf::first_custom_type_id)
   CAF_ADD_ATOM(receiptd, receiptd::actors, refresh_atom, "refresh")
   CAF_ADD_ATOM(receiptd, receiptd::actors, claim_voided_atom, "claimvoid")
   CAF_ADD_ATOM(receiptd, receiptd::actors, apply_voided_atom, "applyvoid")
+  CAF_ADD_ATOM(receiptd, receiptd::actors, queue_figures_atom, "queuefig")
+  CAF_ADD_ATOM(receiptd, receiptd::actors, ready_atom, "ready")
 CAF_END_TYPE_ID_BLOCK(receiptd)
 // clang-format on
 
@@ -70,3 +72,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(receiptd::actors::voided_polls)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(receiptd::actors::voided_purchases)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::optional<std::int32_t>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::optional<std::int64_t>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(receiptd::db::job_queue_figures)

@@ -3,6 +3,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include <atomic>
+#include <type_traits>
 #include <utility>
 
 #include "actors/app_context.hpp"
@@ -264,16 +265,30 @@ model::result<model::transaction_record> store_a_transaction_record(upload_run& 
   return model::store_a::make_record(*upload, app, verified, u.in.request.peer_ip, u.started_at);
 }
 
+// receiptd_fraud_total: the verdict an upload or a revalidation reached.
+template <class Record>
+void count_fraud(const validator_deps& deps, const Record& r) {
+  constexpr auto kind = std::is_same_v<Record, model::purchase_order_record>
+    ? model::record_kind::store_b_purchase_order
+    : model::record_kind::store_a_receipt; // a store_a kind: the label is the store
+  deps.instruments->fraud(kind, r.fraud).add();
+}
+
 // The same for every kind: a record settled locally is stored and answered; one
 // still pending is put to its store first.
 template <class Record>
 void settle(caf::event_based_actor* self, upload_ptr u, model::result<Record> record) {
   if (!record)
     return answer_error(*u, record.err());
-  if (record->state != model::validation_state::pending)
+  if (record->state != model::validation_state::pending) {
+    count_fraud(*u->deps, *record);
     return save_and_answer(self, u, std::move(record).value());
+  }
   ask_store(self, u->root.child(), *u->deps, u->app, std::move(record).value(),
-            [self, u](Record r) { save_and_answer(self, u, std::move(r)); });
+            [self, u](Record r) {
+              count_fraud(*u->deps, r);
+              save_and_answer(self, u, std::move(r));
+            });
 }
 
 } // namespace
@@ -296,6 +311,9 @@ void validate_upload(caf::event_based_actor* self, inbound in, app_context_ptr a
     case http::route::store_a_notification:
     case http::route::store_b_notification:
     case http::route::health:
+    case http::route::ready:
+    case http::route::metrics:
+    case http::route::openapi:
       break; // not uploads: the supervisor, its handlers and the HTTP layer answer them
   }
 }
@@ -311,6 +329,7 @@ void revalidate(caf::event_based_actor* self, claimed_job cj, validator_deps_ptr
       return upkeep_job(self, deps, scheduler, cj.job, std::move(app), std::move(record), root);
     ask_store(self, root->child(), *deps, std::move(app), std::move(record),
               [=, job = cj.job](record_type r) {
+                count_fraud(*deps, r);
                 finish_job(self, deps, scheduler, job, std::move(r), root);
               });
   };

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "actors/fwd.hpp"
+#include "actors/metrics.hpp"
 #include "actors/tracing.hpp"
 #include "model/clock.hpp"
 #include "model/retry_policy.hpp"
@@ -26,7 +27,7 @@ struct validation_settings {
   std::chrono::milliseconds store_deadline{5000}; // validator.store-deadline
   model::retry_policy retry;                      // from [retry]
   // How Store A receipts are checked locally: max_in_app_purchases is
-  // store-a.max-in-app-purchases; `at` and the test seam stay unset.
+  // store-a.max-in-app-purchases, clock is main's; `at` and the test seam stay unset.
   model::store_a::verify_options store_a_verify;
   // store-a.confirm-with: unified receipts through verifyReceipt or the App Store
   // Server API.
@@ -44,6 +45,7 @@ struct validator_deps {
   validation_settings settings;
   // Never null: the real ones unless a test hands its own.
   tracer* trace = &tracer::off();
+  metrics* instruments = &metrics::off(); // issue 10: GET /metrics
   const model::time_source* clock = &model::system_time();
   model::random_source* random = &model::system_random();
 };

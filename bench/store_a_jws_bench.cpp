@@ -7,16 +7,13 @@
 //   store_a_jws_bench [iterations]   (default 2000)
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench/micro.hpp"
 #include "model/store_a/jws.hpp"
 
 namespace sa = receiptd::model::store_a;
@@ -24,16 +21,8 @@ using receiptd::model::fraud_reason;
 
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "cannot read %s\n", path.c_str());
-    std::exit(1);
-  }
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using receiptd::bench::measure;
+using receiptd::bench::read_file;
 
 std::shared_ptr<const sa::trust_anchors> fresh_anchors() {
   // store-a.trust-roots' default.
@@ -47,20 +36,6 @@ std::shared_ptr<const sa::trust_anchors> fresh_anchors() {
     std::exit(1);
   }
   return *anchors;
-}
-
-template <class F>
-void measure(const char* label, int iterations, F&& f) {
-  f(); // warm-up: first-use caches (provider fetches, the remembered chain)
-  auto wall0 = std::chrono::steady_clock::now();
-  std::clock_t cpu0 = std::clock();
-  for (int i = 0; i < iterations; ++i)
-    f();
-  std::clock_t cpu1 = std::clock();
-  auto wall1 = std::chrono::steady_clock::now();
-  double wall_us = std::chrono::duration<double, std::micro>(wall1 - wall0).count() / iterations;
-  double cpu_us = 1e6 * static_cast<double>(cpu1 - cpu0) / CLOCKS_PER_SEC / iterations;
-  std::printf("  %-44s %8.1f us wall %8.1f us cpu\n", label, wall_us, cpu_us);
 }
 
 } // namespace

@@ -7,15 +7,12 @@
 //
 //   store_a_verify_bench [iterations]   (default 2000)
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 
+#include "bench/micro.hpp"
 #include "model/encoding.hpp"
 #include "model/store_a/receipt.hpp"
 
@@ -23,16 +20,8 @@ namespace sa = receiptd::model::store_a;
 
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::fprintf(stderr, "cannot read %s\n", path.c_str());
-    std::exit(1);
-  }
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using receiptd::bench::measure;
+using receiptd::bench::read_file;
 
 std::string trust(const char* file) {
   return read_file(std::string(RECEIPTD_SOURCE_DIR) + "/config/trust/" + file);
@@ -46,20 +35,6 @@ std::string receipt(const std::string& rel) {
     std::exit(1);
   }
   return *bytes;
-}
-
-template <class F>
-void measure(const char* label, int iterations, F&& f) {
-  f(); // warm-up: first-use caches (provider fetches, certificate extension caches)
-  auto wall0 = std::chrono::steady_clock::now();
-  std::clock_t cpu0 = std::clock();
-  for (int i = 0; i < iterations; ++i)
-    f();
-  std::clock_t cpu1 = std::clock();
-  auto wall1 = std::chrono::steady_clock::now();
-  double wall_us = std::chrono::duration<double, std::micro>(wall1 - wall0).count() / iterations;
-  double cpu_us = 1e6 * static_cast<double>(cpu1 - cpu0) / CLOCKS_PER_SEC / iterations;
-  std::printf("  %-44s %8.1f us wall %8.1f us cpu\n", label, wall_us, cpu_us);
 }
 
 std::shared_ptr<const sa::trust_anchors> fresh_anchors() {

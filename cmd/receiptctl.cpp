@@ -406,13 +406,17 @@ int jobs_command(const args& a, db::database& db) {
     return fail(jobs.err().message());
   json::array list;
   for (const auto& j : *jobs)
-    list.push_back(json::object{{"id", j.id},
-                                {"kind", model::to_string(j.kind)},
-                                {"record_id", j.record_id},
-                                {"app_id", j.app_id},
-                                {"attempts", j.attempts},
-                                {"next_attempt_at", model::timestamp_json(j.next_attempt_at)},
-                                {"last_error", j.last_error}});
+    list.push_back(json::object{
+      {"id", j.id},
+      {"kind", model::to_string(j.kind)},
+      {"record_id", j.record_id},
+      {"app_id", j.app_id},
+      {"attempts", j.attempts},
+      {"next_attempt_at", model::timestamp_json(j.next_attempt_at)},
+      {"last_error", j.last_error},
+      {"lease_owner", j.lease_owner ? json::value(*j.lease_owner) : json::value(nullptr)},
+      {"lease_until",
+       j.lease_until ? json::value(model::timestamp_json(*j.lease_until)) : json::value(nullptr)}});
   std::cout << json::serialize(list) << "\n";
   return 0;
 }

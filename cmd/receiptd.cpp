@@ -87,7 +87,8 @@ std::shared_ptr<const model::store_a::trust_anchors> load_trust(const config::st
     = [](const std::string& option, const std::string& path, std::vector<std::string>& into) {
         std::ifstream in(path);
         if (!in) {
-          std::cerr << "receiptd: cannot read " << option << " file " << path << "\n";
+          actors::log_error("cannot read " + option + " file " + path,
+                            actors::log_context{}.with("option", option).with("file", path));
           return false;
         }
         std::ostringstream text;
@@ -106,8 +107,7 @@ std::shared_ptr<const model::store_a::trust_anchors> load_trust(const config::st
     return nullptr;
   auto anchors = model::store_a::load_trust_anchors(tc);
   if (!anchors) {
-    std::cerr << "receiptd: bad store-a trust material: " << anchors.errors().front().message
-              << "\n";
+    actors::log_error("bad store-a trust material: " + anchors.errors().front().message);
     return nullptr;
   }
   return *anchors;
@@ -154,27 +154,30 @@ int main(int argc, char** argv) {
   if (cfg.help_printed)
     return 0;
   const auto& s = cfg.values();
+  // From here on, every line to stderr is a log line in [log]'s format.
+  actors::configure_log(s.log);
 
   auto trust = load_trust(s.store_a);
   if (!trust)
     return 2;
   auto rtdn_oidc_keys = load_rtdn_oidc(s.store_b);
   if (!rtdn_oidc_keys) {
-    std::cerr << "receiptd: " << rtdn_oidc_keys.err().message() << "\n";
+    actors::log_error(rtdn_oidc_keys.err().message());
     return 2;
   }
-  auto db = cmd::open_database(s.db.url, "receiptd");
+  auto db = cmd::open_database(s.db.url, [](const std::string& why) { actors::log_error(why); });
   if (!db)
     return 1;
   auto first_token = bootstrap_first_app(*db, s.bootstrap);
   if (!first_token) {
-    std::cerr << "receiptd: cannot create the first app: " << first_token.err().message() << "\n";
+    actors::log_error("cannot create the first app: " + first_token.err().message());
     return 1;
   }
   db.reset();
 
-  actors::tracer trace(s.trace);
   const auto& clock = model::system_time();
+  actors::tracer trace(s.trace, clock);
+  actors::metrics instruments(s.metrics.token, clock); // GET /metrics
   http::outbound_client outbound({.ca_file = s.outbound.ca_file,
                                   .connect_timeout = s.outbound.connect_timeout,
                                   .max_connections_per_host = s.outbound.max_connections_per_host});
@@ -182,9 +185,11 @@ int main(int argc, char** argv) {
   {
     caf::actor_system sys{cfg};
     auto persistence = actors::spawn_persistence_pool(
-      sys, {.db_url = s.db.url, .workers = s.db.pool_size}, trace, clock);
-    auto store_b = actors::spawn_store_b_client(sys, s.store_b, s.outbound, outbound, trace, clock);
-    auto store_a = actors::spawn_store_a_client(sys, s.store_a, outbound, trace, clock);
+      sys, {.db_url = s.db.url, .workers = s.db.pool_size}, trace, clock, instruments);
+    auto store_b = actors::spawn_store_b_client(sys, s.store_b, s.outbound, outbound, trace, clock,
+                                                instruments);
+    auto store_a
+      = actors::spawn_store_a_client(sys, s.store_a, outbound, trace, clock, instruments);
     auto deps = std::make_shared<actors::validator_deps>();
     deps->persistence = persistence;
     deps->store_a = store_a;
@@ -194,10 +199,12 @@ int main(int argc, char** argv) {
     deps->rtdn_oidc.audience = s.store_b.rtdn_oidc_audience;
     deps->rtdn_oidc.service_account = s.store_b.rtdn_oidc_service_account;
     deps->trace = &trace;
+    deps->instruments = &instruments;
     deps->clock = &clock;
     deps->random = &model::system_random();
     deps->settings.store_deadline = s.validator.store_deadline;
     deps->settings.store_a_verify.max_in_app_purchases = s.store_a.max_in_app_purchases;
+    deps->settings.store_a_verify.clock = &clock;
     deps->settings.confirm_with = *model::store_a::parse_confirmation(s.store_a.confirm_with);
     deps->settings.retry = {.initial_ms = s.retry.initial.count(),
                             .max_ms = s.retry.max.count(),
@@ -205,7 +212,9 @@ int main(int argc, char** argv) {
                             .max_attempts = static_cast<int>(s.retry.max_attempts)};
     auto supervisor = actors::spawn_supervisor(sys, s.validator, s.auth, deps);
     auto instance = "receiptd-" + model::hex_encode(model::random_bytes(6)); // lease owner
-    auto retry = actors::spawn_retry_scheduler(sys, s.retry, instance, deps);
+    auto retry = actors::spawn_retry_scheduler(
+      sys, s.retry, {.store_a = s.store_a.retry_rate, .store_b = s.store_b.retry_rate}, instance,
+      deps);
     auto webhooks = actors::spawn_webhook_dispatcher(
       sys, s.webhooks, instance,
       {.persistence = persistence, .transport = &outbound, .trace = &trace, .clock = &clock});
@@ -228,23 +237,32 @@ int main(int argc, char** argv) {
     try {
       port = server.start();
     } catch (const std::exception& e) {
-      std::cerr << "receiptd: cannot listen on " << s.http.address << ":" << s.http.port << ": "
-                << e.what() << "\n";
+      actors::log_error("cannot listen on " + s.http.address + ":" + std::to_string(s.http.port)
+                        + ": " + e.what());
       stop_actors();
       return 1;
     }
+    std::string database = s.db.url.rfind("sqlite3", 0) == 0 ? "SQLite" : "PostgreSQL";
+    auto listening = actors::log_context{}
+                       .with("address", s.http.address)
+                       .with("port", std::int64_t{port})
+                       .with("database", database);
+    if (!s.config_file.empty())
+      listening.with("config_file", s.config_file);
     actors::log_info("receiptd listening on http://" + s.http.address + ":" + std::to_string(port)
-                     + " (database " + (s.db.url.rfind("sqlite3", 0) == 0 ? "SQLite" : "PostgreSQL")
-                     + (s.config_file.empty() ? "" : ", config " + s.config_file) + ")");
+                       + " (database " + database
+                       + (s.config_file.empty() ? "" : ", config " + s.config_file) + ")",
+                     listening);
     print_try_it(*first_token, s.http.address, port, s.bootstrap);
 
     int sig = 0;
     sigwait(&stop_signals, &sig);
-    actors::log_info(std::string("stopping (") + (sig == SIGINT ? "SIGINT" : "SIGTERM")
-                     + "): draining in-flight uploads");
+    std::string signal_name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+    actors::log_info("stopping (" + signal_name + "): draining in-flight uploads",
+                     actors::log_context{}.with("signal", signal_name));
     server.begin_draining();
-    auto deadline = std::chrono::steady_clock::now() + s.http.drain_timeout;
-    while (server.in_flight() > 0 && std::chrono::steady_clock::now() < deadline)
+    auto deadline = clock.steady_now() + s.http.drain_timeout;
+    while (server.in_flight() > 0 && clock.steady_now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     server.stop();
     stop_actors();

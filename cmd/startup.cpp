@@ -1,6 +1,7 @@
 #include "cmd/startup.hpp"
 
 #include "model/clock.hpp"
+#include "model/config_paths.hpp"
 
 #include "db/redact.hpp"
 
@@ -12,36 +13,30 @@
 
 namespace receiptd::cmd {
 
-namespace {
-
-// "sqlite3://db=var/receiptd.db timeout=10" → "var/receiptd.db"
-std::string sqlite_path(const std::string& url) {
-  auto pos = url.find("db=");
-  if (url.rfind("sqlite3://", 0) != 0 || pos == std::string::npos)
-    return {};
-  auto end = url.find(' ', pos);
-  return url.substr(pos + 3, end == std::string::npos ? std::string::npos : end - pos - 3);
+std::unique_ptr<db::database> open_database(const std::string& url, const char* program) {
+  return open_database(url, [program](const std::string& problem) {
+    std::cerr << program << ": " << problem << "\n";
+  });
 }
 
-} // namespace
-
-std::unique_ptr<db::database> open_database(const std::string& url, const char* program) {
-  if (auto path = sqlite_path(url); !path.empty()) {
-    auto dir = std::filesystem::path(path).parent_path();
+std::unique_ptr<db::database> open_database(const std::string& url,
+                                            const std::function<void(const std::string&)>& fail) {
+  if (auto path = model::sqlite_database_file(url)) {
+    auto dir = std::filesystem::path(*path).parent_path();
     std::error_code ec;
     if (!dir.empty())
       std::filesystem::create_directories(dir, ec);
   }
   auto opened = db::database::open(url);
   if (!opened) {
-    std::cerr << program << ": cannot open the database (db.url = " << db::redacted_url(url)
-              << "): " << opened.err().message() << "\n";
+    fail("cannot open the database (db.url = " + db::redacted_url(url)
+         + "): " + opened.err().message());
     return nullptr;
   }
   auto db = std::move(opened).value();
   auto migrated = db->migrate();
   if (!migrated) {
-    std::cerr << program << ": cannot migrate the database: " << migrated.err().message() << "\n";
+    fail("cannot migrate the database: " + migrated.err().message());
     return nullptr;
   }
   return db;

@@ -1,6 +1,7 @@
 #pragma once
 // Start-up steps shared by receiptd and receiptctl: fail fast, say what is wrong.
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -9,8 +10,12 @@
 namespace receiptd::cmd {
 
 // Opens the database (creating the directory of a SQLite file) and applies
-// pending migrations. On failure prints why to stderr and returns null.
+// pending migrations. On failure prints why to stderr ("program: why") and
+// returns null.
 std::unique_ptr<db::database> open_database(const std::string& url, const char* program);
+// The same, saying why through `fail` (receiptd: its log).
+std::unique_ptr<db::database> open_database(const std::string& url,
+                                            const std::function<void(const std::string&)>& fail);
 
 // Raises the open-file limit to its hard maximum: every connection is a descriptor.
 void raise_file_limit();

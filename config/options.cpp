@@ -9,10 +9,12 @@
 #include <fstream>
 #include <limits>
 #include <ostream>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <type_traits>
 
+#include "model/config_paths.hpp"
 #include "model/store_a/server_api.hpp"
 #include "model/url_policy.hpp"
 
@@ -22,8 +24,8 @@ namespace {
 
 // Our option groups, in the order --help and config/receiptd.ini list them.
 constexpr const char* our_categories[]
-  = {"http",    "db",    "auth",     "validator", "outbound",  "store-a",
-     "store-b", "retry", "webhooks", "trace",     "bootstrap", "scheduler"};
+  = {"http",  "db",       "auth",  "validator", "outbound", "store-a",   "store-b",
+     "retry", "webhooks", "trace", "log",       "metrics",  "bootstrap", "scheduler"};
 
 constexpr const char* default_config_file = "config/receiptd.ini";
 
@@ -113,7 +115,36 @@ public:
     return *this;
   }
 
+  // An option naming a file (or files): a relative path in it is relative to the
+  // config file's folder, unless the command line gave it (options.hpp).
+  section& add_path(std::string& field, const char* name, const char* description) {
+    add(field, name, description);
+    return relative_to_config(name, [p = &field](const std::filesystem::path& base) {
+      *p = model::resolve_config_path(base, *p);
+    });
+  }
+  section& add_path(std::vector<std::string>& field, const char* name, const char* description) {
+    add(field, name, description);
+    return relative_to_config(name, [p = &field](const std::filesystem::path& base) {
+      for (auto& path : *p)
+        path = model::resolve_config_path(base, path);
+    });
+  }
+  // A database URL: the files among its parameters, likewise (SQLite's database).
+  section& add_database_url(std::string& field, const char* name, const char* description) {
+    add(field, name, description);
+    return relative_to_config(name, [p = &field](const std::filesystem::path& base) {
+      *p = model::resolve_database_url(base, *p);
+    });
+  }
+
 private:
+  section& relative_to_config(const char* name,
+                              std::function<void(const std::filesystem::path&)> resolve) {
+    cfg_.paths_.push_back({category_ + "." + name, std::move(resolve)});
+    return *this;
+  }
+
   void add_duration(milliseconds& field, const char* name, const char* description) {
     auto slot = std::make_unique<caf::timespan>(ts(field));
     group_.add(*slot, name, description);
@@ -166,8 +197,9 @@ receiptd_config::receiptd_config() {
       },
       "must be empty or an http(s) URL");
   section{*this, "db"}
-    .add(s.db.url, "url",
-         "database: sqlite3://db=FILE timeout=10 or postgresql://host=… dbname=… user=…")
+    .add_database_url(s.db.url, "url",
+                      "database: sqlite3://db=FILE timeout=10 or postgresql://host=… dbname=… "
+                      "user=…")
     .require(
       "url",
       [this] {
@@ -198,7 +230,7 @@ receiptd_config::receiptd_config() {
     .add(s.validator.store_deadline, "store-deadline",
          "overall deadline of the synchronous store check; past it 206 + retry job");
   section{*this, "outbound"}
-    .add(s.outbound.ca_file, "ca-file", "CA bundle for store HTTPS (empty: the system's)")
+    .add_path(s.outbound.ca_file, "ca-file", "CA bundle for store HTTPS (empty: the system's)")
     .add(s.outbound.connect_timeout, "connect-timeout", "TCP + TLS connect timeout of store calls")
     .add(s.outbound.max_connections_per_host, "max-connections-per-host",
          "open connections per store host (0: bounded by store-*.max-concurrent only)")
@@ -234,18 +266,23 @@ receiptd_config::receiptd_config() {
     .add(
       s.store_a.max_queued, "max-queued",
       "verifyReceipt calls waiting for a free slot; beyond it the upload is stored pending (206)")
+    .add(s.store_a.retry_rate, "retry-rate",
+         "revalidations started per second against Store A, in bursts of one second's worth "
+         "(0: unlimited)",
+         0.0, 100000.0)
     .add(s.store_a.exclude_old_transactions, "exclude-old-transactions",
          "sent with every verifyReceipt call")
-    .add(s.store_a.trust_roots, "trust-roots", "PEM files of trusted root certificates")
+    .add_path(s.store_a.trust_roots, "trust-roots", "PEM files of trusted root certificates")
     .require(
       "trust-roots", [this] { return !s_.store_a.trust_roots.empty(); }, "needs at least one file")
-    .add(s.store_a.intermediates, "intermediates", "PEM files of intermediates receipts may omit")
+    .add_path(s.store_a.intermediates, "intermediates",
+              "PEM files of intermediates receipts may omit")
     // Each purchase is a stored row and part of every answer, which must fit
     // http's response limit.
     .add(s.store_a.max_in_app_purchases, "max-in-app-purchases",
          "in-app purchases one receipt may hold; more is malformed_receipt (402)", 1, 5000)
-    .add(s.store_a.storekit_test_root, "storekit-test-root",
-         "PEM of the Xcode StoreKit test root; receipts under it are sandbox (empty: refused)")
+    .add_path(s.store_a.storekit_test_root, "storekit-test-root",
+              "PEM of the Xcode StoreKit test root; receipts under it are sandbox (empty: refused)")
     .add(s.store_a.refresh_interval, "refresh-interval",
          "how often validated StoreKit 2 subscriptions whose expiry has passed are asked again "
          "(App Store Server API; 0: never); one is not asked again sooner",
@@ -260,6 +297,10 @@ receiptd_config::receiptd_config() {
     .add(s.store_b.max_concurrent, "max-concurrent", "Play API calls in flight at once", 1)
     .add(s.store_b.max_queued, "max-queued",
          "Play API calls waiting for a free slot; beyond it the upload is stored pending (206)")
+    .add(s.store_b.retry_rate, "retry-rate",
+         "revalidations started per second against Store B, in bursts of one second's worth "
+         "(0: unlimited)",
+         0.0, 100000.0)
     .add(s.store_b.token_refresh_margin, "token-refresh-margin",
          "refresh an OAuth access token this long before it expires", milliseconds(0))
     .add(s.store_b.voided_purchases, "voided-purchases",
@@ -274,9 +315,9 @@ receiptd_config::receiptd_config() {
          milliseconds(0))
     .add(s.store_b.refresh_batch, "refresh-batch", "subscriptions given a refresh job per sweep", 1,
          100000)
-    .add(s.store_b.rtdn_oidc_jwks, "rtdn-oidc-jwks",
-         "JWKS file of Google's OIDC signing keys: when set, every RTDN push must carry a Pub/Sub "
-         "OIDC token that verifies under them (empty: the ?token= alone)")
+    .add_path(s.store_b.rtdn_oidc_jwks, "rtdn-oidc-jwks",
+              "JWKS file of Google's OIDC signing keys: when set, every RTDN push must carry a "
+              "Pub/Sub OIDC token that verifies under them (empty: the ?token= alone)")
     .add(s.store_b.rtdn_oidc_audience, "rtdn-oidc-audience",
          "the audience the push subscription's OIDC tokens must name")
     .require(
@@ -326,11 +367,38 @@ receiptd_config::receiptd_config() {
       "must be longer than webhooks.timeout");
   section{*this, "trace"}
     .add(s.trace.enabled, "enabled", "record a span per actor hop")
-    .add(s.trace.file, "file", "span lines (JSON) are appended here (empty: none)")
+    .add_path(s.trace.file, "file", "span lines (JSON) are appended here (empty: none)")
     .add(s.trace.max_file_bytes, "max-file-bytes",
          "past this size the file moves to FILE.1 and a new one starts (0: no limit)")
     .add(s.trace.log_spans, "log-spans", "also print span lines to stderr")
     .add(s.trace.buffer, "buffer", "spans buffered before new ones are dropped (and counted)", 1);
+  section{*this, "log"}
+    .add(s.log.format, "format",
+         "text (one line per event) or json (one object per line, for log shippers)")
+    .require(
+      "format", [this] { return s_.log.format == "text" || s_.log.format == "json"; },
+      "must be text or json")
+    .add(s.log.level, "level", "the least severe lines written: debug, info, warning or error")
+    .require(
+      "level",
+      [this] {
+        const auto& l = s_.log.level;
+        return l == "debug" || l == "info" || l == "warning" || l == "error";
+      },
+      "must be debug, info, warning or error");
+  section{*this, "metrics"}
+    .add(s.metrics.token, "token",
+         "when set, GET /metrics must send Authorization: Bearer <token> (empty: anyone may "
+         "scrape)")
+    .require(
+      "token",
+      [this] {
+        // What the HTTP layer accepts as a bearer token (http/request_rules.hpp).
+        const auto& t = s_.metrics.token;
+        return t.size() <= 512
+          && std::all_of(t.begin(), t.end(), [](char c) { return c > 0x20 && c < 0x7F; });
+      },
+      "must be at most 512 visible ASCII characters, no spaces");
   section{*this, "bootstrap"}
     .add(s.bootstrap.create_first_app, "create-first-app",
          "on an empty database, create an app and print its token")
@@ -409,13 +477,30 @@ model::status receiptd_config::check_relations() const {
   return model::done{};
 }
 
+void receiptd_config::resolve_paths(const std::string& file,
+                                    const std::set<std::string>& from_command_line) {
+  // The folder of the file read, or the one the default file would be in: the
+  // defaults are written as config/receiptd.ini writes them. Absolute, so the
+  // paths say where they point in every message.
+  std::error_code ec;
+  auto config = std::filesystem::absolute(file.empty() ? default_config_file : file, ec);
+  auto base = ec ? std::filesystem::path(file.empty() ? default_config_file : file).parent_path()
+                 : config.parent_path();
+  for (const auto& p : paths_)
+    if (!from_command_line.count(p.option))
+      p.resolve(base);
+}
+
 void receiptd_config::print_help(std::ostream& out) const {
   out << "receiptd: validates and stores in-app purchase receipts.\n\n"
          "usage: receiptd [--config-file=PATH] [--section.option=VALUE …]\n"
          "Every option can be set in the config file (CAF INI: [section] then\n"
          "option=value; strings in double quotes) or on the command line, which wins.\n"
          "Default config file: "
-      << default_config_file << " when it exists.\n";
+      << default_config_file
+      << " when it exists.\n"
+         "Relative paths in the config file, and in the defaults below, are relative to\n"
+         "the config file's folder; on the command line, to the working directory.\n";
   for (auto category : our_categories) {
     out << "\n[" << category << "]\n";
     if (std::string_view(category) == "scheduler") {
@@ -468,6 +553,7 @@ model::status receiptd_config::load(int argc, char** argv, std::ostream& help_ou
   // is applied here, after CAF has read the file, so the command line wins.
   std::vector<std::string> caf_args;
   std::vector<std::pair<const caf::config_option*, bool>> flags;
+  std::set<std::string> from_command_line;
   for (const auto& a : args) {
     if (a.rfind("--", 0) != 0)
       return bad("unexpected argument " + a);
@@ -480,6 +566,7 @@ model::status receiptd_config::load(int argc, char** argv, std::ostream& help_ou
     auto opt = custom_options_.qualified_name_lookup(name);
     if (!opt || !(ours(opt->category()) || name.rfind("logger.", 0) == 0))
       return bad("unknown option --" + name);
+    from_command_line.insert(name);
     if (opt->is_flag() && eq != std::string::npos) {
       auto value = a.substr(eq + 1);
       if (value != "true" && value != "false")
@@ -504,6 +591,7 @@ model::status receiptd_config::load(int argc, char** argv, std::ostream& help_ou
   s_.config_file = file;
   for (auto& d : durations_)
     *d.field = ms(*d.parsed);
+  resolve_paths(file, from_command_line);
   s_.scheduler_threads = caf::get_or(content, "scheduler.max-threads", size_t{0});
   s_.scheduler_policy = caf::to_string(caf::get_or(content, "scheduler.policy", caf::atom("")));
   if (auto bounded = check_bounds(); !bounded)

@@ -7,9 +7,11 @@
 
 #include <caf/actor_system_config.hpp>
 
+#include <filesystem>
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,10 @@ public:
   // Reads --config-file=PATH (default: config/receiptd.ini when it exists) and
   // the command line, which wins; an error names the option and what it needs.
   // --help prints every option to `help_out` and sets help_printed.
+  // Relative paths in options that name files (model/config_paths.hpp) resolve
+  // against the config file's folder when the file or the default sets them
+  // (config/ of the working directory when no file is read), and are left
+  // relative to the working directory when the command line sets them.
   model::status load(int argc, char** argv, std::ostream& help_out);
 
   bool help_printed = false;
@@ -55,6 +61,13 @@ private:
     std::string rule;
   };
   std::vector<bound> bounds_;
+  // The options that name files, and how to resolve their relative paths.
+  struct path_option {
+    std::string option;
+    std::function<void(const std::filesystem::path& base)> resolve;
+  };
+  std::vector<path_option> paths_;
+  void resolve_paths(const std::string& file, const std::set<std::string>& from_command_line);
 };
 
 } // namespace receiptd::config

@@ -1,7 +1,9 @@
 #pragma once
 // Plain settings structs: main() reads the configuration once and hands each
 // component its own struct. Nothing below config/ sees the configuration object.
-// Defaults here are the documented defaults of config/receiptd.ini.
+// Defaults here are the documented defaults of config/receiptd.ini. Relative
+// paths are as that file writes them: relative to the config file's folder
+// (config/ when no file is read); config/options.cpp resolves them at load.
 
 #include <chrono>
 #include <cstddef>
@@ -32,7 +34,7 @@ struct http_settings {
 };
 
 struct db_settings {
-  std::string url = "sqlite3://db=var/receiptd.db timeout=10";
+  std::string url = "sqlite3://db=../var/receiptd.db timeout=10";
   std::size_t pool_size = 4;
 };
 
@@ -65,12 +67,12 @@ struct store_a_settings {
   milliseconds timeout = 4s;
   std::size_t max_concurrent = 4096;
   std::size_t max_queued = 4096; // calls waiting for one of max_concurrent
+  double retry_rate = 50;        // revalidations started per second (0: unlimited)
   bool exclude_old_transactions = true;
   // Apple Root CA (receipts) and Apple Root CA - G3 (StoreKit 2 JWS, issue 8).
-  std::vector<std::string> trust_roots{"config/trust/apple-root-ca.pem",
-                                       "config/trust/apple-root-ca-g3.pem"};
-  std::vector<std::string> intermediates{"config/trust/apple-itunes-store-ca.pem",
-                                         "config/trust/apple-wwdr-ca.pem"};
+  std::vector<std::string> trust_roots{"trust/apple-root-ca.pem", "trust/apple-root-ca-g3.pem"};
+  std::vector<std::string> intermediates{"trust/apple-itunes-store-ca.pem",
+                                         "trust/apple-wwdr-ca.pem"};
   std::string storekit_test_root;          // empty: Xcode StoreKit test receipts are refused
   std::size_t max_in_app_purchases = 2000; // more in one receipt: malformed_receipt (402)
   // StoreKit 2 subscriptions whose expiry passed while live, asked again through
@@ -84,6 +86,7 @@ struct store_b_settings {
   milliseconds timeout = 4s;
   std::size_t max_concurrent = 4096;
   std::size_t max_queued = 4096; // calls waiting for one of max_concurrent
+  double retry_rate = 50;        // revalidations started per second (0: unlimited)
   milliseconds token_refresh_margin = 5min;
   // Play upkeep (issue 9): each app's voided purchases list, polled this often;
   // validated subscriptions whose expiry passed, refreshed (0: never).
@@ -126,10 +129,21 @@ struct webhook_settings {
 
 struct trace_settings {
   bool enabled = true;
-  std::string file = "var/trace.jsonl";          // span lines (JSON); empty: none
+  std::string file = "../var/trace.jsonl";       // span lines (JSON); empty: none
   std::size_t max_file_bytes = 64 * 1024 * 1024; // then FILE becomes FILE.1; 0: no limit
   bool log_spans = false;                        // also print span lines to stderr
   std::size_t buffer = 65536;                    // spans held before dropping
+};
+
+// Operator log lines on stderr (actors/log.hpp, issue 10).
+struct log_settings {
+  std::string format = "text"; // text or json (one object per line)
+  std::string level = "info";  // debug, info, warning or error: the least severe written
+};
+
+// GET /metrics (issue 10).
+struct metrics_settings {
+  std::string token; // empty: anyone may scrape; else Authorization: Bearer <token>
 };
 
 struct bootstrap_settings {
@@ -151,6 +165,8 @@ struct settings {
   retry_settings retry;
   webhook_settings webhooks;
   trace_settings trace;
+  log_settings log;
+  metrics_settings metrics;
   bootstrap_settings bootstrap;
   std::size_t scheduler_threads = 0; // CAF's scheduler.max-threads (default: half the cores)
   std::string scheduler_policy;      // CAF's scheduler.policy (default: sharing)

@@ -58,10 +58,8 @@ model::app app_row::app() const {
   a.app_store_key_id = app_store_key_id;
   a.app_store_private_key = app_store_private_key;
   a.accept_storekit_test_receipts = accept_storekit_test_receipts != 0;
-  auto policy = model::parse_transfer_policy(transfer_policy);
-  if (!policy)
-    throw corrupt_row("unknown transfer_policy '" + transfer_policy + "'");
-  a.transfers = *policy;
+  a.transfers = parse_column(model::parse_transfer_policy(transfer_policy), "transfer_policy",
+                             transfer_policy);
   a.rtdn_token = rtdn_token;
   a.acknowledge_purchases = acknowledge_purchases != 0;
   a.has_webhooks = has_webhooks != 0;

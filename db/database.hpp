@@ -67,6 +67,16 @@ struct token_info {
   std::optional<model::unix_ms> revoked_at;
 };
 
+// The revalidation queue at a glance (GET /metrics): every job is in exactly one
+// state. Due: next_attempt_at has come and its lease is free or expired (a claim
+// would take it); leased: its lease runs; scheduled: not due yet.
+struct job_queue_figures {
+  std::int64_t due = 0;
+  std::int64_t leased = 0;
+  std::int64_t scheduled = 0;
+  std::optional<model::unix_ms> oldest_due_at; // the earliest next_attempt_at of the due ones
+};
+
 // Token lookups read in one snapshot, and the auth revision of that snapshot.
 struct token_lookups {
   std::int64_t revision = 0;
@@ -164,8 +174,22 @@ public:
   // `job` and releases the lease.
   virtual model::result<bool> reschedule_job(const model::validation_job& job) = 0;
 
+  // Fenced by job.version: deletes a job whose record (or app) is gone, so that
+  // it is not leased again forever.
+  virtual model::result<bool> drop_job(const model::validation_job& job) = 0;
+
   // Every job, for operators and tests.
   virtual model::result<std::vector<model::validation_job>> list_jobs() = 0;
+
+  // ---- operations (issue 10) -------------------------------------------------
+  // The revalidation queue at `now`, in one query (db/sql_metrics.hpp).
+  virtual model::result<job_queue_figures> queue_figures(model::unix_ms now) = 0;
+  // How many of this build's migrations (db/migrations.hpp) the database has not
+  // applied: 0 when its schema is current. Fails when the database does not
+  // answer, and on SQLite when its file is no longer at the path it was opened
+  // from (moved or deleted: the next session, or a restart, would start on an
+  // empty database).
+  virtual model::result<int> missing_migrations() = 0;
 
   // ---- store notifications (issue 9) ---------------------------------------
   // In one transaction: records the notification (store_notifications: app,

@@ -28,18 +28,17 @@ soci::statement make_selecting(soci::session& s, std::string_view tmpl, job_row&
 } // namespace
 
 model::validation_job job_row::job() const {
-  auto kind = model::parse_record_kind(record_kind);
-  if (!kind)
-    throw corrupt_row("unknown record_kind '" + record_kind + "'");
   model::validation_job j;
   j.id = id;
-  j.kind = *kind;
+  j.kind = parse_column(model::parse_record_kind(record_kind), "record_kind", record_kind);
   j.record_id = record_id;
   j.app_id = app_id;
   j.attempts = attempts;
   j.next_attempt_at = next_attempt_at;
   j.version = version;
   j.last_error = last_error;
+  j.lease_owner = lease_owner.get();
+  j.lease_until = lease_until.get<model::unix_ms>();
   return j;
 }
 

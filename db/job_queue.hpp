@@ -19,6 +19,8 @@ struct job_row {
   long long next_attempt_at = 0;
   long long version = 0;
   std::string last_error;
+  nullable<std::string> lease_owner;
+  nullable<long long> lease_until;
 
   template <class F>
   void all_columns(F&& f) {
@@ -30,6 +32,8 @@ struct job_row {
     f("next_attempt_at", next_attempt_at);
     f("version", version);
     f("last_error", last_error);
+    f("lease_owner", lease_owner);
+    f("lease_until", lease_until);
   }
 
   model::validation_job job() const; // throws corrupt_row

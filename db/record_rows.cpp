@@ -7,13 +7,6 @@ namespace receiptd::db {
 
 namespace {
 
-template <class Enum>
-Enum parse_column(std::optional<Enum> parsed, const char* column, const std::string& text) {
-  if (!parsed)
-    throw corrupt_row(std::string("unknown ") + column + " '" + text + "'");
-  return *parsed;
-}
-
 std::string text(std::string_view s) {
   return std::string(s);
 }
@@ -89,7 +82,7 @@ std::optional<std::string> text_or_none(const std::string& s) {
 
 void purchase_order_row::assign(const model::purchase_order_record& r) {
   assign_common(*this, r);
-  purchase_token = r.purchase_token;
+  proof = r.purchase_token;
 
   is_legacy = to_flag(r.is_legacy);
   package_name = r.package_name;
@@ -120,7 +113,7 @@ void purchase_order_row::assign(const model::purchase_order_record& r) {
 model::purchase_order_record purchase_order_row::record() const {
   model::purchase_order_record r;
   read_common(*this, r);
-  r.purchase_token = purchase_token;
+  r.purchase_token = proof;
 
   r.is_legacy = is_legacy != 0;
   r.package_name = package_name;
@@ -150,7 +143,7 @@ model::purchase_order_record purchase_order_row::record() const {
 
 void receipt_row::assign(const model::receipt_record& r) {
   assign_common(*this, r);
-  receipt_hash = r.receipt_hash;
+  proof = r.receipt_hash;
 
   style = text(to_string(r.style));
   bundle_id = r.bundle_id;
@@ -162,7 +155,7 @@ void receipt_row::assign(const model::receipt_record& r) {
 model::receipt_record receipt_row::record() const {
   model::receipt_record r;
   read_common(*this, r);
-  r.receipt_hash = receipt_hash;
+  r.receipt_hash = proof;
 
   r.style = parse_column(model::parse_receipt_style(style), "style", style);
   r.bundle_id = bundle_id;
@@ -212,7 +205,7 @@ model::apple_in_app_purchase in_app_purchase_row::purchase() const {
 void transaction_row::assign(const model::transaction_record& r) {
   const auto& t = r.transaction;
   assign_common(*this, r);
-  transaction_key = r.transaction_key;
+  proof = r.transaction_key;
   signed_transaction = r.signed_transaction;
   transaction_id.set(text_or_none(t.transaction_id));
   original_transaction_id.set(text_or_none(t.original_transaction_id));
@@ -240,7 +233,7 @@ model::transaction_record transaction_row::record() const {
   model::transaction_record r;
   auto& t = r.transaction;
   read_common(*this, r);
-  r.transaction_key = transaction_key;
+  r.transaction_key = proof;
   r.signed_transaction = signed_transaction;
   t.transaction_id = transaction_id.get().value_or("");
   t.original_transaction_id = original_transaction_id.get().value_or("");

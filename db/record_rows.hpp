@@ -18,24 +18,76 @@
 
 namespace receiptd::db {
 
-struct purchase_order_row {
+// The columns every record row has, whichever store, in the order each group
+// lists them: identity (id, app id, the row's proof, created), the echo fields at
+// the end of the upload group, fraud and environment at the head of the verdict
+// group and its state at the end. A row lists its own columns between them.
+template <class Row>
+struct record_row_base {
   std::string id;
   std::string app_id;
-  std::string purchase_token;
   long long created_at = 0;
+
+  nullable<std::string> user_identifier;
+  nullable<std::string> previous_user_identifiers; // JSON array text
+  nullable<std::string> metadata;
+  nullable<std::string> ip_address;
+
+  std::string fraud_reason;
+  std::string environment;
+  std::string validation_state;
+  std::string store_detail;
+  long long updated_at = 0;
+
+  template <class F>
+  void identity_columns(F&& f) {
+    f("id", id);
+    f("app_id", app_id);
+    f(Row::proof_column, static_cast<Row&>(*this).proof);
+    f("created_at", created_at);
+  }
+  template <class F>
+  void upload_columns(F&& f) {
+    static_cast<Row&>(*this).own_upload_columns(f);
+    f("user_identifier", user_identifier);
+    f("previous_user_identifiers", previous_user_identifiers);
+    f("metadata", metadata);
+    f("ip_address", ip_address);
+  }
+  template <class F>
+  void verdict_columns(F&& f) {
+    f("fraud_reason", fraud_reason);
+    f("environment", environment);
+    static_cast<Row&>(*this).own_verdict_columns(f);
+    f("validation_state", validation_state);
+    f("store_detail", store_detail);
+    f("updated_at", updated_at);
+  }
+  // What store notifications write (none but for StoreKit 2 transactions).
+  template <class F>
+  void notified_columns(F&& f) {
+    if constexpr (requires(Row & r) { r.own_notified_columns(f); })
+      static_cast<Row&>(*this).own_notified_columns(f);
+  }
+  template <class F>
+  void all_columns(F&& f) {
+    identity_columns(f);
+    upload_columns(f);
+    verdict_columns(f);
+    notified_columns(f);
+  }
+};
+
+struct purchase_order_row : record_row_base<purchase_order_row> {
+  static constexpr const char* proof_column = "purchase_token";
+  std::string proof; // the purchase token
 
   int is_legacy = 0;
   std::string package_name;
   nullable<std::string> order_id;
   std::string purchase_data;
   std::string purchase_signature;
-  nullable<std::string> user_identifier;
-  nullable<std::string> metadata;
-  nullable<std::string> ip_address;
-  nullable<std::string> previous_user_identifiers; // JSON array text
 
-  std::string fraud_reason;
-  std::string environment;
   std::string product_id;
   std::string product_kind;
   nullable<long long> purchase_time;
@@ -51,33 +103,17 @@ struct purchase_order_row {
   nullable<int> voided_source;
   nullable<int> voided_quantity;
   nullable<std::string> acknowledgement_state;
-  std::string validation_state;
-  std::string store_detail;
-  long long updated_at = 0;
 
   template <class F>
-  void identity_columns(F&& f) {
-    f("id", id);
-    f("app_id", app_id);
-    f("purchase_token", purchase_token);
-    f("created_at", created_at);
-  }
-  template <class F>
-  void upload_columns(F&& f) {
+  void own_upload_columns(F&& f) {
     f("is_legacy", is_legacy);
     f("package_name", package_name);
     f("order_id", order_id);
     f("purchase_data", purchase_data);
     f("purchase_signature", purchase_signature);
-    f("user_identifier", user_identifier);
-    f("previous_user_identifiers", previous_user_identifiers);
-    f("metadata", metadata);
-    f("ip_address", ip_address);
   }
   template <class F>
-  void verdict_columns(F&& f) {
-    f("fraud_reason", fraud_reason);
-    f("environment", environment);
+  void own_verdict_columns(F&& f) {
     f("product_id", product_id);
     f("product_kind", product_kind);
     f("purchase_time", purchase_time);
@@ -93,100 +129,44 @@ struct purchase_order_row {
     f("voided_source", voided_source);
     f("voided_quantity", voided_quantity);
     f("acknowledgement_state", acknowledgement_state);
-    f("validation_state", validation_state);
-    f("store_detail", store_detail);
-    f("updated_at", updated_at);
-  }
-  template <class F>
-  void notified_columns(F&&) {}
-  template <class F>
-  void all_columns(F&& f) {
-    identity_columns(f);
-    upload_columns(f);
-    verdict_columns(f);
   }
 
   void assign(const model::purchase_order_record& r);
   model::purchase_order_record record() const; // throws corrupt_row
 };
 
-struct receipt_row {
-  std::string id;
-  std::string app_id;
-  std::string receipt_hash;
-  long long created_at = 0;
+struct receipt_row : record_row_base<receipt_row> {
+  static constexpr const char* proof_column = "receipt_hash";
+  std::string proof; // SHA-256 of the decoded receipt bytes
 
   std::string style;
   std::string bundle_id;
   std::string receipt_data;
   nullable<std::string> country_code;
   nullable<std::string> identifier_for_vendor;
-  nullable<std::string> user_identifier;
-  nullable<std::string> metadata;
-  nullable<std::string> ip_address;
-  nullable<std::string> previous_user_identifiers; // JSON array text
-
-  std::string fraud_reason;
-  std::string environment;
-  std::string validation_state;
-  std::string store_detail;
-  long long updated_at = 0;
 
   template <class F>
-  void identity_columns(F&& f) {
-    f("id", id);
-    f("app_id", app_id);
-    f("receipt_hash", receipt_hash);
-    f("created_at", created_at);
-  }
-  template <class F>
-  void upload_columns(F&& f) {
+  void own_upload_columns(F&& f) {
     f("style", style);
     f("bundle_id", bundle_id);
     f("receipt_data", receipt_data);
     f("country_code", country_code);
     f("identifier_for_vendor", identifier_for_vendor);
-    f("user_identifier", user_identifier);
-    f("previous_user_identifiers", previous_user_identifiers);
-    f("metadata", metadata);
-    f("ip_address", ip_address);
   }
   // The in-app purchases belong to the verdict too (store_a_in_app_purchases).
   template <class F>
-  void verdict_columns(F&& f) {
-    f("fraud_reason", fraud_reason);
-    f("environment", environment);
-    f("validation_state", validation_state);
-    f("store_detail", store_detail);
-    f("updated_at", updated_at);
-  }
-  template <class F>
-  void notified_columns(F&&) {}
-  template <class F>
-  void all_columns(F&& f) {
-    identity_columns(f);
-    upload_columns(f);
-    verdict_columns(f);
-  }
+  void own_verdict_columns(F&&) {}
 
   void assign(const model::receipt_record& r);
   model::receipt_record record() const; // without in-app purchases; throws corrupt_row
 };
 
-struct transaction_row {
-  std::string id;
-  std::string app_id;
-  std::string transaction_key;
-  long long created_at = 0;
+struct transaction_row : record_row_base<transaction_row> {
+  static constexpr const char* proof_column = "transaction_key";
+  std::string proof; // the transaction key
 
   std::string signed_transaction;
-  nullable<std::string> user_identifier;
-  nullable<std::string> previous_user_identifiers; // JSON array text
-  nullable<std::string> metadata;
-  nullable<std::string> ip_address;
 
-  std::string fraud_reason;
-  std::string environment;
   nullable<std::string> transaction_id;
   nullable<std::string> original_transaction_id;
   nullable<std::string> bundle_id;
@@ -202,9 +182,6 @@ struct transaction_row {
   nullable<std::string> storefront;
   nullable<long long> price;
   nullable<std::string> currency;
-  std::string validation_state;
-  std::string store_detail;
-  long long updated_at = 0;
 
   nullable<std::string> subscription_status;
   nullable<long long> subscription_expires_date;
@@ -213,24 +190,11 @@ struct transaction_row {
   nullable<long long> notified_at;
 
   template <class F>
-  void identity_columns(F&& f) {
-    f("id", id);
-    f("app_id", app_id);
-    f("transaction_key", transaction_key);
-    f("created_at", created_at);
-  }
-  template <class F>
-  void upload_columns(F&& f) {
+  void own_upload_columns(F&& f) {
     f("signed_transaction", signed_transaction);
-    f("user_identifier", user_identifier);
-    f("previous_user_identifiers", previous_user_identifiers);
-    f("metadata", metadata);
-    f("ip_address", ip_address);
   }
   template <class F>
-  void verdict_columns(F&& f) {
-    f("fraud_reason", fraud_reason);
-    f("environment", environment);
+  void own_verdict_columns(F&& f) {
     f("transaction_id", transaction_id);
     f("original_transaction_id", original_transaction_id);
     f("bundle_id", bundle_id);
@@ -246,24 +210,14 @@ struct transaction_row {
     f("storefront", storefront);
     f("price", price);
     f("currency", currency);
-    f("validation_state", validation_state);
-    f("store_detail", store_detail);
-    f("updated_at", updated_at);
   }
   template <class F>
-  void notified_columns(F&& f) {
+  void own_notified_columns(F&& f) {
     f("subscription_status", subscription_status);
     f("subscription_expires_date", subscription_expires_date);
     f("auto_renew", auto_renew);
     f("auto_renew_product_id", auto_renew_product_id);
     f("notified_at", notified_at);
-  }
-  template <class F>
-  void all_columns(F&& f) {
-    identity_columns(f);
-    upload_columns(f);
-    verdict_columns(f);
-    notified_columns(f);
   }
 
   void assign(const model::transaction_record& r);

@@ -2,7 +2,7 @@
 // One record table through statements prepared once per session, the same for both
 // stores (as userver's storages::postgres: one generic query path, a variant
 // supplies what differs). A table description names the table, the row type
-// (db/record_rows.hpp) and the proof's unique key; the statements are
+// (db/record_rows.hpp, which names the proof's column) and the record's proof; the statements are
 // db/sql_records.hpp's, filled in for it.
 
 #include <optional>
@@ -21,7 +21,6 @@ struct purchase_order_table {
   using row = purchase_order_row;
   using record = model::purchase_order_record;
   static constexpr std::string_view name = "store_b_purchase_orders";
-  static constexpr std::string_view proof_column = "purchase_token";
   static const std::string& proof(const record& r) { return r.purchase_token; }
 };
 
@@ -29,7 +28,6 @@ struct receipt_table {
   using row = receipt_row;
   using record = model::receipt_record;
   static constexpr std::string_view name = "store_a_receipts";
-  static constexpr std::string_view proof_column = "receipt_hash";
   static const std::string& proof(const record& r) { return r.receipt_hash; }
 };
 
@@ -37,7 +35,6 @@ struct transaction_table {
   using row = transaction_row;
   using record = model::transaction_record;
   static constexpr std::string_view name = "store_a_transactions";
-  static constexpr std::string_view proof_column = "transaction_key";
   static const std::string& proof(const record& r) { return r.transaction_key; }
 };
 
@@ -124,7 +121,7 @@ public:
 
 private:
   static std::string sql(std::string_view tmpl) {
-    return for_table(tmpl, Table::name, Table::proof_column);
+    return for_table(tmpl, Table::name, Table::row::proof_column);
   }
 
   soci::statement prepare_find_by_key(connection& c) {

@@ -77,7 +77,10 @@ public:
   model::result<bool> complete_job(const model::validation_job& job,
                                    const model::transaction_record& updated) override;
   model::result<bool> reschedule_job(const model::validation_job& job) override;
+  model::result<bool> drop_job(const model::validation_job& job) override;
   model::result<std::vector<model::validation_job>> list_jobs() override;
+  model::result<job_queue_figures> queue_figures(model::unix_ms now) override;
+  model::result<int> missing_migrations() override;
 
   model::result<notification_applied>
   apply_store_a_notification(const std::string& app_id,

@@ -323,6 +323,16 @@ model::result<bool> sql_database::reschedule_job(const model::validation_job& jo
   });
 }
 
+model::result<bool> sql_database::drop_job(const model::validation_job& job) {
+  return guarded<bool>("drop_job", [&] {
+    auto& queue = jobs();
+    transaction tx(conn(), access::write);
+    bool done = queue.remove_fenced(job);
+    tx.commit();
+    return done;
+  });
+}
+
 model::result<std::vector<model::validation_job>> sql_database::list_jobs() {
   return guarded<std::vector<model::validation_job>>("list_jobs", [&] { return jobs().list(); });
 }

@@ -19,6 +19,15 @@ struct corrupt_row : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A column's text parsed by one of model's parse_* functions, or corrupt_row
+// naming the column and the text.
+template <class Enum>
+Enum parse_column(std::optional<Enum> parsed, const char* column, const std::string& text) {
+  if (!parsed)
+    throw corrupt_row(std::string("unknown ") + column + " '" + text + "'");
+  return *parsed;
+}
+
 // A column that may be NULL: SOCI binds a value with an indicator.
 template <class T>
 struct nullable {

@@ -24,13 +24,6 @@ soci::statement make_delivery_select(soci::session& s, std::string_view tmpl,
   });
 }
 
-template <class Enum>
-Enum parse_column(std::optional<Enum> parsed, const char* column, const std::string& text) {
-  if (!parsed)
-    throw corrupt_row(std::string("unknown ") + column + " '" + text + "'");
-  return *parsed;
-}
-
 } // namespace
 
 void webhook_endpoint_row::assign(const model::webhook_endpoint& e) {

@@ -19,7 +19,9 @@ std::string response_text(const reply& r, const std::string& trace_id,
   text += std::to_string(r.status);
   text += ' ';
   text += Pistache::Http::codeString(static_cast<Pistache::Http::Code>(r.status));
-  text += "\r\nContent-Type: application/json\r\nContent-Length: ";
+  text += "\r\nContent-Type: ";
+  text += r.content_type;
+  text += "\r\nContent-Length: ";
   text += std::to_string(r.body.size());
   text += "\r\n";
   if (connection == connection_option::close)

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "http/routes.hpp"
 #include "model/result.hpp"
@@ -31,8 +32,9 @@ struct inbound_request {
 
 struct reply {
   int status = 200;
-  std::string body; // JSON
+  std::string body; // JSON, unless content_type says otherwise
   std::optional<int> retry_after_seconds = std::nullopt;
+  std::string_view content_type = "application/json";
 };
 
 // The answer for an error: status and Retry-After from the one table
@@ -44,7 +46,7 @@ reply error_reply(const model::error& e);
 enum class connection_option { none, keep_alive, close };
 
 // The whole HTTP/1.1 response for `r`, as written to the socket: status line,
-// Content-Type (JSON), Content-Length, Connection, X-Request-Id (when given: a
+// Content-Type (r.content_type), Content-Length, Connection, X-Request-Id (when given: a
 // checked, visible-ASCII id), Retry-After, WWW-Authenticate on a 401, then the body.
 std::string response_text(const reply& r, const std::string& trace_id,
                           connection_option connection);

@@ -5,6 +5,7 @@
 
 #include <sys/socket.h>
 
+#include "http/openapi_document.hpp"
 #include "model/encoding.hpp"
 #include "model/resource_json.hpp"
 
@@ -98,21 +99,25 @@ matched match(ph::Method method, std::string_view path) {
     for (const auto& r : routes()) {
       if (r.takes_id != with_id)
         continue;
-      std::string_view id;
-      if (with_id) {
-        if (path.size() <= r.path.size() + 1 || !path.starts_with(r.path)
-            || path[r.path.size()] != '/')
+      for (auto prefix : {r.path, r.alias}) {
+        if (prefix.empty())
           continue;
-        id = path.substr(r.path.size() + 1);
-        if (id.find('/') != std::string_view::npos)
+        std::string_view id;
+        if (with_id) {
+          if (path.size() <= prefix.size() + 1 || !path.starts_with(prefix)
+              || path[prefix.size()] != '/')
+            continue;
+          id = path.substr(prefix.size() + 1);
+          if (id.find('/') != std::string_view::npos)
+            continue;
+        } else if (path != prefix) {
           continue;
-      } else if (path != r.path) {
-        continue;
+        }
+        m.target = r.id;
+        m.method_ok = method == (r.post ? ph::Method::Post : ph::Method::Get);
+        m.id = std::string(id);
+        return m;
       }
-      m.target = r.id;
-      m.method_ok = method == (r.post ? ph::Method::Post : ph::Method::Get);
-      m.id = std::string(id);
-      return m;
     }
   }
   return m;
@@ -135,6 +140,10 @@ std::variant<reply, std::string> own_answer(const ph::Request& req, const matche
     return reply{200, R"({"status":"ok"})"};
   if (draining)
     return error_reply({errc::shutting_down, "the service is shutting down"});
+  // Public documentation: no token, the text embedded at build time.
+  if (*m.target == route::openapi)
+    return reply{
+      .status = 200, .body = std::string(openapi_document()), .content_type = "application/yaml"};
   std::string token;
   if (info(*m.target).bearer) {
     auto bearer = bearer_token(req);
@@ -143,6 +152,10 @@ std::variant<reply, std::string> own_answer(const ph::Request& req, const matche
     token = std::move(bearer).value();
   } else if (info(*m.target).token_in_query) {
     token = query_token(req); // absent or wrong: the actors answer 401
+  } else if (*m.target == route::metrics) {
+    // Checked by the actors against metrics.token, which may be unset (issue 10).
+    if (auto bearer = bearer_token(req))
+      token = std::move(bearer).value();
   }
   if (body_bytes > max_body_bytes)
     return error_reply(

@@ -22,17 +22,20 @@ enum class route {
   store_a_transaction_get,    // GET  /client/store_a/transactions/{id}
   store_a_notification,       // POST /notifications/store_a/{app id} (issue 9)
   store_b_notification,       // POST /notifications/store_b/{app id}?token=… (issue 9)
-  health,                     // GET  /healthz (answered by the HTTP layer)
+  health,                     // GET  /healthz: liveness (answered by the HTTP layer)
+  ready,                      // GET  /readyz: readiness (database, migrations, trust)
+  metrics,                    // GET  /metrics: Prometheus text format
+  openapi,                    // GET  /openapi.yaml: the API's OpenAPI document
 };
 
 struct route_info {
-  route id;
-  const char* name;      // in spans and logs
-  bool post;             // POST, else GET
+  route id = route::health;
+  const char* name = ""; // in spans and logs
+  bool post = false;     // POST, else GET
   std::string_view path; // the path, or the prefix before "/{id}"
-  bool takes_id;
+  bool takes_id = false;
   // GET of a record: its kind. Uploads and the health check: none.
-  std::optional<model::record_kind> lookup;
+  std::optional<model::record_kind> lookup = std::nullopt;
   // The caller shows an app's bearer token (else the request authenticates itself:
   // an App Store notification is signed by Apple; a Google Play push carries the
   // app's secret in the URL, see token_in_query).
@@ -41,6 +44,11 @@ struct route_info {
   // header of ours: the secret is part of the push endpoint's URL). Checked by
   // the actors, against the app the path names.
   bool token_in_query = false;
+  // The same resource under Mbaasy's original path (an app or proxy written for
+  // Mbaasy changes only its base URL), or empty.
+  std::string_view alias = {};
+  // Not part of the API an app calls: liveness, readiness, metrics, the document.
+  bool operational = false;
 };
 
 std::span<const route_info> routes();

@@ -12,6 +12,10 @@ public:
     using namespace std::chrono;
     return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
   }
+  std::int64_t now_us() const override {
+    using namespace std::chrono;
+    return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
+  }
   steady_time steady_now() const override { return std::chrono::steady_clock::now(); }
 };
 

@@ -6,6 +6,7 @@
 // (Secrets — ids, tokens — come from model/encoding.hpp's CSPRNG, not from here.)
 
 #include <chrono>
+#include <cstdint>
 
 #include "model/timestamp.hpp"
 
@@ -17,6 +18,8 @@ public:
   virtual ~time_source() = default;
   // Wall-clock time: what records, tokens and jobs store.
   virtual unix_ms now_ms() const = 0;
+  // Wall-clock time in microseconds (span start times); by default now_ms()'s.
+  virtual std::int64_t now_us() const { return now_ms() * 1000; }
   // Monotonic time: deadlines, caches and rate limits.
   virtual steady_time steady_now() const = 0;
 };

@@ -22,6 +22,9 @@ const error_kind& kind_of(errc code) {
     {"shutting_down", 503, 1},
     {"storage_unavailable", 503, 1},
     {"store_unavailable", 503, 30},
+    // Readiness: a load balancer asks again on its own schedule; a client told to
+    // wait waits a few seconds.
+    {"not_ready", 503, 5},
     {"internal_error", 500, std::nullopt},
   };
   static_assert(std::size(table) == static_cast<std::size_t>(errc::internal_error) + 1);

@@ -25,6 +25,7 @@ enum class errc {
   shutting_down,        // 503: draining
   storage_unavailable,  // 503: the database did not answer or failed
   store_unavailable,    // 503: a store did not answer what a notification needs
+  not_ready,            // 503: GET /readyz: the database, its schema or the trust material
   internal_error,       // 500: our failure, never the client's
 };
 

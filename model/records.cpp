@@ -267,67 +267,75 @@ bool rejected_locally(validation_state state, fraud_reason reason) {
     && reason != fraud_reason::store_rejected;
 }
 
-purchase_order_record merge_reupload(const purchase_order_record& existing,
-                                     const purchase_order_record& incoming) {
+namespace {
+
+// The steps of every re-upload: the stored record kept as it is, refused (by the
+// kind's own `refusal`, then for a transfer the app's policy forbids), or merged,
+// the kind's own fields by `merge_own`.
+template <class Record, class Refusal, class MergeOwn>
+Record merge_steps(const Record& existing, const Record& incoming, Refusal&& refusal,
+                   MergeOwn&& merge_own) {
   if (leaves_untouched(existing, incoming))
     return existing;
-  if (proven(existing) && !existing.purchase.product_id.empty()
-      && incoming.purchase.product_id != existing.purchase.product_id)
-    return refuse(existing,
-                  {"product_id", "product_id_mismatch",
-                   "this purchase token is recorded for product \""
-                     + existing.purchase.product_id.substr(0, 150) + "\""});
+  if (std::optional<field_error> why = refusal())
+    return refuse(existing, std::move(*why));
   auto transfer = transfer_check(existing, incoming);
   if (!transfer)
     return refuse(existing, bound_to_other_user());
   auto out = merge_common(existing, incoming, *transfer);
-  // A signed upload is the stronger proof: a later legacy upload of the same
-  // token does not erase the purchase data and signature already held.
-  if (incoming.is_legacy && !existing.is_legacy) {
-    out.is_legacy = false;
-    out.purchase_data = existing.purchase_data;
-    out.purchase_signature = existing.purchase_signature;
-  }
-  if (!out.order_id)
-    out.order_id = existing.order_id;
-  keep_notified(out.purchase, existing.purchase);
-  // What receiptd did about acknowledging survives an upload that says nothing
-  // of it; an acknowledged purchase is never put back to pending (Play refuses
-  // a second acknowledgement: 400 invalidPurchaseState).
-  if (!out.acknowledgement || existing.acknowledgement == acknowledgement_state::acknowledged)
-    out.acknowledgement = existing.acknowledgement;
+  merge_own(out);
   return out;
 }
 
+std::optional<field_error> no_refusal() {
+  return std::nullopt;
+}
+
+} // namespace
+
+purchase_order_record merge_reupload(const purchase_order_record& existing,
+                                     const purchase_order_record& incoming) {
+  auto other_product = [&]() -> std::optional<field_error> {
+    if (proven(existing) && !existing.purchase.product_id.empty()
+        && incoming.purchase.product_id != existing.purchase.product_id)
+      return field_error{"product_id", "product_id_mismatch",
+                         "this purchase token is recorded for product \""
+                           + existing.purchase.product_id.substr(0, 150) + "\""};
+    return std::nullopt;
+  };
+  return merge_steps(existing, incoming, other_product, [&](purchase_order_record& out) {
+    // A signed upload is the stronger proof: a later legacy upload of the same
+    // token does not erase the purchase data and signature already held.
+    if (incoming.is_legacy && !existing.is_legacy) {
+      out.is_legacy = false;
+      out.purchase_data = existing.purchase_data;
+      out.purchase_signature = existing.purchase_signature;
+    }
+    if (!out.order_id)
+      out.order_id = existing.order_id;
+    keep_notified(out.purchase, existing.purchase);
+    // What receiptd did about acknowledging survives an upload that says nothing
+    // of it; an acknowledged purchase is never put back to pending (Play refuses
+    // a second acknowledgement: 400 invalidPurchaseState).
+    if (!out.acknowledgement || existing.acknowledgement == acknowledgement_state::acknowledged)
+      out.acknowledgement = existing.acknowledgement;
+  });
+}
+
 receipt_record merge_reupload(const receipt_record& existing, const receipt_record& incoming) {
-  if (leaves_untouched(existing, incoming))
-    return existing;
-  auto transfer = transfer_check(existing, incoming);
-  if (!transfer)
-    return refuse(existing, bound_to_other_user());
-  auto out = merge_common(existing, incoming, *transfer);
-  if (incoming.country_code)
-    out.country_code = incoming.country_code;
-  else
-    out.country_code = existing.country_code;
-  if (incoming.identifier_for_vendor)
-    out.identifier_for_vendor = incoming.identifier_for_vendor;
-  else
-    out.identifier_for_vendor = existing.identifier_for_vendor;
-  keep_notified(out.in_app_purchases, existing.in_app_purchases);
-  return out;
+  return merge_steps(existing, incoming, no_refusal, [&](receipt_record& out) {
+    out.country_code = incoming.country_code ? incoming.country_code : existing.country_code;
+    out.identifier_for_vendor = incoming.identifier_for_vendor ? incoming.identifier_for_vendor
+                                                               : existing.identifier_for_vendor;
+    keep_notified(out.in_app_purchases, existing.in_app_purchases);
+  });
 }
 
 transaction_record merge_reupload(const transaction_record& existing,
                                   const transaction_record& incoming) {
-  if (leaves_untouched(existing, incoming))
-    return existing;
-  auto transfer = transfer_check(existing, incoming);
-  if (!transfer)
-    return refuse(existing, bound_to_other_user());
-  auto out = merge_common(existing, incoming, *transfer);
-  keep_notified(out.transaction, existing.transaction, true);
-  return out;
+  return merge_steps(existing, incoming, no_refusal, [&](transaction_record& out) {
+    keep_notified(out.transaction, existing.transaction, true);
+  });
 }
 
 } // namespace receiptd::model

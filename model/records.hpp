@@ -82,18 +82,13 @@ struct play_purchase {
   std::optional<int> voided_quantity;
 };
 
-struct purchase_order_record {
+// What every stored record has, whichever store and kind: identity, verdict,
+// the app's echo fields, times, and the terms of its last upload.
+struct record_base {
   std::string id; // UUID
   std::string app_id;
-  bool is_legacy = false;
   fraud_reason fraud = fraud_reason::none;
   environment env = environment::production;
-  std::string package_name;
-  std::string purchase_token; // the re-upload key, with app_id
-  std::optional<std::string> order_id;
-  play_purchase purchase;
-  std::string purchase_data;      // byte for byte as received; empty for legacy
-  std::string purchase_signature; // as received; empty for legacy
   echo_fields echo;
   validation_state state = validation_state::pending;
   unix_ms created_at = 0;
@@ -101,10 +96,20 @@ struct purchase_order_record {
   std::string store_detail; // last store answer in a few words (not in the resource)
   previous_owners previous_users;
   upload_terms terms;
-  // Play acknowledgement by receiptd (model/store_b/acknowledgement.hpp).
-  std::optional<acknowledgement_state> acknowledgement;
 
   bool is_fraud() const { return fraud != fraud_reason::none; }
+};
+
+struct purchase_order_record : record_base {
+  bool is_legacy = false;
+  std::string package_name;
+  std::string purchase_token; // the re-upload key, with app_id
+  std::optional<std::string> order_id;
+  play_purchase purchase;
+  std::string purchase_data;      // byte for byte as received; empty for legacy
+  std::string purchase_signature; // as received; empty for legacy
+  // Play acknowledgement by receiptd (model/store_b/acknowledgement.hpp).
+  std::optional<acknowledgement_state> acknowledgement;
 };
 
 // ---- Store A (App Store) --------------------------------------------------
@@ -131,27 +136,14 @@ struct apple_in_app_purchase {
   std::optional<int> product_type;                   // 1707 (undocumented)
 };
 
-struct receipt_record {
-  std::string id; // UUID
-  std::string app_id;
+struct receipt_record : record_base {
   receipt_style style = receipt_style::unified;
-  std::string bundle_id; // empty when the bytes did not decode
-  fraud_reason fraud = fraud_reason::none;
-  environment env = environment::production;
+  std::string bundle_id;    // empty when the bytes did not decode
   std::string receipt_hash; // hex SHA-256 of the decoded bytes: the re-upload key, with app_id
   std::string receipt_data; // base64 exactly as received
   std::optional<std::string> country_code;          // upper-case alpha-2
   std::optional<std::string> identifier_for_vendor; // as sent
-  echo_fields echo;
   std::vector<apple_in_app_purchase> in_app_purchases;
-  validation_state state = validation_state::pending;
-  unix_ms created_at = 0;
-  unix_ms updated_at = 0;
-  std::string store_detail;
-  previous_owners previous_users;
-  upload_terms terms;
-
-  bool is_fraud() const { return fraud != fraud_reason::none; }
 };
 
 // ---- Store A StoreKit 2 transactions (issue 8) ------------------------------
@@ -188,26 +180,13 @@ struct apple_transaction {
   std::optional<unix_ms> notified_at;
 };
 
-struct transaction_record {
-  std::string id; // UUID
-  std::string app_id;
+struct transaction_record : record_base {
   // The re-upload key, with app_id: the transactionId of a JWS that verified
   // under Apple's chain, else "sha256:" + the hex SHA-256 of the JWS
   // (db/migrations/005).
   std::string transaction_key;
-  fraud_reason fraud = fraud_reason::none;
-  environment env = environment::production;
   std::string signed_transaction; // the JWS exactly as received
   apple_transaction transaction;  // empty when the JWS did not verify
-  echo_fields echo;
-  validation_state state = validation_state::pending;
-  unix_ms created_at = 0;
-  unix_ms updated_at = 0;
-  std::string store_detail;
-  previous_owners previous_users;
-  upload_terms terms;
-
-  bool is_fraud() const { return fraud != fraud_reason::none; }
 };
 
 // Any stored record, whichever store and kind.
@@ -228,6 +207,9 @@ struct validation_job {
   unix_ms next_attempt_at = 0;
   std::int64_t version = 0; // fencing token: bumped by every claim
   std::string last_error;
+  // Who holds the job and until when (receiptctl jobs); a lease past its end is free.
+  std::optional<std::string> lease_owner;
+  std::optional<unix_ms> lease_until;
 };
 
 // ---- Re-uploads (DESIGN.md §2, issue 6 §2, §3, §11) -------------------------

@@ -75,4 +75,12 @@ int http_status_for(validation_state state) {
   return 500;
 }
 
+store_verdict unreachable_verdict(std::string detail, bool operator_problem) {
+  store_verdict v;
+  v.outcome = store_outcome::unreachable;
+  v.detail = std::move(detail);
+  v.operator_problem = operator_problem;
+  return v;
+}
+
 } // namespace receiptd::model

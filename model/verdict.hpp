@@ -47,6 +47,10 @@ struct store_verdict {
   std::string body;               // the store's answer (JSON text) for enrichment
 };
 
+// An ambiguous answer (or none): the proof stays pending and is asked again;
+// `operator_problem` when the store refused our credentials or quota.
+store_verdict unreachable_verdict(std::string detail, bool operator_problem = false);
+
 // The HTTP status an upload is answered with once its record is stored.
 int http_status_for(validation_state state);
 

@@ -85,13 +85,6 @@ bool es256_verifies(const trust_anchors& anchors, EVP_PKEY* key, std::string_vie
     == 1;
 }
 
-std::optional<unix_ms> to_unix_ms(const ASN1_TIME* t) {
-  std::tm tm{};
-  if (t == nullptr || ASN1_TIME_to_tm(t, &tm) != 1)
-    return std::nullopt;
-  return static_cast<unix_ms>(timegm(&tm)) * 1000;
-}
-
 // Remembers a verified chain (verification_cache.hpp): the x5c certificates,
 // and the instants the chain stands for. `exact`: a later JWS hits only with
 // the same x5c, in the same order.
@@ -100,18 +93,8 @@ void remember_chain(const trust_anchors& anchors, const chain_check& chain,
   verification_cache::chain_memo memo;
   memo.sandbox = chain.sandbox;
   memo.exact = true;
-  memo.valid_from = std::numeric_limits<unix_ms>::min();
-  memo.valid_until = std::numeric_limits<unix_ms>::max();
-  for (int i = 0, n = sk_X509_num(chain.chain.get()); i < n; ++i) {
-    X509* c = sk_X509_value(chain.chain.get(), i);
-    auto from = to_unix_ms(X509_get0_notBefore(c));
-    auto until = to_unix_ms(X509_get0_notAfter(c));
-    if (!from || !until)
-      return;
-    // X509_verify_cert compares whole seconds (trust.cpp).
-    memo.valid_from = std::max(memo.valid_from, *from);
-    memo.valid_until = std::min(memo.valid_until, *until + 999);
-  }
+  if (!set_validity(chain, memo))
+    return;
   std::vector<std::pair<std::string_view, X509*>> admitted;
   for (std::size_t i = 0; i < x5c.size(); ++i) {
     admitted.emplace_back(x5c[i].der, x5c[i].cert);
@@ -227,19 +210,8 @@ jws_verification verify(std::string_view compact, const trust_anchors& anchors,
 
 jws_verification verify_jws(std::string_view compact, const trust_anchors& anchors,
                             const jws_options& options) {
-  ossl::error_queue_guard guard;
-  try {
-    if (options.fault_for_tests != nullptr)
-      options.fault_for_tests();
-    return verify(compact, anchors, options);
-  } catch (...) {
-    // bad_alloc, or an allocation OpenSSL could not make: says nothing about
-    // the JWS, so never a fraud verdict (as verify_receipt, issue 6 §10).
-    jws_verification out;
-    out.internal_error = true;
-    out.detail = "internal error during verification";
-    return out;
-  }
+  return ossl::guarded_verification<jws_verification>(
+    options.fault_for_tests, [&] { return verify(compact, anchors, options); });
 }
 
 } // namespace receiptd::model::store_a

@@ -62,102 +62,101 @@ payload_reader reader(const boost::json::object& o, std::string prefix, field_er
   return payload_reader(o, error_field, error_code, std::move(prefix), errors);
 }
 
-field_error not_an_object(const char* what) {
-  return {error_field, error_code, std::string(what) + " payload is not a JSON object"};
+// Parses `payload` as a JSON object and has `read(r, out, errors)` read it, the
+// errors named after `what`; the value, or every field error found.
+template <class T, class Read>
+result<T> read_payload(std::string_view payload, const char* what, Read&& read) {
+  boost::system::error_code ec;
+  const auto doc = boost::json::parse(payload, ec);
+  if (ec || !doc.is_object())
+    return field_error{error_field, error_code,
+                       std::string(what) + " payload is not a JSON object"};
+  field_errors errors;
+  auto r = reader(doc.get_object(), std::string(what) + " ", errors);
+  T out;
+  read(r, out, errors);
+  if (!errors.empty())
+    return errors;
+  return out;
 }
 
 } // namespace
 
 result<notification> parse_notification(std::string_view payload) {
-  boost::system::error_code ec;
-  const auto doc = boost::json::parse(payload, ec);
-  if (ec || !doc.is_object())
-    return not_an_object("notification");
-  field_errors errors;
-  auto r = reader(doc.get_object(), "notification ", errors);
-  notification n;
-  r.required_text("notificationUUID", n.notification_uuid, max_uuid_bytes);
-  r.required_text("notificationType", n.type, max_type_bytes);
-  if (!n.type.empty() && !is_type_word(n.type)) {
-    n.type.clear();
-    r.fail("notificationType", "is not an upper-case word (A-Z, 0-9, _)");
-  }
-  std::optional<std::string> subtype;
-  r.text("subtype", subtype, max_type_bytes);
-  if (subtype && !is_type_word(*subtype))
-    r.fail("subtype", "is not an upper-case word (A-Z, 0-9, _)");
-  else
-    n.subtype = subtype.value_or("");
-  std::optional<std::string> version;
-  r.text("version", version, 16);
-  n.version = version.value_or("");
-  r.date("signedDate", n.signed_date);
+  return read_payload<notification>(
+    payload, "notification", [](payload_reader& r, notification& n, field_errors& errors) {
+      r.required_text("notificationUUID", n.notification_uuid, max_uuid_bytes);
+      r.required_text("notificationType", n.type, max_type_bytes);
+      if (!n.type.empty() && !is_type_word(n.type)) {
+        n.type.clear();
+        r.fail("notificationType", "is not an upper-case word (A-Z, 0-9, _)");
+      }
+      std::optional<std::string> subtype;
+      r.text("subtype", subtype, max_type_bytes);
+      if (subtype && !is_type_word(*subtype))
+        r.fail("subtype", "is not an upper-case word (A-Z, 0-9, _)");
+      else
+        n.subtype = subtype.value_or("");
+      std::optional<std::string> version;
+      r.text("version", version, 16);
+      n.version = version.value_or("");
+      r.date("signedDate", n.signed_date);
 
-  // What the notification is about: `data` for every type that has it,
-  // `summary` for RENEWAL_EXTENSION/SUMMARY (Apple, "summary": bundleId,
-  // environment, appAppleId, …), `externalPurchaseToken` for
-  // EXTERNAL_PURCHASE_TOKEN (bundleId, appAppleId, no environment: production
-  // unless it says otherwise). One of them is required: it names the app.
-  const char* part = nullptr;
-  const boost::json::value* about = nullptr;
-  for (const char* key : {"data", "summary", "externalPurchaseToken"}) {
-    about = r.find(key);
-    if (about != nullptr && !about->is_null()) {
-      part = key;
-      break;
-    }
-  }
-  if (part == nullptr) {
-    r.fail("data", "is missing (and no summary or externalPurchaseToken)");
-    return errors;
-  }
-  if (!about->is_object()) {
-    r.fail(part, "is not an object");
-    return errors;
-  }
-  auto d = reader(about->get_object(), std::string("notification ") + part + ".", errors);
-  d.required_text("bundleId", n.bundle_id);
-  if (std::string_view(part) != "externalPurchaseToken" || d.find("environment"))
-    d.env("environment", n.env);
-  d.integer("appAppleId", n.app_apple_id, 0, std::numeric_limits<std::int64_t>::max());
-  // Apple's subscription status, 1–5 today; a later value is kept (and has no
-  // name: subscription_status_name).
-  d.integer("status", n.status, 0, std::numeric_limits<int>::max());
-  d.text("consumptionRequestReason", n.consumption_request_reason);
-  std::optional<std::string> nested;
-  d.text("signedTransactionInfo", nested, max_nested_jws_bytes);
-  n.signed_transaction_info = std::move(nested).value_or("");
-  nested.reset();
-  d.text("signedRenewalInfo", nested, max_nested_jws_bytes);
-  n.signed_renewal_info = std::move(nested).value_or("");
-
-  if (!errors.empty())
-    return errors;
-  return n;
+      // What the notification is about: `data` for every type that has it,
+      // `summary` for RENEWAL_EXTENSION/SUMMARY (Apple, "summary": bundleId,
+      // environment, appAppleId, …), `externalPurchaseToken` for
+      // EXTERNAL_PURCHASE_TOKEN (bundleId, appAppleId, no environment: production
+      // unless it says otherwise). One of them is required: it names the app.
+      const char* part = nullptr;
+      const boost::json::value* about = nullptr;
+      for (const char* key : {"data", "summary", "externalPurchaseToken"}) {
+        about = r.find(key);
+        if (about != nullptr && !about->is_null()) {
+          part = key;
+          break;
+        }
+      }
+      if (part == nullptr) {
+        r.fail("data", "is missing (and no summary or externalPurchaseToken)");
+        return;
+      }
+      if (!about->is_object()) {
+        r.fail(part, "is not an object");
+        return;
+      }
+      auto d = reader(about->get_object(), std::string("notification ") + part + ".", errors);
+      d.required_text("bundleId", n.bundle_id);
+      if (std::string_view(part) != "externalPurchaseToken" || d.find("environment"))
+        d.env("environment", n.env);
+      d.integer("appAppleId", n.app_apple_id, 0, std::numeric_limits<std::int64_t>::max());
+      // Apple's subscription status, 1–5 today; a later value is kept (and has no
+      // name: subscription_status_name).
+      d.integer("status", n.status, 0, std::numeric_limits<int>::max());
+      d.text("consumptionRequestReason", n.consumption_request_reason);
+      std::optional<std::string> nested;
+      d.text("signedTransactionInfo", nested, max_nested_jws_bytes);
+      n.signed_transaction_info = std::move(nested).value_or("");
+      nested.reset();
+      d.text("signedRenewalInfo", nested, max_nested_jws_bytes);
+      n.signed_renewal_info = std::move(nested).value_or("");
+    });
 }
 
 result<renewal_info> parse_renewal_info(std::string_view payload) {
-  boost::system::error_code ec;
-  const auto doc = boost::json::parse(payload, ec);
-  if (ec || !doc.is_object())
-    return not_an_object("renewal info");
-  field_errors errors;
-  auto r = reader(doc.get_object(), "renewal info ", errors);
-  renewal_info i;
-  r.required_text("originalTransactionId", i.original_transaction_id);
-  r.text("productId", i.product_id);
-  r.text("autoRenewProductId", i.auto_renew_product_id);
-  // 0 off, 1 on; expirationIntent 1–5: later values kept.
-  r.integer("autoRenewStatus", i.auto_renew_status, 0, std::numeric_limits<int>::max());
-  r.integer("expirationIntent", i.expiration_intent, 0, std::numeric_limits<int>::max());
-  r.boolean("isInBillingRetryPeriod", i.is_in_billing_retry_period);
-  r.date("gracePeriodExpiresDate", i.grace_period_expires_date);
-  r.date("renewalDate", i.renewal_date);
-  r.date("signedDate", i.signed_date);
-  r.env("environment", i.env);
-  if (!errors.empty())
-    return errors;
-  return i;
+  return read_payload<renewal_info>(
+    payload, "renewal info", [](payload_reader& r, renewal_info& i, field_errors&) {
+      r.required_text("originalTransactionId", i.original_transaction_id);
+      r.text("productId", i.product_id);
+      r.text("autoRenewProductId", i.auto_renew_product_id);
+      // 0 off, 1 on; expirationIntent 1–5: later values kept.
+      r.integer("autoRenewStatus", i.auto_renew_status, 0, std::numeric_limits<int>::max());
+      r.integer("expirationIntent", i.expiration_intent, 0, std::numeric_limits<int>::max());
+      r.boolean("isInBillingRetryPeriod", i.is_in_billing_retry_period);
+      r.date("gracePeriodExpiresDate", i.grace_period_expires_date);
+      r.date("renewalDate", i.renewal_date);
+      r.date("signedDate", i.signed_date);
+      r.env("environment", i.env);
+    });
 }
 
 std::optional<std::string> subscription_status_name(int status) {

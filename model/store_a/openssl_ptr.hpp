@@ -44,4 +44,23 @@ public:
   ~error_queue_guard() { ERR_clear_error(); }
 };
 
+// Runs a verification on OpenSSL with the error queue guarded. An exception
+// (bad_alloc, an allocation OpenSSL could not make) is a failure of ours that
+// says nothing about the input: never a fraud verdict (issue 6 §10), the result
+// says internal_error. `fault_for_tests` is the test seam: called inside.
+template <class Verification, class Verify>
+Verification guarded_verification(void (*fault_for_tests)(), Verify&& verify) {
+  error_queue_guard guard;
+  try {
+    if (fault_for_tests != nullptr)
+      fault_for_tests();
+    return verify();
+  } catch (...) {
+    Verification out;
+    out.internal_error = true;
+    out.detail = "internal error during verification";
+    return out;
+  }
+}
+
 } // namespace receiptd::model::store_a::ossl

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "model/clock.hpp"
 #include "model/records.hpp"
 #include "model/result.hpp"
 
@@ -147,6 +148,8 @@ struct verify_options {
   // Evaluate certificate validity at this instant instead of the receipt's own
   // date (audits, and tests showing that the date matters).
   std::optional<unix_ms> at;
+  // "Now", for a receipt that carries no date of its own (never null).
+  const time_source* clock = &system_time();
   // store-a.max-in-app-purchases.
   std::size_t max_in_app_purchases = default_max_in_app_purchases;
   // Test seam: called inside verify_receipt's failure guard before any work.

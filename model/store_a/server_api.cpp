@@ -199,14 +199,6 @@ std::optional<std::int64_t> retry_after(std::string_view header, unix_ms now) {
   return std::nullopt;
 }
 
-store_verdict unreachable(std::string detail, bool operator_problem = false) {
-  store_verdict v;
-  v.outcome = store_outcome::unreachable;
-  v.detail = std::move(detail);
-  v.operator_problem = operator_problem;
-  return v;
-}
-
 } // namespace
 
 result<std::shared_ptr<const server_api_key>>
@@ -315,12 +307,12 @@ transaction_info_answer classify_answer(int http_status, const json::object* o,
   switch (http_status) {
     case 200: {
       if (!o) {
-        a.verdict = unreachable("HTTP 200 without a JSON object");
+        a.verdict = unreachable_verdict("HTTP 200 without a JSON object");
         return a;
       }
       auto* info = o->if_contains("signedTransactionInfo");
       if (!info || !info->is_string() || info->get_string().empty()) {
-        a.verdict = unreachable("HTTP 200 without signedTransactionInfo");
+        a.verdict = unreachable_verdict("HTTP 200 without signedTransactionInfo");
         return a;
       }
       a.verdict.outcome = store_outcome::confirmed;
@@ -335,16 +327,17 @@ transaction_info_answer classify_answer(int http_status, const json::object* o,
         a.transaction_not_found = true;
         return a;
       }
-      a.verdict = unreachable(error_code ? with_error_code : code + " without an errorCode");
+      a.verdict
+        = unreachable_verdict(error_code ? with_error_code : code + " without an errorCode");
       return a;
     case 401:
-      a.verdict = unreachable(
+      a.verdict = unreachable_verdict(
         "HTTP 401: the App Store Server API refused our JWT (check the app's issuer id, key id "
         "and private key)",
         true);
       return a;
     case 403:
-      a.verdict = unreachable(
+      a.verdict = unreachable_verdict(
         "HTTP 403: the App Store Server API refused the app's credentials (key revoked or not "
         "allowed for this app?)",
         true);
@@ -354,11 +347,11 @@ transaction_info_answer classify_answer(int http_status, const json::object* o,
       auto detail = with_error_code + " rate limited";
       if (a.retry_after_ms)
         detail += ", retry after " + std::to_string(*a.retry_after_ms) + " ms";
-      a.verdict = unreachable(std::move(detail));
+      a.verdict = unreachable_verdict(std::move(detail));
       return a;
     }
     default:
-      a.verdict = unreachable(with_error_code);
+      a.verdict = unreachable_verdict(with_error_code);
       return a;
   }
 }
@@ -371,7 +364,7 @@ transaction_info_answer classify_transaction_info(int http_status, std::string_v
                                                   unix_ms now) {
   if (http_status == 0) {
     transaction_info_answer a;
-    a.verdict = unreachable("store unreachable: " + excerpt(transport_error));
+    a.verdict = unreachable_verdict("store unreachable: " + excerpt(transport_error));
     return a;
   }
   boost::system::error_code ec;
@@ -442,7 +435,7 @@ subscription_statuses_answer classify_subscription_statuses(int http_status, std
   auto doc = json::parse(body, ec);
   auto entries = !ec && doc.is_object() ? status_entries(doc.get_object()) : std::nullopt;
   if (!entries) {
-    out.verdict = unreachable("HTTP 200 without a list of subscription statuses");
+    out.verdict = unreachable_verdict("HTTP 200 without a list of subscription statuses");
     return out;
   }
   out.verdict.outcome = store_outcome::confirmed;

@@ -116,39 +116,25 @@ bool sandbox_first(const transaction_record& r) {
 
 std::string apply_server_answer(transaction_record& r, const store_verdict& v,
                                 std::string_view signed_info, const trust_anchors& anchors) {
-  if (v.outcome != store_outcome::confirmed) {
-    model::apply_store_verdict(r, v);
-    return {};
-  }
-  auto t = verified_server_transaction(signed_info, anchors);
-  if (!t)
-    return leave_pending(r, t.err());
-  const auto& mine = r.transaction;
-  std::string differs;
-  if (t->transaction_id != mine.transaction_id)
-    differs = "transactionId";
-  else if (t->original_transaction_id != mine.original_transaction_id)
-    differs = "originalTransactionId";
-  else if (t->product_id != mine.product_id)
-    differs = "productId";
-  else if (t->bundle_id != mine.bundle_id)
-    differs = "bundleId";
-  if (!differs.empty()) {
-    store_verdict rejected;
-    rejected.outcome = store_outcome::rejected;
-    rejected.detail = "the App Store's transaction has another " + differs + " than the upload";
-    model::apply_store_verdict(r, rejected);
-    return {};
-  }
-  store_verdict confirmed = v;
-  confirmed.env = t->env;
-  model::apply_store_verdict(r, confirmed);
+  auto contradiction = [&](const signed_transaction& t) -> std::string {
+    const auto& mine = r.transaction;
+    const char* differs = t.transaction_id != mine.transaction_id ? "transactionId"
+      : t.original_transaction_id != mine.original_transaction_id ? "originalTransactionId"
+      : t.product_id != mine.product_id                           ? "productId"
+      : t.bundle_id != mine.bundle_id                             ? "bundleId"
+                                                                  : nullptr;
+    if (!differs)
+      return {};
+    return std::string("the App Store's transaction has another ") + differs + " than the upload";
+  };
   // Apple's answer is current on the transaction itself (its revocation too); what
   // notifications said about the subscription stays.
-  auto before = std::move(r.transaction);
-  r.transaction = fields_of(*t);
-  keep_notified(r.transaction, before, false);
-  return {};
+  return apply_server_transaction(r, v, signed_info, anchors, contradiction,
+                                  [&](const signed_transaction& t) {
+                                    auto before = std::move(r.transaction);
+                                    r.transaction = fields_of(t);
+                                    keep_notified(r.transaction, before, false);
+                                  });
 }
 
 } // namespace receiptd::model::store_a

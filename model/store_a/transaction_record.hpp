@@ -29,16 +29,40 @@ bool sandbox_first(const transaction_record& r);
 result<signed_transaction> verified_server_transaction(std::string_view signed_info,
                                                        const trust_anchors& anchors);
 
-// A confirmed Server API answer that cannot be used (`why`: the error of
-// verified_server_transaction): the record stays pending, for a retry. Returns
-// the detail stored, for the operator's log. Transactions and unified receipts.
-template <class Record>
-std::string leave_pending(Record& r, const error& why) {
-  store_verdict pending;
-  pending.outcome = store_outcome::unreachable;
-  pending.detail = "App Store Server API answer unusable: " + why.message();
-  model::apply_store_verdict(r, pending);
-  return pending.detail;
+// How a Server API answer lands, the steps transactions and unified receipts
+// share. A verdict other than confirmed applies as it is. A confirmed one counts
+// only once `signed_info` verifies (else the record stays pending, for a retry,
+// and the detail stored is returned for the operator's log); then
+// `contradiction(t)` says what of Apple's transaction contradicts the record
+// (store_rejected), or is empty and the record is validated in the answer's
+// environment and `land(t)` takes the answer's fields.
+template <class Record, class Contradiction, class Land>
+std::string apply_server_transaction(Record& r, const store_verdict& v,
+                                     std::string_view signed_info, const trust_anchors& anchors,
+                                     Contradiction&& contradiction, Land&& land) {
+  if (v.outcome != store_outcome::confirmed) {
+    model::apply_store_verdict(r, v);
+    return {};
+  }
+  auto t = verified_server_transaction(signed_info, anchors);
+  if (!t) {
+    auto pending
+      = unreachable_verdict("App Store Server API answer unusable: " + t.err().message());
+    model::apply_store_verdict(r, pending);
+    return pending.detail;
+  }
+  if (std::string why = contradiction(*t); !why.empty()) {
+    store_verdict rejected;
+    rejected.outcome = store_outcome::rejected;
+    rejected.detail = std::move(why);
+    model::apply_store_verdict(r, rejected);
+    return {};
+  }
+  store_verdict confirmed = v;
+  confirmed.env = t->env;
+  model::apply_store_verdict(r, confirmed);
+  land(*t);
+  return {};
 }
 
 // How the Server API's answer lands on the record. `v` is the store client's
@@ -50,7 +74,7 @@ std::string leave_pending(Record& r, const error& why) {
 // fraud even when revoked, with the answer's fields (revocation, expiry, …)
 // and environment. Returns why a confirmed answer was unusable (for the
 // operator's log: Apple's answers should always verify), else "".
-std::string apply_server_answer(transaction_record& r, const store_verdict& v, std::string_view signed_info,
-                         const trust_anchors& anchors);
+std::string apply_server_answer(transaction_record& r, const store_verdict& v,
+                                std::string_view signed_info, const trust_anchors& anchors);
 
 } // namespace receiptd::model::store_a

@@ -2,7 +2,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <algorithm>
 #include <ctime>
+#include <limits>
+#include <optional>
 #include <new>
 #include <string_view>
 
@@ -411,6 +414,27 @@ result<std::shared_ptr<const trust_anchors>> load_trust_anchors(const trust_conf
   } catch (...) {
     return trust_error("internal error");
   }
+}
+
+bool set_validity(const chain_check& chain, verification_cache::chain_memo& memo) {
+  auto to_unix_ms = [](const ASN1_TIME* t) -> std::optional<unix_ms> {
+    std::tm tm{};
+    if (t == nullptr || ASN1_TIME_to_tm(t, &tm) != 1)
+      return std::nullopt;
+    return static_cast<unix_ms>(timegm(&tm)) * 1000;
+  };
+  memo.valid_from = std::numeric_limits<unix_ms>::min();
+  memo.valid_until = std::numeric_limits<unix_ms>::max();
+  for (int i = 0, n = sk_X509_num(chain.chain.get()); i < n; ++i) {
+    X509* c = sk_X509_value(chain.chain.get(), i);
+    auto from = to_unix_ms(X509_get0_notBefore(c));
+    auto until = to_unix_ms(X509_get0_notAfter(c));
+    if (!from || !until)
+      return false;
+    memo.valid_from = std::max(memo.valid_from, *from);
+    memo.valid_until = std::min(memo.valid_until, *until + 999);
+  }
+  return true;
 }
 
 } // namespace receiptd::model::store_a

@@ -46,6 +46,12 @@ struct chain_check {
   ossl::x509_stack_ptr chain; // on success: leaf first, root last
 };
 
+// The instants a verified chain stands for, for remembering it
+// (verification_cache.hpp): from its latest notBefore to its earliest notAfter
+// (+999 ms: X509_verify_cert compares whole seconds). False, and nothing to
+// remember, when a certificate's time cannot be read.
+bool set_validity(const chain_check& chain, verification_cache::chain_memo& memo);
+
 // Unified receipts: `leaf` is the PKCS#7 signer, `embedded` the certificates the
 // receipt carries. Apple roots first (with the Apple OIDs), then sandbox roots.
 chain_check check_unified_chain(const trust_anchors& anchors, X509* leaf, STACK_OF(X509) * embedded,

@@ -51,13 +51,6 @@ embedded_certs decode_embedded(const content_info& ci, const trust_anchors& anch
   return out;
 }
 
-std::optional<unix_ms> to_unix_ms(const ASN1_TIME* t) {
-  std::tm tm{};
-  if (t == nullptr || ASN1_TIME_to_tm(t, &tm) != 1)
-    return std::nullopt;
-  return static_cast<unix_ms>(timegm(&tm)) * 1000;
-}
-
 // Remembers a chain that verified (see verification_cache.hpp): the embedded
 // certificates that are part of it, compared by content (an embedded copy of
 // the root is the same certificate as the store's), and the instants it stands for.
@@ -65,19 +58,12 @@ void remember_chain(const trust_anchors& anchors, chain_kind kind, const chain_c
                     const std::vector<der_and_cert>& sources, std::string_view leaf_der) {
   verification_cache::chain_memo memo;
   memo.sandbox = chain.sandbox;
-  memo.valid_from = std::numeric_limits<unix_ms>::min();
-  memo.valid_until = std::numeric_limits<unix_ms>::max();
+  if (!set_validity(chain, memo))
+    return;
   std::vector<der_and_cert> admitted;
   const int n = sk_X509_num(chain.chain.get());
   for (int i = 0; i < n; ++i) {
     X509* c = sk_X509_value(chain.chain.get(), i);
-    auto from = to_unix_ms(X509_get0_notBefore(c));
-    auto until = to_unix_ms(X509_get0_notAfter(c));
-    if (!from || !until)
-      return;
-    // X509_verify_cert compares whole seconds (see trust.cpp).
-    memo.valid_from = std::max(memo.valid_from, *from);
-    memo.valid_until = std::min(memo.valid_until, *until + 999);
     auto src = std::find_if(sources.begin(), sources.end(),
                             [&](const der_and_cert& s) { return X509_cmp(s.second, c) == 0; });
     if (src != sources.end())
@@ -116,11 +102,6 @@ status check_transaction_signature(const trust_anchors& anchors, X509* leaf,
   if (!ok)
     return invalid("signature does not match purchase-info");
   return done{};
-}
-
-unix_ms now_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
 verification refused(fraud_reason reason, std::string detail) {
@@ -191,7 +172,7 @@ verification verify_unified(std::string_view der, const trust_anchors& anchors,
     return malformed_verdict(header.errors());
   const unix_ms at = options.at ? *options.at
     : header->creation_date     ? *header->creation_date
-                                : now_ms();
+                                : options.clock->now_ms();
 
   // 3. The chain (remembered, or built and checked).
   bool sandbox = false;
@@ -243,7 +224,9 @@ verification verify_transaction(std::string_view text, const trust_anchors& anch
   if (auto error = decode_purchase_info(*parsed))
     return malformed_verdict({*error});
   const auto& r = parsed->receipt;
-  const unix_ms at = options.at ? *options.at : r.signed_at ? *r.signed_at : now_ms();
+  const unix_ms at = options.at ? *options.at
+    : r.signed_at               ? *r.signed_at
+                                : options.clock->now_ms();
 
   // 4. The chain, pinned per blob version.
   const auto kind
@@ -269,21 +252,11 @@ verification verify_receipt(std::string_view bytes, const trust_anchors& anchors
                             std::string_view expected_bundle_id,
                             const std::optional<std::string>& identifier_for_vendor,
                             const verify_options& options) {
-  ossl::error_queue_guard guard;
-  try {
-    if (options.fault_for_tests != nullptr)
-      options.fault_for_tests();
+  return ossl::guarded_verification<verification>(options.fault_for_tests, [&] {
     return is_transaction_style(bytes)
       ? verify_transaction(bytes, anchors, expected_bundle_id, identifier_for_vendor, options)
       : verify_unified(bytes, anchors, expected_bundle_id, identifier_for_vendor, options);
-  } catch (...) {
-    // bad_alloc, or an allocation OpenSSL could not make: a failure of ours,
-    // which says nothing about the receipt. Never a fraud verdict (issue 6 §10).
-    verification out;
-    out.internal_error = true;
-    out.detail = "internal error during verification";
-    return out;
-  }
+  });
 }
 
 } // namespace receiptd::model::store_a

@@ -37,14 +37,6 @@ bool truthy(const json::object& o, const char* key) {
   return f && *f;
 }
 
-store_verdict unreachable(std::string detail, bool operator_problem = false) {
-  store_verdict v;
-  v.outcome = store_outcome::unreachable;
-  v.detail = std::move(detail);
-  v.operator_problem = operator_problem;
-  return v;
-}
-
 // A field under either spelling Apple used: underscores (unified answers and
 // most transaction answers) or hyphens (the iOS 6 purchase-info keys).
 const json::value* field(const json::object& o, const std::string& underscored) {
@@ -112,29 +104,29 @@ verify_answer classify_verify_receipt(int http_status, std::string_view body,
                                       std::string_view transport_error, verify_endpoint asked) {
   verify_answer a;
   if (http_status == 0) {
-    a.verdict = unreachable("store unreachable: " + std::string(transport_error));
+    a.verdict = unreachable_verdict("store unreachable: " + std::string(transport_error));
     return a;
   }
   if (http_status != 200) {
-    a.verdict = unreachable("HTTP " + std::to_string(http_status));
+    a.verdict = unreachable_verdict("HTTP " + std::to_string(http_status));
     return a;
   }
   boost::system::error_code ec;
   auto doc = json::parse(body, ec);
   if (ec || !doc.is_object()) {
-    a.verdict = unreachable("HTTP 200 without a JSON object");
+    a.verdict = unreachable_verdict("HTTP 200 without a JSON object");
     return a;
   }
   const auto& o = doc.get_object();
   auto status = json_int(o.if_contains("status"));
   if (!status) {
-    a.verdict = unreachable("answer without a status");
+    a.verdict = unreachable_verdict("answer without a status");
     return a;
   }
   auto code = "status " + std::to_string(*status);
   a.verdict.body = std::string(body);
   if (truthy(o, "is-retryable") || truthy(o, "is_retryable")) {
-    a.verdict = unreachable(code + " (retryable)");
+    a.verdict = unreachable_verdict(code + " (retryable)");
     return a;
   }
   switch (*status) {
@@ -159,17 +151,17 @@ verify_answer classify_verify_receipt(int http_status, std::string_view body,
       return a;
     case 21007:
       a.retry_on = verify_endpoint::sandbox;
-      a.verdict = unreachable(code + " (sandbox receipt at production)");
+      a.verdict = unreachable_verdict(code + " (sandbox receipt at production)");
       return a;
     case 21008:
       a.retry_on = verify_endpoint::production;
-      a.verdict = unreachable(code + " (production receipt at sandbox)");
+      a.verdict = unreachable_verdict(code + " (production receipt at sandbox)");
       return a;
     case 21004: // the shared secret does not match: the operator's to fix
-      a.verdict = unreachable(code + " (shared secret refused)", true);
+      a.verdict = unreachable_verdict(code + " (shared secret refused)", true);
       return a;
     default: // 21000–21002, 21005, 21009, 21100–21199 and anything new
-      a.verdict = unreachable(code);
+      a.verdict = unreachable_verdict(code);
       return a;
   }
 }

@@ -32,6 +32,17 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       }
       return log->auth_revision;
     },
+    [=](queue_figures_atom) -> caf::result<db::job_queue_figures> {
+      ++log->queue_reads;
+      if (log->database_down)
+        return caf::make_error(caf::sec::runtime_error, "database: connection refused");
+      return log->queue;
+    },
+    [=](ready_atom) -> caf::result<std::int32_t> {
+      if (log->database_down)
+        return caf::make_error(caf::sec::runtime_error, "database: connection refused");
+      return log->missing_migrations;
+    },
     [=](save_atom, const trace_context&, model::purchase_order_record r,
         model::unix_ms first_attempt) {
       if (r.id.empty())
@@ -46,8 +57,9 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       auto it = log->records.find(id);
       return it == log->records.end() ? found_record{} : it->second;
     },
-    [=](claim_atom, const std::string&, std::int64_t, std::int32_t) {
+    [=](claim_atom, const std::string&, std::int64_t, std::int32_t limit) {
       ++log->claims;
+      log->claim_limits.push_back(limit);
       auto out = std::move(log->to_claim);
       log->to_claim.clear();
       return out;

@@ -39,6 +39,7 @@ struct persistence_log {
   std::vector<model::validation_job> rescheduled;
   actors::claimed_jobs to_claim;
   int claims = 0;
+  std::vector<std::int32_t> claim_limits; // what each claim asked for at most
   // authenticate: token hash → app (model::access_token_hash); every call counted.
   std::map<std::string, model::app> apps_by_token_hash;
   int authentications = 0;
@@ -83,6 +84,12 @@ struct persistence_log {
   };
   std::vector<voided_applied> voided_pages;
   bool apply_voided_overtaken = false;
+  // The operational endpoints (issue 10): what the queue figures and the
+  // readiness check answer, or an error for both while database_down.
+  db::job_queue_figures queue;
+  int queue_reads = 0;
+  std::int32_t missing_migrations = 0;
+  bool database_down = false;
 };
 
 actors::persistence_actor::behavior_type fake_persistence(actors::persistence_actor::pointer self,

@@ -15,6 +15,7 @@
 
 #include "actors/persistence.hpp"
 #include "fixture.hpp"
+#include "sqlite_pool.hpp"
 #include "tests/support/db/test_db.hpp"
 
 using namespace receiptd;
@@ -22,58 +23,6 @@ using namespace receiptd::actors;
 using namespace receiptd::test;
 
 namespace {
-
-namespace fs = std::filesystem;
-
-// "sqlite3://db=/tmp/…/receiptd.db timeout=10" → the file.
-fs::path sqlite_file(const std::string& url) {
-  auto from = url.find("db=") + 3;
-  return url.substr(from, url.find(' ', from) - from);
-}
-
-// SQLite's write lock, held by another connection until release().
-class write_lock {
-public:
-  explicit write_lock(const fs::path& file) {
-    REQUIRE(sqlite3_open(file.c_str(), &db_) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
-  }
-  ~write_lock() { release(); }
-  void release() {
-    if (db_)
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    sqlite3_close(db_);
-    db_ = nullptr;
-  }
-
-private:
-  sqlite3* db_ = nullptr;
-};
-
-model::app create_app(const std::string& url) {
-  auto d = db::database::open(url);
-  REQUIRE(d);
-  REQUIRE((*d)->migrate());
-  model::app a;
-  a.name = "game";
-  a.package_name = "com.example.game";
-  auto created = (*d)->create_app(a);
-  REQUIRE(created);
-  return *created;
-}
-
-model::purchase_order_record pending_order(const std::string& app_id, int i) {
-  model::purchase_order_record r;
-  r.app_id = app_id;
-  r.is_legacy = true;
-  r.package_name = "com.example.game";
-  r.purchase_token = "purchase-" + std::to_string(i);
-  r.purchase.product_id = "gems_100";
-  r.state = model::validation_state::pending;
-  r.created_at = manual_time::start_ms;
-  r.updated_at = manual_time::start_ms;
-  return r;
-}
 
 // The outcome of every "save" span of the persistence workers, by trace id.
 std::map<std::string, std::string> save_outcomes(const fs::path& trace_file) {
@@ -135,4 +84,49 @@ TEST_CASE("saves sent while the single worker is busy leave as one batch",
   auto together = "ok (batch of " + std::to_string(queued) + ")"; // waited, then left at once
   for (int i = 1; i <= queued; ++i)
     CHECK(outcomes["trace-" + std::to_string(i)] == together);
+}
+
+TEST_CASE("a claimed job whose record is gone is dropped, not leased again",
+          "[actors][persistence]") {
+  auto url = fresh_database_url(db::dialect::sqlite);
+  auto app = create_app(url);
+  std::string gone_id;
+  {
+    auto d = db::database::open(url);
+    REQUIRE(d);
+    for (int i = 0; i < 2; ++i) {
+      auto saved = (*d)->save_purchase_order(pending_order(app.id, i), manual_time::start_ms);
+      REQUIRE(saved);
+      if (i == 0)
+        gone_id = saved->record.id;
+    }
+    REQUIRE((*d)->list_jobs()->size() == 2);
+  }
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(sqlite_file(url).c_str(), &raw) == SQLITE_OK);
+  auto del = "DELETE FROM store_b_purchase_orders WHERE id = '" + gone_id + "'";
+  CHECK(sqlite3_exec(raw, del.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto pool = spawn_persistence_pool(sys, {url, 1, 16}, tracer::off(), model::system_time());
+  caf::scoped_actor self{sys};
+  self
+    ->request(pool, std::chrono::seconds(30), claim_atom_v, std::string("w1"), std::int64_t{60'000},
+              std::int32_t{10})
+    .receive(
+      [&](claimed_jobs& jobs) {
+        REQUIRE(jobs.size() == 1);
+        CHECK(jobs[0].record);
+        CHECK(jobs[0].job.record_id != gone_id);
+      },
+      [](caf::error& e) { FAIL(caf::to_string(e)); });
+  caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
+  auto d = db::database::open(url);
+  REQUIRE(d);
+  auto left = (*d)->list_jobs();
+  REQUIRE(left);
+  REQUIRE(left->size() == 1);
+  CHECK(left->at(0).record_id != gone_id);
 }

@@ -57,7 +57,7 @@ struct scheduler_bench : actor_fixture {
 
 TEST_CASE("claims at start, then once per poll interval", "[actors][retry]") {
   scheduler_bench b(verdict(model::store_outcome::confirmed));
-  b.keep(spawn_retry_scheduler(*b.sys, b.settings, "test", b.deps));
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, {}, "test", b.deps));
   b.run();
   CHECK(b.log->claims == 1);
   b.run();
@@ -73,7 +73,7 @@ TEST_CASE("claims at start, then once per poll interval", "[actors][retry]") {
 TEST_CASE("a job the store confirms is completed as validated", "[actors][retry]") {
   scheduler_bench b(verdict(model::store_outcome::confirmed, "HTTP 200"));
   b.add_job(2);
-  b.keep(spawn_retry_scheduler(*b.sys, b.settings, "test", b.deps));
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, {}, "test", b.deps));
   b.run();
   REQUIRE(b.log->completed.size() == 1);
   CHECK(b.log->completed[0].first.version == 7); // fenced by the claimed version
@@ -86,7 +86,7 @@ TEST_CASE("a store still down: rescheduled with exponential backoff and full jit
   scheduler_bench b(verdict(model::store_outcome::unreachable, "HTTP 503"));
   b.add_job(2);
   b.random.set(0.25);
-  b.keep(spawn_retry_scheduler(*b.sys, b.settings, "test", b.deps));
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, {}, "test", b.deps));
   b.run();
   REQUIRE(b.log->rescheduled.size() == 1);
   auto& job = b.log->rescheduled[0];
@@ -101,7 +101,7 @@ TEST_CASE("a store still down: rescheduled with exponential backoff and full jit
 TEST_CASE("a job out of attempts marks its record failed", "[actors][retry]") {
   scheduler_bench b(verdict(model::store_outcome::unreachable, "timeout"));
   b.add_job(3); // the fourth attempt is the last
-  b.keep(spawn_retry_scheduler(*b.sys, b.settings, "test", b.deps));
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, {}, "test", b.deps));
   b.run();
   CHECK(b.log->rescheduled.empty());
   REQUIRE(b.log->completed.size() == 1);
@@ -111,7 +111,7 @@ TEST_CASE("a job out of attempts marks its record failed", "[actors][retry]") {
 TEST_CASE("a silent store: the revalidation deadline reschedules the job", "[actors][retry]") {
   scheduler_bench b(std::nullopt);
   b.add_job(0);
-  b.keep(spawn_retry_scheduler(*b.sys, b.settings, "test", b.deps));
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, {}, "test", b.deps));
   b.run();
   CHECK(b.log->rescheduled.empty());
   b.sched->advance_time(std::chrono::seconds(5));
@@ -129,7 +129,7 @@ TEST_CASE("a revalidation that dies without reporting does not stop the polling"
   b.deps = d;
   b.settings.batch = 1;
   b.add_job(0);
-  b.keep(spawn_retry_scheduler(*b.sys, b.settings, "test", b.deps));
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, {}, "test", b.deps));
   b.run();
   REQUIRE(b.log->claims == 1);
   REQUIRE(callers->size() == 1);
@@ -147,4 +147,49 @@ TEST_CASE("a revalidation that dies without reporting does not stop the polling"
   b.sched->advance_time(std::chrono::seconds(1));
   b.run();
   CHECK(b.log->claims == 3);
+}
+
+TEST_CASE("revalidations start no faster than their store's retry rate", "[actors][retry]") {
+  scheduler_bench b(verdict(model::store_outcome::confirmed));
+  for (int i = 0; i < 5; ++i)
+    b.add_job(1);
+  // Store B: 2 per second, in bursts of 2; Store A unlimited.
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, {.store_a = 0, .store_b = 2}, "test", b.deps));
+  b.run();
+  CHECK(b.log->claims == 1);
+  CHECK(b.log->completed.size() == 2); // the burst
+  auto advance = [&](std::chrono::milliseconds d) {
+    b.clock.advance(d);       // the buckets' time
+    b.sched->advance_time(d); // CAF's: the pacing tick
+    b.run();
+  };
+  advance(std::chrono::milliseconds(499));
+  CHECK(b.log->completed.size() == 2);
+  advance(std::chrono::milliseconds(1));
+  CHECK(b.log->completed.size() == 3); // one token every 500 ms
+  advance(std::chrono::milliseconds(500));
+  CHECK(b.log->completed.size() == 4);
+  advance(std::chrono::milliseconds(500));
+  CHECK(b.log->completed.size() == 5);
+}
+
+TEST_CASE("a scheduler claims no more than its slowest store starts within half a lease",
+          "[actors][retry]") {
+  scheduler_bench b(verdict(model::store_outcome::confirmed));
+  b.settings.batch = 100;
+  b.settings.lease = std::chrono::seconds(4);
+  for (int i = 0; i < 3; ++i)
+    b.add_job(1);
+  // Store A: 2 per second: 2 s (half the lease) start 4, plus the one now.
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, {.store_a = 2, .store_b = 0}, "test", b.deps));
+  b.run();
+  REQUIRE(!b.log->claim_limits.empty()); // then again, once the three are done
+  CHECK(b.log->claim_limits[0] == 5);
+  // Unlimited stores: the batch.
+  scheduler_bench u(verdict(model::store_outcome::confirmed));
+  u.settings.batch = 100;
+  u.keep(spawn_retry_scheduler(*u.sys, u.settings, {}, "test", u.deps));
+  u.run();
+  REQUIRE(!u.log->claim_limits.empty());
+  CHECK(u.log->claim_limits[0] == 100);
 }

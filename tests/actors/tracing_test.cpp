@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "actors/tracing.hpp"
+#include "tests/support/time/manual_time.hpp"
 
 using namespace receiptd;
 
@@ -22,7 +23,7 @@ std::string read(const std::string& path) {
 
 } // namespace
 
-TEST_CASE("a span is one JSON line with actor, message, duration and outcome", "[tracing]") {
+TEST_CASE("a span is one JSON line with actor, message, start, duration and outcome", "[tracing]") {
   auto dir
     = std::filesystem::temp_directory_path() / ("receiptd-trace-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
@@ -30,10 +31,13 @@ TEST_CASE("a span is one JSON line with actor, message, duration and outcome", "
   {
     config::trace_settings s;
     s.file = file;
-    actors::tracer t(s);
+    test::manual_time clock;
+    actors::tracer t(s, clock);
     {
       actors::span outer(t, {"trace-1", 0}, "validator", "store_b_upload");
+      clock.advance(std::chrono::milliseconds(3));
       actors::span inner(t, outer.child(), "persistence", "save \"quoted\"");
+      clock.advance(std::chrono::milliseconds(4));
       inner.outcome("ok");
       outer.outcome("200");
     }
@@ -50,7 +54,13 @@ TEST_CASE("a span is one JSON line with actor, message, duration and outcome", "
   CHECK(spans[0].at("parent_id") == spans[1].at("span_id"));
   CHECK(spans[1].at("trace_id") == "trace-1");
   CHECK(spans[1].at("outcome") == "200");
-  CHECK(spans[1].at("duration_us").to_number<std::int64_t>() >= 0);
+  // Times come from the tracer's clock: wall clock for the start, steady for the
+  // duration.
+  const std::int64_t start_us = test::manual_time::start_ms * 1000;
+  CHECK(spans[1].at("start_us").to_number<std::int64_t>() == start_us);
+  CHECK(spans[0].at("start_us").to_number<std::int64_t>() == start_us + 3000);
+  CHECK(spans[1].at("duration_us").to_number<std::int64_t>() == 7000);
+  CHECK(spans[0].at("duration_us").to_number<std::int64_t>() == 4000);
   std::filesystem::remove_all(dir);
 }
 

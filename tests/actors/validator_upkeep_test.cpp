@@ -90,7 +90,7 @@ struct upkeep_job_bench : actor_fixture {
     add_job(std::move(r), attempts);
   }
 
-  void start() { keep(spawn_retry_scheduler(*sys, settings, "test", deps)); }
+  void start() { keep(spawn_retry_scheduler(*sys, settings, {}, "test", deps)); }
 };
 
 } // namespace

@@ -22,4 +22,14 @@ struct http_response {
 http_response http_call(const std::string& method, const std::string& url,
                         const std::string& body = {}, const std::vector<std::string>& headers = {});
 
+// The OpenAPI check (tests/openapi/check_responses.py): when the environment names
+// a file in RECEIPTD_OPENAPI_RECORD (CTest does, one per database), every exchange
+// http_call has with a receiptd listening on a port given here is appended to it as
+// one JSON line (method, path as requested, status, content type, headers, body, and
+// the request body when the service accepted it for judgement), and so is every
+// webhook body the emulator's receiver hands the tests. The file is emptied when the
+// process starts.
+void record_exchanges_with(unsigned short port);
+void record_webhook_body(const std::string& body);
+
 } // namespace receiptd::test

@@ -243,6 +243,8 @@ void check_same(const model::validation_job& got, const model::validation_job& w
   CHECK(got.next_attempt_at == want.next_attempt_at);
   CHECK(got.version == want.version);
   CHECK(got.last_error == want.last_error);
+  CHECK(got.lease_owner == want.lease_owner);
+  CHECK(got.lease_until == want.lease_until);
 }
 
 } // namespace receiptd::test

@@ -27,13 +27,18 @@ TEST_CASE("a job is claimed only once due", "[jobs]") {
   CHECK(jobs[0].next_attempt_at == t0 + 1000);
   CHECK(jobs[0].version == 0);
   CHECK(jobs[0].last_error.empty());
+  CHECK_FALSE(jobs[0].lease_owner);
+  CHECK_FALSE(jobs[0].lease_until);
 
   CHECK(REQUIRE_OK(d.claim_due_jobs("w1", t0 + 999, t0 + 999 + lease, 10)).empty());
   auto claimed = REQUIRE_OK(d.claim_due_jobs("w1", t0 + 1000, t0 + 1000 + lease, 10));
   REQUIRE(claimed.size() == 1);
   auto want = jobs[0];
   want.version = 1;
+  want.lease_owner = "w1";
+  want.lease_until = t0 + 1000 + lease;
   check_same(claimed[0], want);
+  check_same(REQUIRE_OK(d.list_jobs()).at(0), want); // receiptctl jobs shows the lease
   CHECK(REQUIRE_OK(d.claim_due_jobs("w1", t0 + 1000, t0 + 1000 + lease, 0)).empty());
 }
 
@@ -142,6 +147,8 @@ TEST_CASE("a rescheduled job waits for its next attempt, lease released", "[jobs
   retry.next_attempt_at = t0 + 2000; // before the lease would have expired
   retry.last_error = "Play 503";
   CHECK(REQUIRE_OK(d.reschedule_job(retry)));
+  retry.lease_owner.reset(); // released
+  retry.lease_until.reset();
   check_same(REQUIRE_OK(d.list_jobs()).at(0), retry);
 
   CHECK(REQUIRE_OK(d.claim_due_jobs("w2", t0 + 1999, t0 + 1999 + lease, 1)).empty());
@@ -156,6 +163,20 @@ TEST_CASE("a rescheduled job waits for its next attempt, lease released", "[jobs
   late.next_attempt_at = t0 + 99'999;
   CHECK_FALSE(REQUIRE_OK(d.reschedule_job(late)));
   check_same(REQUIRE_OK(d.list_jobs()).at(0), again[0]);
+}
+
+TEST_CASE("dropping a job is fenced by the claim's version", "[jobs]") {
+  database_fixture f;
+  auto& d = *f.db;
+  save_pending(d, f.app, "t", t0);
+  auto first = REQUIRE_OK(d.claim_due_jobs("w1", t0, t0 + lease, 10));
+  REQUIRE(first.size() == 1);
+  auto second = REQUIRE_OK(d.claim_due_jobs("w2", t0 + lease, t0 + 2 * lease, 10));
+  REQUIRE(second.size() == 1);
+  CHECK_FALSE(REQUIRE_OK(d.drop_job(first[0]))); // overtaken: w2 holds it now
+  CHECK(REQUIRE_OK(d.list_jobs()).size() == 1);
+  CHECK(REQUIRE_OK(d.drop_job(second[0])));
+  CHECK(REQUIRE_OK(d.list_jobs()).empty());
 }
 
 } // namespace receiptd::test
