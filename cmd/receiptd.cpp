@@ -253,6 +253,13 @@ int main(int argc, char** argv) {
                        + " (database " + database
                        + (s.config_file.empty() ? "" : ", config " + s.config_file) + ")",
                      listening);
+    if (server.max_connections() < s.http.max_connections)
+      actors::log_warn(
+        "http.max-connections=" + std::to_string(s.http.max_connections)
+          + " does not fit the open-file limit (two descriptors per connection): " + "at most "
+          + std::to_string(server.max_connections()) + " client connections",
+        actors::log_context{}.with("max_connections",
+                                   static_cast<std::int64_t>(server.max_connections())));
     print_try_it(*first_token, s.http.address, port, s.bootstrap);
 
     int sig = 0;

@@ -10,7 +10,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <iostream>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -438,12 +437,9 @@ std::size_t connection_cap(std::size_t configured) {
   if (getrlimit(RLIMIT_NOFILE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY
       || configured * per_connection + reserve <= lim.rlim_cur)
     return configured;
-  auto cap = lim.rlim_cur > 2 * reserve
+  return lim.rlim_cur > 2 * reserve
     ? (static_cast<std::size_t>(lim.rlim_cur) - reserve) / per_connection
     : 1;
-  std::cerr << "receiptd: http.max-connections=" << configured << " does not fit the open-file "
-            << "limit (" << lim.rlim_cur << "); at most " << cap << " client connections\n";
-  return cap;
 }
 
 } // namespace
@@ -491,6 +487,10 @@ std::uint16_t server::start() {
 
 void server::begin_draining() {
   state_->draining = true;
+}
+
+std::size_t server::max_connections() const {
+  return state_->settings.max_connections;
 }
 
 std::size_t server::in_flight() const {

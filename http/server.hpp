@@ -23,6 +23,9 @@ public:
 
   // Binds and starts the reactor threads; returns the bound port.
   std::uint16_t start();
+  // Client connections open at once at most: http.max-connections, lowered by
+  // start() when two descriptors per connection do not fit the open-file limit.
+  std::size_t max_connections() const;
 
   // New requests get 503 from now on; in-flight ones still get their answer.
   void begin_draining();
