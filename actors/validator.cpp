@@ -44,6 +44,8 @@ struct lent_receipt {
   }
 };
 
+} // namespace
+
 model::store_verdict deadline_verdict(const caf::error& e) {
   model::store_verdict v;
   v.outcome = model::store_outcome::unreachable;
@@ -51,8 +53,6 @@ model::store_verdict deadline_verdict(const caf::error& e) {
                                             : "store client: " + caf::to_string(e);
   return v;
 }
-
-} // namespace
 
 void answer(upload_run& u, http::reply r) {
   u.root.outcome(std::to_string(r.status));

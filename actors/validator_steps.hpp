@@ -86,6 +86,11 @@ void upkeep_job(caf::event_based_actor* self, validator_deps_ptr deps,
                 retry_scheduler_actor scheduler, model::validation_job job, app_context_ptr app,
                 model::transaction_record r, std::shared_ptr<span> root);
 
+// What a store request that failed at the actor level means: the store client
+// did not answer within the deadline (or died), so the store counts as
+// unreachable; never a verdict on the proof.
+model::store_verdict deadline_verdict(const caf::error& e);
+
 // How a job's run ends, whatever it did (revalidation, acknowledgement,
 // refresh): the span's outcome, then the scheduler told it is done.
 using job_report = std::function<void(const std::string&)>;

@@ -37,10 +37,24 @@ void acknowledge(caf::event_based_actor* self, validator_deps_ptr deps,
   self->request(deps->store_b, deps->settings.store_deadline, acknowledge_atom_v, std::move(ask))
     .then([land](model::store_b::acknowledge_answer& a) mutable { land(a); },
           [land](caf::error& e) mutable {
-            land({model::store_b::acknowledge_outcome::retry,
-                  e == caf::sec::request_timeout ? "store deadline passed"
-                                                 : "store client: " + caf::to_string(e)});
+            land({model::store_b::acknowledge_outcome::retry, deadline_verdict(e).detail});
           });
+}
+
+// A refresh's end, for both stores: completed when the answer settled the record;
+// else the attempt counts and the job is rescheduled until retry.max-attempts,
+// then completed with the record as it was ("refresh given up", updated_at now),
+// so the sweep asks again after the store's refresh interval.
+template <class Record>
+void end_refresh(caf::event_based_actor* self, const validator_deps& deps,
+                 model::validation_job& job, Record& r, bool settled, const std::string& why,
+                 const std::shared_ptr<span>& root, const job_report& report) {
+  if (settled)
+    return complete_job(self, deps, job, std::move(r), root, report, "refreshed");
+  ++job.attempts;
+  if (!model::attempts_exhausted(deps.settings.retry, job.attempts))
+    return reschedule_job(self, deps, job, why, root, report);
+  complete_job(self, deps, job, std::move(r), root, report, "refresh given up");
 }
 
 void refresh(caf::event_based_actor* self, validator_deps_ptr deps, retry_scheduler_actor scheduler,
@@ -53,24 +67,12 @@ void refresh(caf::event_based_actor* self, validator_deps_ptr deps, retry_schedu
                       false,          deps->clock->steady_now() + deps->settings.store_deadline};
   auto shared = std::make_shared<model::purchase_order_record>(std::move(r));
   auto land = [=](const model::store_verdict& v, model::play_purchase answered) mutable {
-    if (model::store_b::apply_refresh(*shared, v, std::move(answered)))
-      return complete_job(self, *deps, job, std::move(*shared), root, report, "refreshed");
-    ++job.attempts;
-    if (!model::attempts_exhausted(deps->settings.retry, job.attempts))
-      return reschedule_job(self, *deps, job, v.detail, root, report);
-    // Given up for now: the record as it was, updated_at now, so the sweep
-    // asks again after store-b.refresh-interval.
-    complete_job(self, *deps, job, std::move(*shared), root, report, "refresh given up");
+    bool settled = model::store_b::apply_refresh(*shared, v, std::move(answered));
+    end_refresh(self, *deps, job, *shared, settled, v.detail, root, report);
   };
   self->request(deps->store_b, deps->settings.store_deadline, check_atom_v, std::move(check))
     .then([land](store_b_answer& a) mutable { land(a.verdict, std::move(a.purchase)); },
-          [land, shared](caf::error& e) mutable {
-            model::store_verdict v;
-            v.outcome = model::store_outcome::unreachable;
-            v.detail = e == caf::sec::request_timeout ? "store deadline passed"
-                                                      : "store client: " + caf::to_string(e);
-            land(v, shared->purchase);
-          });
+          [land, shared](caf::error& e) mutable { land(deadline_verdict(e), shared->purchase); });
 }
 
 // A StoreKit 2 subscription past its expiry, asked again (issue 9): Get All
@@ -97,23 +99,12 @@ void refresh(caf::event_based_actor* self, validator_deps_ptr deps, retry_schedu
         v.detail = found.err().message();
       }
     }
-    if (model::store_a::apply_refresh(*shared, v, status))
-      return complete_job(self, *deps, job, std::move(*shared), root, report, "refreshed");
-    ++job.attempts;
-    if (!model::attempts_exhausted(deps->settings.retry, job.attempts))
-      return reschedule_job(self, *deps, job, v.detail, root, report);
-    // Given up for now: the sweep asks again after store-a.refresh-interval.
-    complete_job(self, *deps, job, std::move(*shared), root, report, "refresh given up");
+    bool settled = model::store_a::apply_refresh(*shared, v, status);
+    end_refresh(self, *deps, job, *shared, settled, v.detail, root, report);
   };
   self->request(deps->store_a, deps->settings.store_deadline, refresh_atom_v, std::move(check))
     .then([land](store_a_statuses_answer& a) mutable { land(std::move(a.verdict), a.entries); },
-          [land](caf::error& e) mutable {
-            model::store_verdict v;
-            v.outcome = model::store_outcome::unreachable;
-            v.detail = e == caf::sec::request_timeout ? "store deadline passed"
-                                                      : "store client: " + caf::to_string(e);
-            land(std::move(v), {});
-          });
+          [land](caf::error& e) mutable { land(deadline_verdict(e), {}); });
 }
 
 // A job with nothing to do: completed with the record as it is.
