@@ -81,11 +81,15 @@ url="sqlite3://db=in-file.db"
 
 TEST_CASE("without a config file the defaults are where config/receiptd.ini would put them",
           "[config][paths]") {
-  // The tests run where no config/receiptd.ini is: only the defaults apply.
-  REQUIRE(!fs::exists("config/receiptd.ini"));
+  // From a folder with no config/receiptd.ini: only the defaults apply.
+  const auto before = fs::current_path();
+  const auto here = fs::temp_directory_path() / ("receiptd-nocfg-" + std::to_string(getpid()));
+  fs::create_directories(here);
+  fs::current_path(here);
   auto l = receiptd::test::load_config({});
+  fs::current_path(before);
+  fs::remove_all(here);
   REQUIRE(l.problem == "");
-  auto here = fs::current_path();
   CHECK(l.values.store_a.trust_roots.front() == (here / "config/trust/apple-root-ca.pem").string());
   CHECK(l.values.db.url == "sqlite3://db=" + (here / "var/receiptd.db").string() + " timeout=10");
   CHECK(l.values.trace.file == (here / "var/trace.jsonl").string());
