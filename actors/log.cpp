@@ -262,14 +262,19 @@ void log(log_level level, std::string_view message, const log_context& context) 
   (void)rc;
 }
 
-bool warning_limiter::warn(const std::string& subject, std::string_view text,
-                           const log_context& context) {
+bool log_limiter::log(log_level level, const std::string& subject, std::string_view text,
+                      const log_context& context) {
   auto now = clock_->steady_now();
-  auto it = last_.find(subject);
-  if (it != last_.end() && now - it->second < interval_)
+  auto [it, first] = last_.try_emplace(subject, seen{now, 0});
+  if (!first && now - it->second.at < interval_) {
+    ++it->second.left_out;
     return false;
-  last_[subject] = now;
-  log_warn(text, context);
+  }
+  std::string line(text);
+  if (it->second.left_out > 0)
+    line += "; " + std::to_string(it->second.left_out) + " more like it since";
+  it->second = seen{now, 0};
+  actors::log(level, line, context);
   return true;
 }
 

@@ -90,23 +90,33 @@ private:
 std::string format_log_line(log_format format, log_level level, model::unix_ms time,
                             std::string_view message, const log_context& context = {});
 
-// Warnings about one subject (an app's refused credentials) at most once per
-// interval: loud enough to be seen, never one line per request. Not thread-safe:
-// one per actor, in its state.
-class warning_limiter {
+// Lines about one subject (an app's refused credentials, a database that does not
+// answer) at most once per interval: loud enough to be seen, never one line per
+// request. The lines left out are counted, and the next line about the subject
+// says how many ("; 41 more like it since"). Not thread-safe: one per actor, in
+// its state.
+class log_limiter {
 public:
-  explicit warning_limiter(const model::time_source& clock = model::system_time(),
-                           std::chrono::milliseconds interval = std::chrono::minutes(1))
+  explicit log_limiter(const model::time_source& clock = model::system_time(),
+                       std::chrono::milliseconds interval = std::chrono::minutes(1))
     : clock_(&clock), interval_(interval) {}
 
-  // Logs `text` unless `subject` was warned about less than an interval ago;
+  // Logs `text` at `level` unless `subject` was logged less than an interval ago;
   // true when it logged.
-  bool warn(const std::string& subject, std::string_view text, const log_context& context = {});
+  bool log(log_level level, const std::string& subject, std::string_view text,
+           const log_context& context = {});
+  bool warn(const std::string& subject, std::string_view text, const log_context& context = {}) {
+    return log(log_level::warn, subject, text, context);
+  }
 
 private:
+  struct seen {
+    model::time_source::steady_time at;
+    std::uint64_t left_out = 0;
+  };
   const model::time_source* clock_;
   std::chrono::milliseconds interval_;
-  std::unordered_map<std::string, model::time_source::steady_time> last_;
+  std::unordered_map<std::string, seen> last_;
 };
 
 } // namespace receiptd::actors

@@ -27,7 +27,14 @@ struct worker_state {
   tracer* trace = &tracer::off();                          // never null
   const model::time_source* clock = &model::system_time(); // never null
   metrics* instruments = &metrics::off();                  // never null
+  // Database errors, each kind at most every 10 s (with the count left out): a
+  // database that is away fails every request, and the log must stay readable.
+  log_limiter errors;
   static inline const char* name = "persistence-worker";
+
+  void log_failure(const std::string& kind, const std::string& text) {
+    errors.log(log_level::error, kind, text);
+  }
 
   // The session, (re)opened on demand: a database that was down at start or
   // went away is retried on the next request instead of failing forever.
@@ -53,13 +60,15 @@ caf::result<T> run(worker_pointer self, const trace_context& ctx, const char* wh
   if (!db) {
     s.outcome("error");
     self->state.instruments->db_errors.add();
+    self->state.log_failure("session", "cannot reach the database: " + db.err().message());
     return db_failure(db.err().message());
   }
   auto out = f(**db);
   if (!out) {
     s.outcome("error");
     self->state.instruments->db_errors.add();
-    log_error(std::string("database ") + what + " failed: " + out.err().message());
+    self->state.log_failure(what,
+                            std::string("database ") + what + " failed: " + out.err().message());
     return db_failure(out.err().message());
   }
   s.outcome("ok");
@@ -74,6 +83,7 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
   self->state.trace = trace;
   self->state.clock = clock;
   self->state.instruments = instruments;
+  self->state.errors = log_limiter(*clock, std::chrono::seconds(10));
   return {
     // Group commit: the saves of many uploads in one transaction.
     [=](save_atom, save_batch& batch) -> caf::result<save_batch_result> {
@@ -91,8 +101,9 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
       const auto& m = *self->state.instruments;
       if (!out) {
         m.db_errors.add();
-        log_error("database save of " + std::to_string(batch.size())
-                  + " uploads failed: " + out.err().message());
+        self->state.log_failure("save",
+                                "database save of " + std::to_string(batch.size())
+                                  + " uploads failed: " + out.err().message());
         for (auto& s : spans)
           s.outcome("error");
         return db_failure(out.err().message());
@@ -104,7 +115,7 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
         spans[i].outcome(saved ? "ok (batch of " + std::to_string(batch.size()) + ")" : "error");
         if (!saved) {
           m.db_errors.add();
-          log_error("database save failed: " + saved.err().message());
+          self->state.log_failure("save one", "database save failed: " + saved.err().message());
         }
       }
       return std::move(out).value();
@@ -123,7 +134,7 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
         s.outcome(out ? "ok" : "error");
       if (!out) {
         self->state.instruments->db_errors.add();
-        log_error("token lookup failed: " + out.err().message());
+        self->state.log_failure("token lookup", "token lookup failed: " + out.err().message());
         return db_failure(out.err().message());
       }
       auth_batch_result answers;

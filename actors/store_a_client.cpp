@@ -40,7 +40,7 @@ struct state {
   const model::time_source* clock = &model::system_time(); // never null
   outbound_calls calls;
   call_metrics measured;    // set when the behaviour starts
-  warning_limiter warnings; // operator problems: loud, but once a minute per app
+  log_limiter warnings; // operator problems: loud, but once a minute per app
   std::unordered_map<std::string, cached_jwt> jwts; // by jwt_key
   static inline const char* name = "store-a-client";
 };
@@ -223,7 +223,7 @@ store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a
                           &instruments->store_client("store_a")};
   self->state.calls
     = outbound_calls(*client, settings.max_concurrent, *trace, *clock, settings.max_queued);
-  self->state.warnings = warning_limiter(*clock);
+  self->state.warnings = log_limiter(*clock);
   self->state.clock = clock;
   self->state.settings = std::move(settings);
   return {

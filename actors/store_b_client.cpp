@@ -54,7 +54,7 @@ struct state {
   outbound_calls calls;
   call_metrics measured; // set when the behaviour starts
   std::unordered_map<std::string, token_entry> tokens;
-  warning_limiter warnings; // operator problems: loud, but once a minute per app
+  log_limiter warnings; // operator problems: loud, but once a minute per app
   static inline const char* name = "store-b-client";
 
   model::unix_ms now_ms() const { return clock->now_ms(); }
@@ -319,7 +319,7 @@ store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b
   self->state.settings = std::move(settings);
   self->state.allow_http = allow_http;
   self->state.clock = clock;
-  self->state.warnings = warning_limiter(*clock);
+  self->state.warnings = log_limiter(*clock);
   return {
     [=](check_atom, store_b_check& check) -> caf::typed_response_promise<store_b_answer> {
       auto rp = self->make_response_promise<store_b_answer>();

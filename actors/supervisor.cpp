@@ -94,6 +94,9 @@ struct state {
   bool check_scheduled = false;
   bool checking = false;       // a check is out
   bool checks_failing = false; // the last check failed: trust entries one interval only
+  // Failed token lookups, at most one line every 10 s (a database that is away
+  // fails every upload; the persistence workers log the cause).
+  log_limiter errors;
   static inline const char* name = "supervisor";
 
   bool caching() const { return auth.token_cache_ttl.count() > 0; }
@@ -329,7 +332,8 @@ void authenticate(pointer self, inbound in) {
         auto& [req, sp] = *shared;
         self->state.authenticating.give_back(bytes);
         sp.outcome("503");
-        log_error("token lookup failed: " + caf::to_string(e));
+        self->state.errors.log(log_level::error, "token lookup",
+                               "token lookup failed: " + caf::to_string(e));
         refuse(req, model::errc::storage_unavailable,
                "the service cannot check access tokens right now");
       });
@@ -340,6 +344,7 @@ supervisor_actor::behavior_type supervisor(pointer self, config::validator_setti
   self->state.settings = admission;
   self->state.auth = auth;
   self->state.deps = std::move(deps);
+  self->state.errors = log_limiter(*self->state.deps->clock, std::chrono::seconds(10));
   const auto& instruments = *self->state.deps->instruments;
   self->state.authenticating.count_gauge = instruments.authenticating_requests;
   self->state.authenticating.bytes_gauge = instruments.authenticating_bytes;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "actors/log.hpp"
+#include "tests/support/time/manual_time.hpp"
 
 using namespace receiptd;
 using actors::log_format;
@@ -190,4 +191,31 @@ TEST_CASE("lines logged while a trace scope is open carry its trace id", "[log]"
                                                             {"named", "trace-named"},
                                                             {"inside again", "trace-upload"},
                                                             {"after", ""}});
+}
+
+TEST_CASE("a log limiter writes a subject once per interval and counts what it left out", "[log]") {
+  restore_log_defaults restore;
+  test::manual_time clock;
+  actors::log_limiter limiter(clock, std::chrono::seconds(10));
+  std::vector<bool> logged;
+  auto out = stderr_of([&] {
+    logged.push_back(limiter.log(log_level::error, "db", "database away"));
+    logged.push_back(limiter.log(log_level::error, "db", "database away"));
+    logged.push_back(limiter.warn("other", "another subject"));
+    clock.advance(std::chrono::milliseconds(9999));
+    logged.push_back(limiter.log(log_level::error, "db", "database away"));
+    clock.advance(std::chrono::milliseconds(1));
+    logged.push_back(limiter.log(log_level::error, "db", "database away"));
+    clock.advance(std::chrono::seconds(10));
+    logged.push_back(limiter.log(log_level::error, "db", "database back?"));
+  });
+  CHECK(logged == std::vector<bool>{true, false, true, false, true, true});
+  std::vector<std::string> lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);)
+    lines.push_back(line.substr(line.find(' ') + 1)); // without the time
+  CHECK(lines
+        == std::vector<std::string>{"ERROR database away", "WARN another subject",
+                                    "ERROR database away; 2 more like it since",
+                                    "ERROR database back?"});
 }
