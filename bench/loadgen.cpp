@@ -1,9 +1,12 @@
 // receiptd-loadgen: the HTTP load generator of bench/load (see bench/README.md).
 //
 //   receiptd-loadgen sign --key=PKCS8_B64_FILE --package=P --product=X --count=N
-//                         --prefix=S --out=FILE [--threads=2]
+//                         --prefix=S --out=FILE [--threads=2] [--fraud-every=0]
 //     Writes N Store B upload bodies, one per line, each with its own purchase
-//     token, signed SHA1withRSA over the exact purchase_data string.
+//     token, signed SHA1withRSA over the exact purchase_data string. With
+//     --fraud-every=K, every K-th body (index % K == K-1) is made to be fraud (402):
+//     alternately another package name (package_name_mismatch) and a signature over
+//     other bytes (invalid_signature); its purchase token holds "-fraud-".
 //
 //   receiptd-loadgen run --port=P --token=BEARER --bodies=FILE [--host=127.0.0.1]
 //                        [--path=/client/store_b/purchase_orders] [--connections=C]
@@ -14,6 +17,13 @@
 //     rate>0: open loop at R requests/s, latency counted from the scheduled send
 //     time (queueing for a free connection included: no coordinated omission).
 //     Prints figures and one "RESULT key=value …" line for scripts.
+//     --record=FILE: one line per request sent, "INDEX TOKEN STATUS ID AT_MS" (tab
+//     separated; INDEX the body's line number from 0, TOKEN its purchaseToken,
+//     STATUS the HTTP status, 0 when the connection failed with the request out, -1
+//     when unanswered at the end; ID the answer's first "id" or "-"; AT_MS the unix
+//     time in ms of the outcome).
+//     Connections that fail are reopened (every 50 ms while refused), so a run
+//     outlives restarts of the service; SIGTERM/SIGINT stop sending and drain.
 //
 // One thread, epoll, non-blocking sockets: it needs a fraction of one core at
 // 10k requests/s, which matters on a 2-core machine shared with the service.
@@ -33,6 +43,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -111,10 +122,10 @@ std::string unbase64(std::string text) {
 // purchase_data as the Play Billing client writes it (key order, no spaces), with a
 // realistic ~150-character purchase token.
 std::string purchase_data(const std::string& package, const std::string& product,
-                          const std::string& prefix, std::size_t i) {
+                          const std::string& prefix, std::size_t i, bool fraud) {
   char idx[32];
   std::snprintf(idx, sizeof idx, "%09zu", i);
-  std::string token = prefix + "-" + idx + ".AO-J1Oz";
+  std::string token = prefix + "-" + idx + (fraud ? "-fraud-" : "") + ".AO-J1Oz";
   static const char fill[] = "bEnChMaRkToKeNpAdDiNgXyZ0123456789abcdefghijklmnopqrstuvwxyz_";
   for (std::size_t k = 0; token.size() < 150; ++k)
     token.push_back(fill[(i * 7 + k * 13) % (sizeof fill - 1)]);
@@ -151,20 +162,28 @@ int sign_main(const std::map<std::string, std::string>& a) {
   auto package = arg(a, "package"), product = arg(a, "product"), prefix = arg(a, "prefix");
   std::size_t count = std::stoull(arg(a, "count"));
   unsigned threads = static_cast<unsigned>(std::stoul(arg(a, "threads", "2")));
+  std::size_t fraud_every = std::stoull(arg(a, "fraud-every", "0"));
   std::vector<std::string> lines(count);
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
       EVP_MD_CTX* ctx = EVP_MD_CTX_new();
       for (std::size_t i = t; i < count; i += threads) {
-        auto data = purchase_data(package, product, prefix, i);
+        bool fraud = fraud_every > 0 && i % fraud_every == fraud_every - 1;
+        bool other_package = fraud && (i / fraud_every) % 2 == 0;
+        auto data
+          = purchase_data(other_package ? package + ".other" : package, product, prefix, i, fraud);
+        // A bad signature: a valid one, but over other bytes.
+        auto signed_bytes = fraud && !other_package ? data + " " : data;
         std::size_t len = 0;
         EVP_DigestSignInit(ctx, nullptr, EVP_sha1(), nullptr, key);
-        EVP_DigestSign(ctx, nullptr, &len, reinterpret_cast<const unsigned char*>(data.data()),
-                       data.size());
+        EVP_DigestSign(ctx, nullptr, &len,
+                       reinterpret_cast<const unsigned char*>(signed_bytes.data()),
+                       signed_bytes.size());
         std::string sig(len, '\0');
         EVP_DigestSign(ctx, reinterpret_cast<unsigned char*>(sig.data()), &len,
-                       reinterpret_cast<const unsigned char*>(data.data()), data.size());
+                       reinterpret_cast<const unsigned char*>(signed_bytes.data()),
+                       signed_bytes.size());
         sig.resize(len);
         lines[i] = "{\"purchase_data\":\"" + json_escape(data) + "\",\"purchase_signature\":\""
           + base64(sig) + "\"}";
@@ -197,6 +216,7 @@ struct conn {
   std::size_t out_off = 0;
   std::string in;                 // response bytes read so far
   clock_type::time_point sent_at; // scheduled (open loop) or actual (closed loop) send time
+  std::size_t request = 0;        // index into requests of the request out
 };
 
 struct stats {
@@ -206,9 +226,36 @@ struct stats {
   std::uint64_t answered_in_window = 0;
   std::uint64_t io_errors = 0;
   std::uint64_t reconnects = 0;
+  std::uint64_t connect_failures = 0;        // connects refused or failed (the service away)
+  std::uint64_t unavailable_retry_after = 0; // 503 answers with a Retry-After header
 };
 
-bool parse_response(std::string& in, int& status, std::string& body, bool& close_after) {
+volatile std::sig_atomic_t stop_requested = 0;
+
+// The purchaseToken of a body (inside the purchase_data string, so its quotes are escaped).
+std::string token_of(const std::string& body) {
+  static const std::string key = "purchaseToken\\\":\\\"";
+  auto at = body.find(key);
+  if (at == std::string::npos)
+    return "-";
+  at += key.size();
+  auto end = body.find('\\', at);
+  return end == std::string::npos ? "-" : body.substr(at, end - at);
+}
+
+// The first "id" of an answer: the record's (a 402 names it in its stored record).
+std::string id_of(const std::string& body) {
+  static const std::string key = "\"id\":\"";
+  auto at = body.find(key);
+  if (at == std::string::npos)
+    return "-";
+  at += key.size();
+  auto end = body.find('"', at);
+  return end == std::string::npos ? "-" : body.substr(at, end - at);
+}
+
+bool parse_response(std::string& in, int& status, std::string& body, bool& close_after,
+                    bool& retry_after) {
   auto end = in.find("\r\n\r\n");
   if (end == std::string::npos)
     return false;
@@ -217,6 +264,7 @@ bool parse_response(std::string& in, int& status, std::string& body, bool& close
   status = std::atoi(in.c_str() + 9);
   std::size_t content_length = 0;
   close_after = false;
+  retry_after = false;
   std::size_t pos = in.find("\r\n");
   while (pos < end) {
     auto next = in.find("\r\n", pos + 2);
@@ -228,6 +276,8 @@ bool parse_response(std::string& in, int& status, std::string& body, bool& close
       content_length = std::strtoull(line.c_str() + 15, nullptr, 10);
     else if (lower.rfind("connection:", 0) == 0 && lower.find("close") != std::string::npos)
       close_after = true;
+    else if (lower.rfind("retry-after:", 0) == 0)
+      retry_after = true;
     pos = next;
   }
   if (in.size() < end + 4 + content_length)
@@ -250,9 +300,21 @@ int run_main(const std::map<std::string, std::string>& a) {
   if (limit == 0 && rate > 0) // open loop: no more than the schedule can send
     limit = static_cast<std::size_t>(rate * duration) + 16;
   auto label = arg(a, "label", "load");
+  auto record_path = arg(a, "record", "-");
+  std::FILE* record = nullptr;
+  if (record_path != "-") {
+    record = std::fopen(record_path.c_str(), "w");
+    if (!record) {
+      std::cerr << "cannot write " << record_path << "\n";
+      return 1;
+    }
+  }
+  std::signal(SIGTERM, [](int) { stop_requested = 1; });
+  std::signal(SIGINT, [](int) { stop_requested = 1; });
 
   // Bodies, each sent at most once.
   std::vector<std::string> requests;
+  std::vector<std::string> tokens; // with --record
   {
     std::ifstream in(arg(a, "bodies"));
     std::string line;
@@ -266,6 +328,8 @@ int run_main(const std::map<std::string, std::string>& a) {
         continue;
       if (limit && requests.size() >= limit)
         break;
+      if (record)
+        tokens.push_back(token_of(line));
       requests.push_back(head + std::to_string(line.size()) + "\r\n\r\n" + line);
     }
   }
@@ -301,7 +365,7 @@ int run_main(const std::map<std::string, std::string>& a) {
     setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     int r = connect(c.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
     if (r != 0 && errno != EINPROGRESS) {
-      ++st.io_errors;
+      ++st.connect_failures;
       close(c.fd);
       c.fd = -1;
       return;
@@ -343,8 +407,18 @@ int run_main(const std::map<std::string, std::string>& a) {
   auto window_end = start;
   bool sending = true;
 
+  auto record_line = [&](std::size_t request, int status, const std::string& id) {
+    if (record)
+      std::fprintf(record, "%zu\t%s\t%d\t%s\t%lld\n", skip + request, tokens[request].c_str(),
+                   status, id.c_str(),
+                   static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                            std::chrono::system_clock::now().time_since_epoch())
+                                            .count()));
+  };
+
   auto send_on = [&](std::size_t i, clock_type::time_point stamp) {
     auto& c = conns[i];
+    c.request = next_request;
     c.out = std::move(requests[next_request++]);
     c.out_off = 0;
     c.busy = true;
@@ -362,16 +436,24 @@ int run_main(const std::map<std::string, std::string>& a) {
     if (c.busy) {
       ++st.io_errors;
       --in_flight;
+      record_line(c.request, 0, "-");
     }
+    const bool was_connected = c.connected;
+    if (!was_connected)
+      ++st.connect_failures;
     epoll_ctl(ep, EPOLL_CTL_DEL, c.fd, nullptr);
     close(c.fd);
-    if (!c.connected)
+    if (!was_connected)
       --connecting;
     c.fd = -1;
     c.busy = false;
     c.connected = false;
     ++st.reconnects;
-    if (sending)
+    // An idle connection that fails must leave the idle list: once reconnected it is
+    // listed again, and listed twice it would get two requests out at once (pipelined,
+    // each answer then counted for the other).
+    idle.erase(std::remove(idle.begin(), idle.end(), i), idle.end());
+    if (sending && was_connected) // a refused connect is tried again by the revive loop
       open_conn(i);
   };
 
@@ -425,10 +507,22 @@ int run_main(const std::map<std::string, std::string>& a) {
     dispatch_idle(i);
 
   auto drain_deadline = window_end + std::chrono::seconds(15);
+  auto next_revive = clock_type::now();
   std::string body;
   char buf[65536];
   for (;;) {
     auto now = clock_type::now();
+    if (stop_requested && sending) {
+      window_end = std::min(window_end, now);
+      drain_deadline = now + std::chrono::seconds(15);
+    }
+    // Connections whose connect was refused (the service away) are tried again.
+    if (sending && now >= next_revive) {
+      next_revive = now + std::chrono::milliseconds(50);
+      for (std::size_t i = 0; i < conns.size(); ++i)
+        if (conns[i].fd < 0)
+          open_conn(i);
+    }
     if (sending
         && (now >= window_end
             || (next_request >= requests.size() && backlog_head >= backlog.size()))) {
@@ -507,16 +601,20 @@ int run_main(const std::map<std::string, std::string>& a) {
       }
       int status = 0;
       bool close_after = false;
+      bool retry_after = false;
       bool answered = false;
-      if (c.busy && parse_response(c.in, status, body, close_after)) {
+      if (c.busy && parse_response(c.in, status, body, close_after, retry_after)) {
         auto done = clock_type::now();
         st.latency_us.push_back(static_cast<std::uint32_t>(
           std::chrono::duration_cast<std::chrono::microseconds>(done - c.sent_at).count()));
         ++st.status[status];
+        if (status == 503 && retry_after)
+          ++st.unavailable_retry_after;
         if ((status < 200 || status > 299) && !st.sample_body.count(status))
           st.sample_body[status] = body.substr(0, 300);
         if (done <= window_end)
           ++st.answered_in_window;
+        record_line(c.request, status, id_of(body));
         c.busy = false;
         --in_flight;
         answered = true;
@@ -533,6 +631,12 @@ int run_main(const std::map<std::string, std::string>& a) {
     = std::chrono::duration<double>(std::min(clock_type::now(), window_end) - start).count();
 
   std::uint64_t unanswered = in_flight + (backlog.size() - backlog_head);
+  if (record) {
+    for (auto& c : conns)
+      if (c.fd >= 0 && c.busy)
+        record_line(c.request, -1, "-");
+    std::fclose(record);
+  }
   auto& lat = st.latency_us;
   std::sort(lat.begin(), lat.end());
   auto pct = [&](double q) -> double {
@@ -558,10 +662,12 @@ int run_main(const std::map<std::string, std::string>& a) {
               static_cast<unsigned long long>(ok2xx), statuses.str().c_str());
   std::printf("  latency ms: p50 %.2f  p90 %.2f  p99 %.2f  p99.9 %.2f  max %.2f\n", pct(0.5),
               pct(0.9), pct(0.99), pct(0.999), lat.empty() ? 0.0 : lat.back() / 1000.0);
-  if (st.io_errors || st.reconnects || unanswered)
-    std::printf("  connection errors %llu, reconnects %llu, unanswered at the end %llu\n",
+  if (st.io_errors || st.reconnects || unanswered || st.connect_failures)
+    std::printf("  connection errors %llu, reconnects %llu, connects refused %llu, unanswered at "
+                "the end %llu\n",
                 static_cast<unsigned long long>(st.io_errors),
                 static_cast<unsigned long long>(st.reconnects),
+                static_cast<unsigned long long>(st.connect_failures),
                 static_cast<unsigned long long>(unanswered));
   if (next_request >= requests.size() && !arg(a, "count", "0").compare("0") && rate <= 0)
     std::printf(
@@ -576,13 +682,16 @@ int run_main(const std::map<std::string, std::string>& a) {
               lat.empty() ? 0.0 : self_cpu_us / static_cast<double>(lat.size()));
   std::printf("RESULT label=%s answered=%zu in_window=%llu ok2xx=%llu rps=%.1f p50_ms=%.2f "
               "p90_ms=%.2f p99_ms=%.2f max_ms=%.2f used=%zu errors=%llu unanswered=%llu "
-              "statuses=%s elapsed_s=%.2f loadgen_cpu_us=%.0f\n",
+              "statuses=%s elapsed_s=%.2f loadgen_cpu_us=%.0f connect_failures=%llu "
+              "retry_after_503=%llu\n",
               label.c_str(), lat.size(), static_cast<unsigned long long>(st.answered_in_window),
               static_cast<unsigned long long>(ok2xx), throughput, pct(0.5), pct(0.9), pct(0.99),
               lat.empty() ? 0.0 : lat.back() / 1000.0, next_request,
               static_cast<unsigned long long>(st.io_errors),
               static_cast<unsigned long long>(unanswered), statuses.str().c_str(), elapsed,
-              lat.empty() ? 0.0 : self_cpu_us / static_cast<double>(lat.size()));
+              lat.empty() ? 0.0 : self_cpu_us / static_cast<double>(lat.size()),
+              static_cast<unsigned long long>(st.connect_failures),
+              static_cast<unsigned long long>(st.unavailable_retry_after));
   std::fflush(stdout);
   for (auto& c : conns)
     if (c.fd >= 0)
