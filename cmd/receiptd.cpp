@@ -246,7 +246,8 @@ int main(int argc, char** argv) {
     auto listening = actors::log_context{}
                        .with("address", s.http.address)
                        .with("port", std::int64_t{port})
-                       .with("database", database);
+                       .with("database", database)
+                       .with("instance", instance); // the lease holder receiptctl jobs shows
     if (!s.config_file.empty())
       listening.with("config_file", s.config_file);
     actors::log_info("receiptd listening on http://" + s.http.address + ":" + std::to_string(port)
