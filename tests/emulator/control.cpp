@@ -142,11 +142,9 @@ private:
 
   boost::json::object mode_json(store_id s) {
     auto m = state_.mode(s);
-    return {{"mode", to_string(m.mode)},
-            {"delay_ms", m.delay_ms},
-            {"status", m.status},
-            {"port", listener(s).port()},
-            {"listening", listener(s).is_open()}};
+    return {{"mode", to_string(m.mode)},  {"delay_ms", m.delay_ms},
+            {"status", m.status},         {"fraction", m.fraction},
+            {"port", listener(s).port()}, {"listening", listener(s).is_open()}};
   }
 
   reply stores() {
@@ -165,7 +163,7 @@ private:
     try {
       listener(s).open();
     } catch (const std::exception&) {
-      state_.set_mode(s, {store_mode::down, setting.delay_ms, setting.status});
+      state_.set_mode(s, {store_mode::down, setting.delay_ms, setting.status, setting.fraction});
       throw;
     }
   }
@@ -175,13 +173,14 @@ private:
     auto name = f.text("mode", true);
     auto delay = f.integer("delay_ms", 0, 600000);
     auto status = f.integer("status", 100, 599);
+    auto fraction = f.number("fraction", 0.0, 1.0);
     std::optional<store_mode> mode = name ? parse_store_mode(*name) : std::nullopt;
     if (name && !mode)
       f.fail("mode", "must be one of up, down, error, html, slow");
     if (!f.error().empty())
       return bad_request(f.error());
     mode_setting setting{*mode, static_cast<int>(delay.value_or(300)),
-                         static_cast<int>(status.value_or(503))};
+                         static_cast<int>(status.value_or(503)), fraction.value_or(1.0)};
     std::lock_guard lock(c_.switching);
     try {
       apply(s, setting);

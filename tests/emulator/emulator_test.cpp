@@ -1048,6 +1048,33 @@ TEST_CASE("modes: down, error, html, slow") {
     CHECK(f.request_token("x").status == 429);
     CHECK(calls().at("store_a").at("production").to_number<std::uint64_t>() == 1);
   }
+  SECTION("error and html with a fraction fail about that share, the rest answer as up") {
+    set_mode("store_a", R"({"mode":"error","status":500,"fraction":0.5})");
+    CHECK(client.get(emulator.control_url("/control/stores/store_a/mode"))
+            .json()
+            .at("fraction")
+            .to_number<double>()
+          == 0.5);
+    int failed = 0, answered = 0;
+    for (int i = 0; i < 200; ++i) {
+      auto r = client.post(prod_url, verify_body(sandbox));
+      if (r.status == 500)
+        ++failed;
+      else if (status_of(r) == 21007)
+        ++answered;
+    }
+    CHECK(failed + answered == 200);
+    CHECK(failed > 50); // binomial(200, 0.5): outside 50..150 with odds below 1e-12
+    CHECK(failed < 150);
+    CHECK(calls().at("store_a").at("production").to_number<std::uint64_t>() == 200);
+
+    set_mode("store_b", R"({"mode":"html","fraction":0})");
+    CHECK(f.get_b(subscriptions_path("p", "t"), f.access_token).status == 404); // as up
+    auto bad = client.put(emulator.control_url("/control/stores/store_b/mode"),
+                          R"({"mode":"error","fraction":1.5})");
+    CHECK(bad.status == 400);
+    CHECK(bad.json().at("error").as_string() == "fraction must be a number from 0 to 1");
+  }
   SECTION("html answers 200 text/html") {
     set_mode("store_b", R"({"mode":"html"})");
     auto r = f.get_b(subscriptions_path("p", "t"), f.access_token);

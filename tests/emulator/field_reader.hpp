@@ -40,6 +40,23 @@ public:
     return n;
   }
 
+  std::optional<double> number(std::string_view key, double min, double max) {
+    auto* v = o_.if_contains(key);
+    if (!v || v->is_null())
+      return std::nullopt;
+    std::optional<double> n;
+    if (v->is_double())
+      n = v->as_double();
+    else if (v->is_int64())
+      n = static_cast<double>(v->as_int64());
+    else if (v->is_uint64())
+      n = static_cast<double>(v->as_uint64());
+    if (!n || !(*n >= min && *n <= max))
+      return fail(key, "must be a number from " + number_text(min) + " to " + number_text(max)),
+             std::nullopt;
+    return n;
+  }
+
   std::optional<bool> boolean(std::string_view key) {
     auto* v = o_.if_contains(key);
     if (!v || v->is_null())
@@ -63,6 +80,14 @@ public:
   const std::string& error() const { return error_; }
 
 private:
+  static std::string number_text(double x) {
+    auto t = std::to_string(x); // "1.000000" -> "1"
+    t.erase(t.find_last_not_of('0') + 1);
+    if (!t.empty() && t.back() == '.')
+      t.pop_back();
+    return t;
+  }
+
   void missing(std::string_view key, bool required) {
     if (required)
       fail(key, "is required");

@@ -40,6 +40,9 @@ struct mode_setting {
   store_mode mode = store_mode::up;
   int delay_ms = 300; // slow
   int status = 503;   // error
+  // error, html: the share of requests that get the failure (the others are answered
+  // as in up), drawn per request: a store that fails some calls, not all.
+  double fraction = 1.0;
 };
 
 // A registered verifyReceipt answer (PROTOCOL.md Store A, step 3).

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -217,6 +218,14 @@ reply answer(store_id store, emulator_state& state, const route& r, const Http::
   return not_found(store);
 }
 
+// In error and html mode, whether this request gets the failure (mode_setting::fraction).
+bool fails_this_time(const mode_setting& m) {
+  if (m.fraction >= 1.0)
+    return true;
+  thread_local std::mt19937_64 draws{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(draws) < m.fraction;
+}
+
 } // namespace
 
 void store_handler::onRequest(const Http::Request& request, Http::ResponseWriter writer) {
@@ -227,6 +236,9 @@ void store_handler::onRequest(const Http::Request& request, Http::ResponseWriter
   std::optional<mode_setting> mode;
   try {
     mode = state_->mode(store_);
+    if ((mode->mode == store_mode::error || mode->mode == store_mode::html)
+        && !fails_this_time(*mode))
+      mode->mode = store_mode::up; // this one is answered as the store would
     const auto& path = request.resource();
     auto authorization = header_value(request, "Authorization");
     state_->log_request({store_, std::string(Http::methodString(request.method())),
