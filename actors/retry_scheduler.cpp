@@ -30,7 +30,8 @@ struct state {
   std::unordered_set<std::string> running;                     // job ids with a validator out
   std::unordered_map<caf::actor_addr, std::string> validators; // → job id
   // Claimed jobs waiting for their store's rate (store-*.retry-rate), oldest first,
-  // and the buckets that pace them (a burst of one second's worth).
+  // and the buckets that pace them (bursts of at most a tenth of a second's worth, so no second
+  // sees more than the rate and a tenth).
   std::deque<claimed_job> waiting[stores];
   std::vector<model::token_bucket> buckets;
   bool claiming = false;
@@ -147,7 +148,7 @@ retry_scheduler_actor::behavior_type retry_scheduler(pointer self, config::retry
   self->state.owner = std::move(owner);
   self->state.deps = std::move(deps);
   for (double rate : {rates.store_a, rates.store_b})
-    self->state.buckets.emplace_back(rate, rate);
+    self->state.buckets.emplace_back(rate, rate / 10); // a burst of at least one
   // A validator that died without reporting must not hold its slot forever;
   // its job keeps its lease and is claimed again when the lease runs out.
   self->set_down_handler([=](caf::down_msg& dm) {

@@ -14,7 +14,7 @@
 namespace receiptd::actors {
 
 // Revalidations started per second against each store (store-*.retry-rate; 0:
-// unlimited), in bursts of at most one second's worth: after an outage the queue
+// unlimited), in bursts of at most a tenth of a second's worth: after an outage the queue
 // drains at this pace instead of stampeding the store. Claimed jobs wait in the
 // scheduler for their store's turn, within half their lease.
 struct retry_rates {

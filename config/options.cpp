@@ -266,10 +266,11 @@ receiptd_config::receiptd_config() {
     .add(
       s.store_a.max_queued, "max-queued",
       "verifyReceipt calls waiting for a free slot; beyond it the upload is stored pending (206)")
-    .add(s.store_a.retry_rate, "retry-rate",
-         "revalidations started per second against Store A, in bursts of one second's worth "
-         "(0: unlimited)",
-         0.0, 100000.0)
+    .add(
+      s.store_a.retry_rate, "retry-rate",
+      "revalidations started per second against Store A, in bursts of a tenth of a second's worth "
+      "(0: unlimited)",
+      0.0, 100000.0)
     .add(s.store_a.exclude_old_transactions, "exclude-old-transactions",
          "sent with every verifyReceipt call")
     .add_path(s.store_a.trust_roots, "trust-roots", "PEM files of trusted root certificates")
@@ -297,10 +298,11 @@ receiptd_config::receiptd_config() {
     .add(s.store_b.max_concurrent, "max-concurrent", "Play API calls in flight at once", 1)
     .add(s.store_b.max_queued, "max-queued",
          "Play API calls waiting for a free slot; beyond it the upload is stored pending (206)")
-    .add(s.store_b.retry_rate, "retry-rate",
-         "revalidations started per second against Store B, in bursts of one second's worth "
-         "(0: unlimited)",
-         0.0, 100000.0)
+    .add(
+      s.store_b.retry_rate, "retry-rate",
+      "revalidations started per second against Store B, in bursts of a tenth of a second's worth "
+      "(0: unlimited)",
+      0.0, 100000.0)
     .add(s.store_b.token_refresh_margin, "token-refresh-margin",
          "refresh an OAuth access token this long before it expires", milliseconds(0))
     .add(s.store_b.voided_purchases, "voided-purchases",

@@ -153,8 +153,9 @@ TEST_CASE("revalidations start no faster than their store's retry rate", "[actor
   scheduler_bench b(verdict(model::store_outcome::confirmed));
   for (int i = 0; i < 5; ++i)
     b.add_job(1);
-  // Store B: 2 per second, in bursts of 2; Store A unlimited.
-  b.keep(spawn_retry_scheduler(*b.sys, b.settings, {.store_a = 0, .store_b = 2}, "test", b.deps));
+  // Store B: 20 per second, in bursts of 2 (a tenth of a second's worth); Store A
+  // unlimited.
+  b.keep(spawn_retry_scheduler(*b.sys, b.settings, {.store_a = 0, .store_b = 20}, "test", b.deps));
   b.run();
   CHECK(b.log->claims == 1);
   CHECK(b.log->completed.size() == 2); // the burst
@@ -163,13 +164,13 @@ TEST_CASE("revalidations start no faster than their store's retry rate", "[actor
     b.sched->advance_time(d); // CAF's: the pacing tick
     b.run();
   };
-  advance(std::chrono::milliseconds(499));
+  advance(std::chrono::milliseconds(49));
   CHECK(b.log->completed.size() == 2);
   advance(std::chrono::milliseconds(1));
-  CHECK(b.log->completed.size() == 3); // one token every 500 ms
-  advance(std::chrono::milliseconds(500));
+  CHECK(b.log->completed.size() == 3); // one token every 50 ms
+  advance(std::chrono::milliseconds(50));
   CHECK(b.log->completed.size() == 4);
-  advance(std::chrono::milliseconds(500));
+  advance(std::chrono::milliseconds(50));
   CHECK(b.log->completed.size() == 5);
 }
 
