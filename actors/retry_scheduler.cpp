@@ -37,6 +37,7 @@ struct state {
   bool claiming = false;
   // When the earliest tick already on its way arrives (CAF's clock).
   std::optional<caf::actor_clock::time_point> tick_at;
+  log_limiter errors; // failed claims: a line at most every 10 s
   static inline const char* name = "retry-scheduler";
 
   std::size_t waiting_jobs() const { return waiting[0].size() + waiting[1].size(); }
@@ -136,7 +137,8 @@ void claim(pointer self) {
       },
       [=](caf::error& e) {
         self->state.claiming = false;
-        log_error("claiming revalidation jobs failed: " + caf::to_string(e));
+        self->state.errors.log(log_level::error, "claim",
+                               "claiming revalidation jobs failed: " + caf::to_string(e));
         schedule_tick(self);
       });
 }
@@ -147,6 +149,7 @@ retry_scheduler_actor::behavior_type retry_scheduler(pointer self, config::retry
   self->state.settings = std::move(settings);
   self->state.owner = std::move(owner);
   self->state.deps = std::move(deps);
+  self->state.errors = log_limiter(*self->state.deps->clock, std::chrono::seconds(10));
   for (double rate : {rates.store_a, rates.store_b})
     self->state.buckets.emplace_back(rate, rate / 10); // a burst of at least one
   // A validator that died without reporting must not hold its slot forever;

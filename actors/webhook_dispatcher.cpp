@@ -35,6 +35,7 @@ struct state {
   std::unordered_set<std::string> held;
   bool claiming = false;
   bool tick_scheduled = false;
+  log_limiter errors; // failed claims: a line at most every 10 s
   static inline const char* name = "webhook-dispatcher";
 
   model::retry_policy policy() const {
@@ -140,7 +141,8 @@ void claim(pointer self) {
       },
       [=](caf::error& e) {
         self->state.claiming = false;
-        log_error("claiming webhook deliveries failed: " + caf::to_string(e));
+        self->state.errors.log(log_level::error, "claim",
+                               "claiming webhook deliveries failed: " + caf::to_string(e));
         schedule_tick(self);
       });
 }
@@ -154,6 +156,7 @@ webhook_dispatcher_actor::behavior_type dispatcher(pointer self, config::webhook
   st.deps = std::move(deps);
   // Bounded by `held` (at most webhooks.batch), not here.
   st.calls = outbound_calls(*st.deps.transport, st.settings.batch, *st.deps.trace, *st.deps.clock);
+  st.errors = log_limiter(*st.deps.clock, std::chrono::seconds(10));
   claim(self); // at start: deliveries a crash or restart left behind
   return {
     [=](tick_atom) {
