@@ -19,10 +19,6 @@ namespace {
 
 constexpr const char* orders = "/client/store_b/purchase_orders";
 
-std::string str(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
 void store_b_mode(suite& s, json::object mode) {
   s.emulator.control("PUT", "/control/stores/store_b/mode", std::move(mode));
 }

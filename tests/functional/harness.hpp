@@ -108,6 +108,11 @@ std::vector<std::string> standard_service_args(suite& s);
 // request. token_cache_test.cpp runs a receiptd of its own with the shipped cache.
 inline const std::string no_token_cache = "--auth.token-cache-ttl=0s";
 
+// A JSON value as text: a string's characters, anything else serialized.
+inline std::string str(const boost::json::value& v) {
+  return v.is_string() ? std::string(v.get_string()) : boost::json::serialize(v);
+}
+
 std::string unique(const std::string& prefix);
 // A Store B package name of its own: com.receiptd.NAME_…
 std::string unique_package(const std::string& name);

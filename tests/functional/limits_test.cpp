@@ -33,10 +33,6 @@ namespace {
 constexpr const char* legacy_path = "/client/store_b/purchase_orders/legacy";
 constexpr const char* signed_path = "/client/store_b/purchase_orders";
 
-std::string str(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
 // Random text: PostgreSQL cannot compress it below its index limit.
 std::string random_text(std::size_t n) {
   auto hex = model::hex_encode(model::random_bytes(n / 2 + 1));

@@ -19,10 +19,6 @@ constexpr const char* mbaasy_legacy = "/client/google_play/purchase_orders/legac
 constexpr const char* receipts = "/client/store_a/receipts";
 constexpr const char* mbaasy_receipts = "/client/itunes_connect/receipts";
 
-std::string str(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
 json::object answered(const http_response& r, long status) {
   INFO(r.body);
   REQUIRE(r.status == status);

@@ -15,10 +15,6 @@ namespace json = boost::json;
 
 namespace {
 
-std::string str(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
 // `receiptctl --json app rtdn-url APP EXTRA…`: the printed URL.
 std::string rtdn_url(suite& s, const std::string& app, std::vector<std::string> extra = {}) {
   std::vector<std::string> args{"app", "rtdn-url", app};

@@ -16,10 +16,6 @@ namespace json = boost::json;
 
 namespace {
 
-std::string str(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
 // Exit status `code`, a message containing `text`, nothing on stdout.
 void check_failed(const ctl_result& r, int code, const std::string& text) {
   INFO("stderr: " << r.err << "stdout: " << r.out);

@@ -11,14 +11,6 @@
 using namespace receiptd::test;
 namespace json = boost::json;
 
-namespace {
-
-std::string str(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
-} // namespace
-
 TEST_CASE("SIGKILL with pending jobs: completed after the restart", "[resilience][kill]") {
   auto& s = the_suite();
   auto package = unique_package("kill");

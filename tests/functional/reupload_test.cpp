@@ -14,10 +14,6 @@ constexpr const char* orders = "/client/store_b/purchase_orders";
 constexpr const char* legacy = "/client/store_b/purchase_orders/legacy";
 constexpr const char* receipts = "/client/store_a/receipts";
 
-std::string str(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
 std::string code_of(const json::value& v) {
   return str(v.at("errors").at(0).at("code"));
 }

@@ -24,10 +24,6 @@ namespace {
 const std::string audience = "receiptd-rtdn-push";
 const std::string push_account = "rtdn-push@example-project.iam.gserviceaccount.com";
 
-std::string str(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
 std::int64_t now_s() {
   using namespace std::chrono;
   return duration_cast<seconds>(system_clock::now().time_since_epoch()).count();

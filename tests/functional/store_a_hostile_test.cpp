@@ -21,10 +21,6 @@ namespace {
 
 constexpr const char* receipts = "/client/store_a/receipts";
 
-std::string str(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
 std::string body_of(const std::string& receipt_der) {
   return json::serialize(json::object{{"receipt", model::base64_encode(receipt_der)}});
 }

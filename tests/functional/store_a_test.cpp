@@ -14,10 +14,6 @@ namespace {
 
 constexpr const char* receipts = "/client/store_a/receipts";
 
-std::string str(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
 // verifyReceipt calls the emulator saw for this very receipt (the retry
 // scheduler keeps revalidating other tests' pending receipts meanwhile, so the
 // global counters would not do).

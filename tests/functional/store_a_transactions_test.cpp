@@ -16,10 +16,6 @@ namespace {
 
 constexpr const char* transactions = "/client/store_a/transactions";
 
-std::string str(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
 std::string code_of(const json::value& v) {
   return str(v.at("errors").at(0).at("code"));
 }

@@ -21,10 +21,6 @@ constexpr const char* orders = "/client/store_b/purchase_orders";
 constexpr std::int64_t first_expiry = 1893456000000; // register_purchase's subscriptions
 constexpr std::int64_t later_expiry = 1924992000000; // 2031-01-01
 
-std::string str(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
 std::string code_of(const json::value& v) {
   return str(v.at("errors").at(0).at("code"));
 }

@@ -17,10 +17,6 @@ namespace {
 constexpr const char* orders = "/client/store_b/purchase_orders";
 constexpr const char* legacy = "/client/store_b/purchase_orders/legacy";
 
-std::string str(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
 std::string trimmed(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r'))
     s.pop_back();

@@ -15,10 +15,6 @@ namespace {
 
 constexpr const char* transactions = "/client/store_a/transactions";
 
-std::string str(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
 std::string fresh_uuid() {
   auto h = model::hex_encode(model::random_bytes(16));
   return h.substr(0, 8) + "-" + h.substr(8, 4) + "-" + h.substr(12, 4) + "-" + h.substr(16, 4) + "-"

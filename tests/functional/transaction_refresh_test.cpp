@@ -23,10 +23,6 @@ namespace {
 constexpr const char* transactions = "/client/store_a/transactions";
 constexpr std::int64_t day = 86'400'000;
 
-std::string str(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
 std::int64_t now_ms() {
   using namespace std::chrono;
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();

@@ -21,10 +21,6 @@ constexpr const char* transactions = "/client/store_a/transactions";
 constexpr std::int64_t june_2024 = 1717243200000;
 constexpr std::int64_t day = 86400000;
 
-std::string str(const json::value& v) {
-  return v.is_string() ? std::string(v.get_string()) : json::serialize(v);
-}
-
 using endpoint = hook_endpoint;
 
 // The deliveries the endpoint answered with a 2xx, once at least `n` have come
