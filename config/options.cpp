@@ -421,7 +421,7 @@ receiptd_config::receiptd_config() {
   set("scheduler.max-threads", std::size_t{std::max(1u, std::thread::hardware_concurrency() / 2)});
 }
 
-model::status receiptd_config::check_file(const std::string& path) {
+model::result<std::set<std::string>> receiptd_config::check_file(const std::string& path) {
   auto bad
     = [](std::string message) { return model::error(model::errc::invalid_request, message); };
   std::ifstream in(path);
@@ -430,6 +430,7 @@ model::status receiptd_config::check_file(const std::string& path) {
   auto raw = parse_config(in);
   if (!raw)
     return bad(path + ": " + caf::to_string(raw.error()));
+  std::set<std::string> named;
   for (const auto& [category, group] : *raw) {
     auto* entries = caf::get_if<caf::settings>(&group);
     if (!entries)
@@ -442,9 +443,10 @@ model::status receiptd_config::check_file(const std::string& path) {
       if (auto err = opt->check(value))
         return bad(path + ": bad value for " + full + " (expected " + str(opt->type_name())
                    + "): " + caf::to_string(value));
+      named.insert(full);
     }
   }
-  return model::done{};
+  return named;
 }
 
 // Each option's own bounds, in the order the options are declared.
@@ -479,18 +481,27 @@ model::status receiptd_config::check_relations() const {
   return model::done{};
 }
 
-void receiptd_config::resolve_paths(const std::string& file,
+// A path resolves against where it was written: the config file's folder for a
+// value the file names; the working directory for the command line (left as
+// is); and, for a default, the folder of the default config file (config/ under
+// the working directory), since the defaults are written as config/receiptd.ini
+// writes them. So a small config file of one's own elsewhere keeps the shipped
+// trust files, and the installed receiptd.ini, which names every option, has
+// them beside it. Absolute, so the paths say where they point in every message.
+void receiptd_config::resolve_paths(const std::string& file, const std::set<std::string>& from_file,
                                     const std::set<std::string>& from_command_line) {
-  // The folder of the file read, or the one the default file would be in: the
-  // defaults are written as config/receiptd.ini writes them. Absolute, so the
-  // paths say where they point in every message.
-  std::error_code ec;
-  auto config = std::filesystem::absolute(file.empty() ? default_config_file : file, ec);
-  auto base = ec ? std::filesystem::path(file.empty() ? default_config_file : file).parent_path()
-                 : config.parent_path();
-  for (const auto& p : paths_)
-    if (!from_command_line.count(p.option))
-      p.resolve(base);
+  auto folder_of = [](const std::string& path) {
+    std::error_code ec;
+    auto absolute = std::filesystem::absolute(path, ec);
+    return ec ? std::filesystem::path(path).parent_path() : absolute.parent_path();
+  };
+  const auto file_folder = folder_of(file.empty() ? default_config_file : file);
+  const auto default_folder = folder_of(default_config_file);
+  for (const auto& p : paths_) {
+    if (from_command_line.count(p.option))
+      continue;
+    p.resolve(from_file.count(p.option) ? file_folder : default_folder);
+  }
 }
 
 void receiptd_config::print_help(std::ostream& out) const {
@@ -548,9 +559,13 @@ model::status receiptd_config::load(int argc, char** argv, std::ostream& help_ou
     file = default_config_file;
     args.push_back("--config-file=" + file);
   }
-  if (!file.empty())
-    if (auto checked = check_file(file); !checked)
-      return checked;
+  std::set<std::string> from_file;
+  if (!file.empty()) {
+    auto checked = check_file(file);
+    if (!checked)
+      return checked.err();
+    from_file = std::move(checked).value();
+  }
   // CAF takes a boolean on the command line only as a bare flag; "--x=false"
   // is applied here, after CAF has read the file, so the command line wins.
   std::vector<std::string> caf_args;
@@ -593,7 +608,7 @@ model::status receiptd_config::load(int argc, char** argv, std::ostream& help_ou
   s_.config_file = file;
   for (auto& d : durations_)
     *d.field = ms(*d.parsed);
-  resolve_paths(file, from_command_line);
+  resolve_paths(file, from_file, from_command_line);
   s_.scheduler_threads = caf::get_or(content, "scheduler.max-threads", size_t{0});
   s_.scheduler_policy = caf::to_string(caf::get_or(content, "scheduler.policy", caf::atom("")));
   if (auto bounded = check_bounds(); !bounded)

@@ -41,7 +41,8 @@ public:
 private:
   class section;
 
-  model::status check_file(const std::string& path);
+  // The file's options are all known and well typed; the answer is their names.
+  model::result<std::set<std::string>> check_file(const std::string& path);
   model::status check_bounds() const;
   model::status check_relations() const;
   void print_help(std::ostream& out) const;
@@ -67,7 +68,8 @@ private:
     std::function<void(const std::filesystem::path& base)> resolve;
   };
   std::vector<path_option> paths_;
-  void resolve_paths(const std::string& file, const std::set<std::string>& from_command_line);
+  void resolve_paths(const std::string& file, const std::set<std::string>& from_file,
+                     const std::set<std::string>& from_command_line);
 };
 
 } // namespace receiptd::config
