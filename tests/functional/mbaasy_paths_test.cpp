@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include "harness.hpp"
+#include "model/upload_request.hpp"
+#include "raw_socket.hpp"
 
 using namespace receiptd::test;
 namespace json = boost::json;
@@ -68,6 +70,33 @@ TEST_CASE("Mbaasy's Google Play paths are the Store B endpoints", "[mbaasy][stor
     CHECK(s.service.get(std::string(mbaasy_orders) + "/" + id, "").status == 401);
     CHECK(s.service.post(mbaasy_orders, body, "").status == 401);
     CHECK(http_call("DELETE", s.service.url(mbaasy_orders)).status == 405);
+  }
+
+  SECTION("the request limits hold through the alias: too deep is 422, too large 413") {
+    std::string deep = R"({"x":1})";
+    for (std::size_t i = 0; i < receiptd::model::max_metadata_depth; ++i)
+      deep = R"({"a":)" + deep + "}";
+    json::object o{
+      {"package_name", package}, {"purchase_token", unique("tok")}, {"product_id", "gold"}};
+    auto body = json::serialize(o);
+    body.insert(body.size() - 1, R"(,"metadata":)" + deep);
+    auto r = s.service.post(mbaasy_legacy, body, app.token);
+    INFO(r.body);
+    REQUIRE(r.status == 422);
+    bool too_deep = false;
+    auto answer_body = r.json();
+    for (const auto& e : answer_body.at("errors").as_array())
+      too_deep = too_deep || (str(e.at("field")) == "metadata" && str(e.at("code")) == "too_deep");
+    CHECK(too_deep);
+    // One byte over http.max-body-bytes (1 MiB by default): refused before it is read.
+    raw_connection c(s.service.port());
+    c.send_all("POST " + std::string(mbaasy_orders)
+               + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               + "Authorization: Bearer " + app.token
+               + "\r\nContent-Length: " + std::to_string(1024 * 1024 + 1) + "\r\n\r\n{");
+    auto answer = c.read_for(std::chrono::seconds(3));
+    INFO(answer);
+    CHECK(answer.rfind("HTTP/1.1 413", 0) == 0);
   }
 
   SECTION("a forged signature is the same 402 through the alias") {
