@@ -180,7 +180,9 @@ int main(int argc, char** argv) {
   actors::metrics instruments(s.metrics.token, clock); // GET /metrics
   http::outbound_client outbound({.ca_file = s.outbound.ca_file,
                                   .connect_timeout = s.outbound.connect_timeout,
-                                  .max_connections_per_host = s.outbound.max_connections_per_host});
+                                  .max_connections_per_host = s.outbound.max_connections_per_host,
+                                  .max_open_connections = s.store_a.max_concurrent
+                                    + s.store_b.max_concurrent + s.webhooks.batch});
   std::uint16_t port = 0;
   {
     caf::actor_system sys{cfg};

@@ -108,6 +108,7 @@ struct outbound_client::impl {
     if (opts.max_connections_per_host > 0)
       curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS,
                         static_cast<long>(opts.max_connections_per_host));
+    curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, static_cast<long>(opts.max_open_connections));
     curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, on_socket);
     curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, this);
     curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, on_timer);

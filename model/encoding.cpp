@@ -1,10 +1,14 @@
 #include "model/encoding.hpp"
 
 #include <array>
+#include <atomic>
+#include <cstring>
+#include <mutex>
 #include <cstdint>
 #include <stdexcept>
 
 #include <openssl/crypto.h>
+#include <pthread.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
@@ -187,10 +191,56 @@ std::string sha256(std::string_view bytes) {
   return out;
 }
 
+namespace {
+
+void fill_random(unsigned char* out, std::size_t n) {
+  if (RAND_bytes(out, static_cast<int>(n)) != 1)
+    throw std::runtime_error("OpenSSL RAND_bytes failed");
+}
+
+// Bumped in a forked child: what a thread had drawn before the fork is never
+// handed out again, in the child or twice.
+std::atomic<unsigned> fork_generation{0};
+
+// OpenSSL's CSPRNG output, drawn a block at a time per thread: each RAND_bytes
+// call asks the kernel for the process id (OpenSSL 3's fork check), a system
+// call per record id and per trace id otherwise. Bytes handed out are wiped
+// from the block.
+struct random_block {
+  std::array<unsigned char, 512> bytes{};
+  std::size_t used = 512;
+  unsigned generation = 0;
+
+  void take(unsigned char* out, std::size_t n) {
+    static std::once_flag registered;
+    std::call_once(registered,
+                   [] { pthread_atfork(nullptr, nullptr, [] { fork_generation.fetch_add(1); }); });
+    auto generation_now = fork_generation.load(std::memory_order_relaxed);
+    if (generation != generation_now) {
+      used = bytes.size();
+      generation = generation_now;
+    }
+    if (bytes.size() - used < n) {
+      fill_random(bytes.data(), bytes.size());
+      used = 0;
+    }
+    std::memcpy(out, bytes.data() + used, n);
+    OPENSSL_cleanse(bytes.data() + used, n);
+    used += n;
+  }
+};
+
+} // namespace
+
 std::string random_bytes(std::size_t n) {
   std::string out(n, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(n)) != 1)
-    throw std::runtime_error("OpenSSL RAND_bytes failed");
+  auto* p = reinterpret_cast<unsigned char*>(out.data());
+  if (n > 64) {
+    fill_random(p, n);
+    return out;
+  }
+  thread_local random_block block;
+  block.take(p, n);
   return out;
 }
 

@@ -1,5 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <set>
+#include <string>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "model/encoding.hpp"
 #include "model/identifiers.hpp"
 
@@ -46,4 +52,41 @@ TEST_CASE("UUIDs and IP addresses", "[identifiers]") {
   CHECK_FALSE(canonical_ip("localhost"));
   CHECK_FALSE(canonical_ip(""));
   CHECK_FALSE(canonical_ip("1.2.3.4 "));
+}
+
+TEST_CASE("random bytes: the asked length, never repeated across draws and blocks",
+          "[encoding][random]") {
+  std::set<std::string> seen;
+  for (int i = 0; i < 2000; ++i) { // 2,000 × 16 bytes: many 512-byte blocks
+    auto b = random_bytes(16);
+    REQUIRE(b.size() == 16);
+    CHECK(seen.insert(b).second);
+  }
+  CHECK(random_bytes(0).empty());
+  CHECK(random_bytes(100).size() == 100); // larger than a draw from the block
+  CHECK(random_bytes(64) != random_bytes(64));
+}
+
+TEST_CASE("random bytes: a forked child never draws what its parent draws next",
+          "[encoding][random]") {
+  (void)random_bytes(16); // this thread now holds a block
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    auto b = random_bytes(16);
+    auto written = write(fds[1], b.data(), b.size());
+    _exit(written == 16 ? 0 : 1);
+  }
+  auto parent_draw = random_bytes(16);
+  std::string child_draw(16, '\0');
+  auto got = read(fds[0], child_draw.data(), child_draw.size());
+  int status = 0;
+  waitpid(child, &status, 0);
+  close(fds[0]);
+  close(fds[1]);
+  REQUIRE(got == 16);
+  CHECK(WIFEXITED(status));
+  CHECK(child_draw != parent_draw);
 }

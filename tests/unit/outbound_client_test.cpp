@@ -1,0 +1,139 @@
+// http::outbound_client against a small keep-alive server on loopback: store
+// connections are kept for reuse when the calls in flight dip and rise again.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "http/outbound_client.hpp"
+
+using receiptd::http::outbound_client;
+using receiptd::http::outbound_request;
+using receiptd::http::outbound_response;
+
+namespace {
+
+// Answers every GET with 200 "ok" on a connection it keeps open; counts the
+// connections it accepted.
+class keep_alive_server {
+public:
+  keep_alive_server() {
+    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(listen(listener_, 128) == 0);
+    socklen_t len = sizeof addr;
+    getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~keep_alive_server() {
+    stop_ = true;
+    thread_.join();
+    for (auto& c : clients_)
+      close(c.fd);
+    close(listener_);
+  }
+
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/ping"; }
+  int accepted() const { return accepted_; }
+
+private:
+  struct client {
+    int fd;
+    std::string in;
+  };
+
+  void serve() {
+    while (!stop_) {
+      std::vector<pollfd> fds{{listener_, POLLIN, 0}};
+      for (auto& c : clients_)
+        fds.push_back({c.fd, POLLIN, 0});
+      if (poll(fds.data(), fds.size(), 20) <= 0)
+        continue;
+      if (fds[0].revents & POLLIN) {
+        clients_.push_back({accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC), {}});
+        ++accepted_;
+      }
+      for (std::size_t i = 1; i < fds.size(); ++i) {
+        if (!(fds[i].revents & (POLLIN | POLLHUP)))
+          continue;
+        auto& c = clients_[i - 1];
+        char buf[4096];
+        auto n = read(c.fd, buf, sizeof buf);
+        if (n <= 0) {
+          close(c.fd);
+          c.fd = -1;
+          continue;
+        }
+        c.in.append(buf, static_cast<std::size_t>(n));
+        for (auto end = c.in.find("\r\n\r\n"); end != std::string::npos;
+             end = c.in.find("\r\n\r\n")) {
+          c.in.erase(0, end + 4);
+          const std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+          REQUIRE(write(c.fd, answer.data(), answer.size()) == static_cast<ssize_t>(answer.size()));
+        }
+      }
+      std::erase_if(clients_, [](const client& c) { return c.fd < 0; });
+    }
+  }
+
+  int listener_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> accepted_{0};
+  std::vector<client> clients_; // server thread only
+  std::thread thread_;
+};
+
+// Sends `n` calls at once and waits for their answers; returns how many were 200.
+int round_of(outbound_client& client, const std::string& url, int n) {
+  std::mutex m;
+  std::condition_variable cv;
+  int done = 0, ok = 0;
+  for (int i = 0; i < n; ++i) {
+    outbound_request req;
+    req.url = url;
+    req.timeout = std::chrono::seconds(5);
+    client.submit(std::move(req), [&](outbound_response r) {
+      std::lock_guard<std::mutex> guard(m);
+      ++done;
+      ok += r.status == 200;
+      cv.notify_all();
+    });
+  }
+  std::unique_lock<std::mutex> lock(m);
+  cv.wait_for(lock, std::chrono::seconds(20), [&] { return done == n; });
+  return ok;
+}
+
+} // namespace
+
+TEST_CASE("connections are reused when the calls in flight dip and rise again",
+          "[http][outbound]") {
+  keep_alive_server server;
+  outbound_client::options opts;
+  opts.max_open_connections = 64;
+  outbound_client client(opts);
+  REQUIRE(round_of(client, server.url(), 16) == 16);
+  auto opened = server.accepted();
+  CHECK(opened <= 16);
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(round_of(client, server.url(), 1) == 1);   // one in flight: curl's default
+    REQUIRE(round_of(client, server.url(), 16) == 16); // kept four connections for reuse
+  }
+  CHECK(server.accepted() == opened); // every later call found an open connection
+}
