@@ -81,7 +81,8 @@ using store_b_client_actor = caf::typed_actor<
   caf::replies_to<acknowledge_atom, store_b_acknowledge>::with<model::store_b::acknowledge_answer>,
   // a page of an app's voided purchases list, or an error saying why not
   caf::replies_to<voided_atom, store_b_voided_query>::with<model::store_b::voided_page>,
-  caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
+  caf::reacts_to<http_done_atom, http_done>, // internal: a transfer finished
+  caf::reacts_to<tick_atom>>;                // internal: calls past their deadline are answered
 
 // Store A (App Store) client: verifyReceipt, production or sandbox, one flip; the
 // App Store Server API's Get Transaction Info, one flip between its hosts.
@@ -90,7 +91,8 @@ using store_a_client_actor = caf::typed_actor<
   caf::replies_to<check_atom, store_a_transaction_check>::with<store_a_transaction_answer>,
   // the transaction's subscription, Get All Subscription Statuses (issue 9)
   caf::replies_to<refresh_atom, store_a_transaction_check>::with<store_a_statuses_answer>,
-  caf::reacts_to<http_done_atom, http_done>>; // internal: a transfer finished
+  caf::reacts_to<http_done_atom, http_done>, // internal: a transfer finished
+  caf::reacts_to<tick_atom>>;                // internal: calls past their deadline are answered
 
 // The supervisor: the HTTP layer's only contact. It ticks itself to check the
 // auth revision while it caches tokens.

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <caf/timespan.hpp>
+
 #include "db/database.hpp"
 #include "http/outbound_client.hpp"
 #include "http/reply.hpp"
@@ -62,9 +64,15 @@ struct app_context {
 };
 using app_context_ptr = std::shared_ptr<const app_context>;
 
-// When the validator stops waiting for a store's answer: a store call still waiting
-// for a free slot then is dropped instead of sent (actors/outbound_calls.hpp).
+// When the validator stops waiting for a store's answer: the store client answers
+// by then (the store counts as unreachable), a call still waiting for a free slot
+// is dropped instead of sent, one sent is let go (actors/outbound_calls.hpp).
 using store_deadline = std::optional<std::chrono::steady_clock::time_point>;
+
+// How long a store client is waited for: a check carries its deadline and the
+// client answers by it, so the request has no CAF timeout of its own (each would
+// wake CAF's clock thread twice per upload: set, then cancelled).
+inline constexpr auto answered_by_deadline = caf::infinite;
 
 // Validator → Store B client.
 struct store_b_check {

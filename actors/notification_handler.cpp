@@ -107,7 +107,7 @@ void ask_play(caf::event_based_actor* self, run_ptr r, const model::app& app, rt
                       false,
                       d.clock->steady_now() + d.settings.store_deadline};
   auto shared = std::make_shared<model::purchase_order_record>(std::move(stored));
-  self->request(d.store_b, d.settings.store_deadline, check_atom_v, std::move(check))
+  self->request(d.store_b, answered_by_deadline, check_atom_v, std::move(check))
     .then(
       [=](store_b_answer& a) {
         switch (a.verdict.outcome) {

@@ -9,6 +9,13 @@
 // waiting bound is refused at once. Either way its continuation runs with a
 // response that has no status (status 0: the store counts as unreachable, the
 // upload is stored pending and revalidated later).
+//
+// The deadline is kept here, so that whoever asks a store client waits without
+// a timeout of its own: at a call's deadline its continuation runs with no
+// status ("store deadline passed"), sent or not; the store's late answer is let
+// go. One timer per client does it (the owner sends itself tick_atom), armed
+// for the earliest deadline only: a CAF request timeout per upload woke CAF's
+// clock thread twice per upload (set and cancel).
 
 #include <caf/send.hpp>
 
@@ -18,7 +25,9 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <set>
 #include <unordered_map>
+#include <vector>
 
 #include "actors/metrics.hpp"
 #include "actors/tracing.hpp"
@@ -57,6 +66,7 @@ public:
     drop_expired_waiting();
     if (waiting_.size() >= max_waiting_)
       return drop(std::move(p), "too many store calls waiting; not sent");
+    watch(self, p.until);
     waiting_.push_back(std::move(p));
   }
 
@@ -69,9 +79,11 @@ public:
     running_.erase(it);
     --in_flight_;
     auto& r = done.response;
-    p.s.outcome(r.status ? "HTTP " + std::to_string(r.status) : "error: " + r.error);
+    p.s.outcome((r.status ? "HTTP " + std::to_string(r.status) : "error: " + r.error)
+                + (p.k ? "" : " (after the caller's deadline)"));
     p.s.end();
-    p.k(r);
+    if (p.k) // not answered at its deadline already
+      p.k(r);
     while (in_flight_ < max_concurrent_ && !waiting_.empty()) {
       auto next = std::move(waiting_.front());
       waiting_.pop_front();
@@ -80,6 +92,47 @@ public:
       else
         start(self, std::move(next));
     }
+  }
+
+  // The owner's tick_atom: the calls whose deadline has come are answered, those
+  // waiting for a slot dropped, those sent let go (their slot stays taken until
+  // the store answers or curl's timeout ends them).
+  template <class Handle>
+  void on_tick(const Handle& self) {
+    if (ticks_.empty())
+      return;
+    auto due = *ticks_.begin(); // ticks come in the order of their times
+    ticks_.erase(ticks_.begin());
+    auto past = [due](const deadline& until) { return until && *until <= due; };
+    std::vector<pending> dropped;
+    for (auto it = waiting_.begin(); it != waiting_.end();)
+      if (past(it->until)) {
+        dropped.push_back(std::move(*it));
+        it = waiting_.erase(it);
+      } else {
+        ++it;
+      }
+    std::vector<continuation> late;
+    for (auto& [id, p] : running_)
+      if (p.k && past(p.until)) {
+        late.push_back(std::move(p.k));
+        p.k = nullptr;
+      }
+    for (auto& p : dropped)
+      drop(std::move(p), "deadline passed while waiting for the store; not sent");
+    for (auto& k : late) {
+      http::outbound_response r;
+      r.error = "store deadline passed";
+      k(r); // may submit further calls
+    }
+    deadline next;
+    for (const auto& p : waiting_)
+      if (p.until && (!next || *p.until < *next))
+        next = p.until;
+    for (const auto& [id, p] : running_)
+      if (p.k && p.until && (!next || *p.until < *next))
+        next = p.until;
+    watch(self, next);
   }
 
   std::size_t in_flight() const { return in_flight_; }
@@ -140,8 +193,19 @@ private:
     return r.method + " " + path;
   }
 
+  // Arms the client's timer for `until` unless one fires at or before it.
+  template <class Handle>
+  void watch(const Handle& self, const deadline& until) {
+    if (!until || (!ticks_.empty() && *ticks_.begin() <= *until))
+      return;
+    ticks_.insert(*until);
+    auto in = std::max(*until - clock_->steady_now(), model::time_source::steady_time::duration{});
+    caf::delayed_anon_send(self, in, tick_atom_v);
+  }
+
   template <class Handle>
   void start(const Handle& self, pending p) {
+    watch(self, p.until);
     auto id = ++last_id_;
     ++in_flight_;
     auto req = std::move(p.req); // only the span and continuation are needed later
@@ -162,6 +226,7 @@ private:
   std::size_t in_flight_ = 0;
   std::unordered_map<std::uint64_t, pending> running_;
   std::deque<pending> waiting_;
+  std::multiset<model::time_source::steady_time> ticks_; // when the armed timers fire
 };
 
 } // namespace receiptd::actors

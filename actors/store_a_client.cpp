@@ -39,8 +39,8 @@ struct state {
   config::store_a_settings settings;
   const model::time_source* clock = &model::system_time(); // never null
   outbound_calls calls;
-  call_metrics measured;    // set when the behaviour starts
-  log_limiter warnings; // operator problems: loud, but once a minute per app
+  call_metrics measured; // set when the behaviour starts
+  log_limiter warnings;  // operator problems: loud, but once a minute per app
   std::unordered_map<std::string, cached_jwt> jwts; // by jwt_key
   static inline const char* name = "store-a-client";
 };
@@ -270,6 +270,10 @@ store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a
     },
     [=](http_done_atom, http_done& done) {
       self->state.calls.on_done(handle(self), done);
+      publish(self);
+    },
+    [=](tick_atom) {
+      self->state.calls.on_tick(handle(self));
       publish(self);
     },
   };

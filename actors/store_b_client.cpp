@@ -354,6 +354,10 @@ store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b
       self->state.calls.on_done(handle(self), done);
       publish(self);
     },
+    [=](tick_atom) {
+      self->state.calls.on_tick(handle(self));
+      publish(self);
+    },
   };
 }
 

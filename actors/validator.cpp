@@ -78,7 +78,7 @@ void ask_store(caf::event_based_actor* self, const trace_context& ctx, const val
   auto shared = std::make_shared<model::purchase_order_record>(std::move(r));
   // Whether receiptd acknowledges the purchase once the API has spoken (issue 9).
   auto acknowledges = check.app->app.acknowledge_purchases;
-  self->request(deps.store_b, deps.settings.store_deadline, check_atom_v, std::move(check))
+  self->request(deps.store_b, answered_by_deadline, check_atom_v, std::move(check))
     .then(
       [shared, k, acknowledges, clock = deps.clock](store_b_answer& a) {
         if (a.verdict.outcome == model::store_outcome::confirmed)
@@ -113,7 +113,7 @@ void ask_server_api(caf::event_based_actor* self, const trace_context& ctx,
                                     == model::store_a::verify_endpoint::sandbox,
                                   deadline_from_now(deps)};
   auto shared = std::make_shared<model::receipt_record>(std::move(r));
-  self->request(deps.store_a, deps.settings.store_deadline, check_atom_v, std::move(check))
+  self->request(deps.store_a, answered_by_deadline, check_atom_v, std::move(check))
     .then(
       [shared, k, id = *id, trust = deps.trust](store_a_transaction_answer& a) {
         auto unusable = model::store_a::apply_server_answer(*shared, id, a.verdict,
@@ -145,7 +145,7 @@ void ask_store(caf::event_based_actor* self, const trace_context& ctx, const val
                       r.in_app_purchases,
                       deadline_from_now(deps)};
   auto shared = std::make_shared<lent_receipt>(lent_receipt{std::move(r), std::move(receipt)});
-  self->request(deps.store_a, deps.settings.store_deadline, check_atom_v, std::move(check))
+  self->request(deps.store_a, answered_by_deadline, check_atom_v, std::move(check))
     .then(
       [shared, k](store_a_answer& a) {
         auto& r = shared->take_back();
@@ -165,7 +165,7 @@ void ask_store(caf::event_based_actor* self, const trace_context& ctx, const val
   store_a_transaction_check check{ctx, std::move(app), r.transaction.transaction_id,
                                   model::store_a::sandbox_first(r), deadline_from_now(deps)};
   auto shared = std::make_shared<model::transaction_record>(std::move(r));
-  self->request(deps.store_a, deps.settings.store_deadline, check_atom_v, std::move(check))
+  self->request(deps.store_a, answered_by_deadline, check_atom_v, std::move(check))
     .then(
       [shared, k, trust = deps.trust](store_a_transaction_answer& a) {
         auto unusable = model::store_a::apply_server_answer(*shared, a.verdict,

@@ -87,7 +87,7 @@ void upkeep_job(caf::event_based_actor* self, validator_deps_ptr deps,
                 model::transaction_record r, std::shared_ptr<span> root);
 
 // What a store request that failed at the actor level means: the store client
-// did not answer within the deadline (or died), so the store counts as
+// died (or, with a timeout, did not answer in time), so the store counts as
 // unreachable; never a verdict on the proof.
 model::store_verdict deadline_verdict(const caf::error& e);
 

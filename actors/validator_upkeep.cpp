@@ -34,7 +34,7 @@ void acknowledge(caf::event_based_actor* self, validator_deps_ptr deps,
       = std::string("acknowledgement ") + std::string(model::to_string(*shared->acknowledgement));
     complete_job(self, *deps, job, std::move(*shared), root, report, outcome);
   };
-  self->request(deps->store_b, deps->settings.store_deadline, acknowledge_atom_v, std::move(ask))
+  self->request(deps->store_b, answered_by_deadline, acknowledge_atom_v, std::move(ask))
     .then([land](model::store_b::acknowledge_answer& a) mutable { land(a); },
           [land](caf::error& e) mutable {
             land({model::store_b::acknowledge_outcome::retry, deadline_verdict(e).detail});
@@ -70,7 +70,7 @@ void refresh(caf::event_based_actor* self, validator_deps_ptr deps, retry_schedu
     bool settled = model::store_b::apply_refresh(*shared, v, std::move(answered));
     end_refresh(self, *deps, job, *shared, settled, v.detail, root, report);
   };
-  self->request(deps->store_b, deps->settings.store_deadline, check_atom_v, std::move(check))
+  self->request(deps->store_b, answered_by_deadline, check_atom_v, std::move(check))
     .then([land](store_b_answer& a) mutable { land(a.verdict, std::move(a.purchase)); },
           [land, shared](caf::error& e) mutable { land(deadline_verdict(e), shared->purchase); });
 }
@@ -102,7 +102,7 @@ void refresh(caf::event_based_actor* self, validator_deps_ptr deps, retry_schedu
     bool settled = model::store_a::apply_refresh(*shared, v, status);
     end_refresh(self, *deps, job, *shared, settled, v.detail, root, report);
   };
-  self->request(deps->store_a, deps->settings.store_deadline, refresh_atom_v, std::move(check))
+  self->request(deps->store_a, answered_by_deadline, refresh_atom_v, std::move(check))
     .then([land](store_a_statuses_answer& a) mutable { land(std::move(a.verdict), a.entries); },
           [land](caf::error& e) mutable { land(deadline_verdict(e), {}); });
 }

@@ -211,6 +211,8 @@ struct random_block {
   std::size_t used = 512;
   unsigned generation = 0;
 
+  ~random_block() { OPENSSL_cleanse(bytes.data(), bytes.size()); }
+
   void take(unsigned char* out, std::size_t n) {
     static std::once_flag registered;
     std::call_once(registered,

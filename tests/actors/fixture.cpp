@@ -137,17 +137,51 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
   };
 }
 
+namespace {
+
+// Keeps `c` unanswered and has `self` told (tick_atom) when its deadline comes.
+template <class Self>
+caf::typed_response_promise<store_b_answer> hold(Self* self, store_b_check& c,
+                                                 const model::time_source* clock) {
+  auto rp = self->template make_response_promise<store_b_answer>();
+  self->state.unanswered.push_back({rp, c.purchase, c.deadline});
+  if (c.deadline)
+    self->delayed_send(
+      self,
+      std::max(*c.deadline - clock->steady_now(), model::time_source::steady_time::duration{}),
+      tick_atom_v);
+  return rp;
+}
+
+// A tick: the held check with the earliest deadline has come to it (one tick
+// per held check, in the order of their deadlines), answered as the real client
+// answers it.
+template <class Self>
+void answer_past_deadline(Self* self) {
+  auto& held = self->state.unanswered;
+  auto first = held.end();
+  for (auto it = held.begin(); it != held.end(); ++it)
+    if (it->deadline && (first == held.end() || *it->deadline < *first->deadline))
+      first = it;
+  if (first == held.end())
+    return;
+  first->promise.deliver(store_b_answer{
+    verdict(model::store_outcome::unreachable, "store deadline passed"), first->purchase});
+  held.erase(first);
+}
+
+} // namespace
+
 store_b_client_actor::behavior_type
 fake_store_b(store_b_client_actor::stateful_pointer<store_b_fake_state> self,
-             std::optional<model::store_verdict> v) {
+             std::optional<model::store_verdict> v, const model::time_source* clock) {
   return {
     [=](check_atom, store_b_check& c) -> caf::typed_response_promise<store_b_answer> {
       ++self->state.checks;
+      if (!v)
+        return hold(self, c, clock);
       auto rp = self->make_response_promise<store_b_answer>();
-      if (v)
-        rp.deliver(store_b_answer{*v, c.purchase});
-      else
-        self->state.unanswered.push_back(rp);
+      rp.deliver(store_b_answer{*v, c.purchase});
       return rp;
     },
     [=](acknowledge_atom, store_b_acknowledge&) {
@@ -166,18 +200,17 @@ fake_store_b(store_b_client_actor::stateful_pointer<store_b_fake_state> self,
       return page;
     },
     [=](http_done_atom, http_done&) {},
+    [=](tick_atom) { answer_past_deadline(self); },
   };
 }
 
 store_b_client_actor::behavior_type
-holding_store(store_b_client_actor::stateful_pointer<holding_store_state> self,
-              callers_ptr callers) {
+holding_store(store_b_client_actor::stateful_pointer<holding_store_state> self, callers_ptr callers,
+              const model::time_source* clock) {
   return {
-    [=](check_atom, store_b_check&) -> caf::typed_response_promise<store_b_answer> {
+    [=](check_atom, store_b_check& c) -> caf::typed_response_promise<store_b_answer> {
       callers->push_back(self->current_sender());
-      auto rp = self->make_response_promise<store_b_answer>();
-      self->state.unanswered.push_back(rp);
-      return rp;
+      return hold(self, c, clock);
     },
     [=](acknowledge_atom, store_b_acknowledge&) {
       return caf::result<model::store_b::acknowledge_answer>(
@@ -188,6 +221,7 @@ holding_store(store_b_client_actor::stateful_pointer<holding_store_state> self,
         caf::make_error(caf::sec::unexpected_message));
     },
     [=](http_done_atom, http_done&) {},
+    [=](tick_atom) { answer_past_deadline(self); },
   };
 }
 

@@ -95,8 +95,15 @@ struct persistence_log {
 actors::persistence_actor::behavior_type fake_persistence(actors::persistence_actor::pointer self,
                                                           std::shared_ptr<persistence_log> log);
 
+// A check the fake has not answered, and the purchase to answer it with.
+struct unanswered_check {
+  caf::typed_response_promise<actors::store_b_answer> promise;
+  model::play_purchase purchase;
+  actors::store_deadline deadline;
+};
+
 struct store_b_fake_state {
-  std::vector<caf::typed_response_promise<actors::store_b_answer>> unanswered;
+  std::vector<unanswered_check> unanswered;
   int checks = 0;
   // Acknowledgements answer `acknowledged` (done unless a test says otherwise);
   // voided purchases queries answer the next of `voided_pages` (an empty last
@@ -111,21 +118,24 @@ struct store_b_fake_state {
   std::optional<std::string> voided_error;
 };
 
-// Answers every check with `verdict`, or never answers when it is nullopt.
+// Answers every check with `verdict`; when it is nullopt, as a silent store's
+// client does: unreachable ("store deadline passed") at the check's deadline,
+// read on `clock` (the validators' clock; the scheduler's time moves it there).
 actors::store_b_client_actor::behavior_type
 fake_store_b(actors::store_b_client_actor::stateful_pointer<store_b_fake_state> self,
-             std::optional<model::store_verdict> verdict);
+             std::optional<model::store_verdict> verdict, const model::time_source* clock);
 
-// A Store B client that never answers and remembers who asked (so that a test can
-// kill the validator waiting on it).
+// A Store B client for a silent store that remembers who asked (so that a test can
+// kill the validator waiting on it): each check is answered unreachable at its
+// deadline, as the real client does.
 struct holding_store_state {
-  std::vector<caf::typed_response_promise<actors::store_b_answer>> unanswered;
+  std::vector<unanswered_check> unanswered;
 };
 using callers_ptr = std::shared_ptr<std::vector<caf::strong_actor_ptr>>;
 
 actors::store_b_client_actor::behavior_type
 holding_store(actors::store_b_client_actor::stateful_pointer<holding_store_state> self,
-              callers_ptr callers);
+              callers_ptr callers, const model::time_source* clock);
 
 // Where a store client sends its HTTP requests: each is recorded, and answered
 // only when the test calls answer(), as the curl thread would complete it (the

@@ -62,7 +62,7 @@ struct operational_bench : with_metrics, actor_fixture {
     a.package_name = "com.example";
     log->apps_by_token_hash[model::access_token_hash(good_token)] = a;
     deps->persistence = keep(sys->spawn(fake_persistence, log));
-    deps->store_b = keep(sys->spawn(holding_store, store_callers)); // validators wait on it
+    deps->store_b = keep(sys->spawn(holding_store, store_callers, &clock)); // validators wait on it
     deps->settings.store_deadline = std::chrono::seconds(5);
     deps->clock = &clock;
     deps->random = &random;

@@ -20,7 +20,7 @@ struct scheduler_bench : actor_fixture {
   explicit scheduler_bench(std::optional<model::store_verdict> answer) {
     auto d = std::make_shared<validator_deps>();
     d->persistence = keep(sys->spawn(fake_persistence, log));
-    d->store_b = keep(sys->spawn(fake_store_b, answer));
+    d->store_b = keep(sys->spawn(fake_store_b, answer, &clock));
     d->settings.store_deadline = std::chrono::seconds(5);
     d->settings.retry = {.initial_ms = 1000, .max_ms = 8000, .multiplier = 2.0, .max_attempts = 4};
     d->clock = &clock;
@@ -125,7 +125,7 @@ TEST_CASE("a revalidation that dies without reporting does not stop the polling"
   scheduler_bench b(std::nullopt);
   auto callers = std::make_shared<std::vector<caf::strong_actor_ptr>>();
   auto d = std::make_shared<validator_deps>(*b.deps);
-  d->store_b = b.keep(b.sys->spawn(holding_store, callers));
+  d->store_b = b.keep(b.sys->spawn(holding_store, callers, &b.clock));
   b.deps = d;
   b.settings.batch = 1;
   b.add_job(0);

@@ -105,6 +105,38 @@ TEST_CASE("a second 21007 does not flip again", "[actors][store_a]") {
   CHECK((*answer)->verdict.detail == "status 21007 (sandbox receipt at production)");
 }
 
+TEST_CASE("a silent store: calls sent and calls waiting for a slot are answered at their "
+          "deadline",
+          "[actors][store_a][deadline]") {
+  store_a_bench b;
+  b.settings.max_concurrent = 1;
+  b.start();
+  auto later = [&](std::chrono::milliseconds d) { // both clocks, as real time moves them
+    b.clock.advance(d);
+    b.sched->advance_time(d);
+    b.run();
+  };
+  auto sent = b.check(false, b.clock.steady_now() + std::chrono::seconds(5));
+  later(std::chrono::seconds(1));
+  auto waiting = b.check(false, b.clock.steady_now() + std::chrono::seconds(5));
+  REQUIRE(b.transport.size() == 1); // the second waits for the only slot; the store is silent
+  later(std::chrono::milliseconds(3900));
+  CHECK_FALSE(sent->has_value());
+  later(std::chrono::milliseconds(200));
+  REQUIRE(sent->has_value()); // its deadline: 5 s
+  CHECK_FALSE(waiting->has_value());
+  CHECK((*sent)->verdict.outcome == model::store_outcome::unreachable);
+  CHECK((*sent)->verdict.detail.find("store deadline passed") != std::string::npos);
+  later(std::chrono::seconds(1));
+  REQUIRE(waiting->has_value()); // its deadline: 6 s, the slot still taken
+  CHECK((*waiting)->verdict.outcome == model::store_outcome::unreachable);
+  CHECK((*waiting)->verdict.detail
+        == "store unreachable: deadline passed while waiting for the store; not sent");
+  b.answer(0, R"({"status":0})"); // the first call's late answer: let go, nothing sent after it
+  CHECK(b.transport.size() == 1);
+  CHECK((*sent)->verdict.outcome == model::store_outcome::unreachable);
+}
+
 TEST_CASE("a call waiting for a slot is dropped, never sent, once its deadline passes",
           "[actors][store_a]") {
   store_a_bench b;

@@ -56,8 +56,9 @@ struct store_b_bench : actor_fixture {
     client = keep(spawn_store_b_client(*sys, settings, {}, transport, tracer::off(), clock));
   }
 
-  auto check() {
+  auto check(store_deadline deadline = std::nullopt) {
     store_b_check c;
+    c.deadline = deadline;
     c.trace = {"t1", 0};
     c.app = app;
     c.package_name = "com.example";
@@ -106,6 +107,30 @@ TEST_CASE("the first check fetches a token, then asks the Play API with it", "[a
   b.answer(1, 200, play_ok);
   CHECK(confirmed(answer));
   CHECK(b.transport.size() == 2);
+}
+
+TEST_CASE("a silent store: the check is answered unreachable at its deadline, its late answer "
+          "let go",
+          "[actors][store_b][deadline]") {
+  store_b_bench b;
+  auto answer = b.check(b.clock.steady_now() + std::chrono::seconds(5));
+  b.answer(0, 200, token_answer("token-1"));
+  REQUIRE(b.transport.size() == 2); // the Play call is out; the store says nothing
+  b.sched->advance_time(std::chrono::milliseconds(4900));
+  b.run();
+  CHECK_FALSE(answer->has_value());
+  b.sched->advance_time(std::chrono::milliseconds(200));
+  b.run();
+  REQUIRE(answer->has_value());
+  CHECK((*answer)->verdict.outcome == model::store_outcome::unreachable);
+  CHECK((*answer)->verdict.detail.find("store deadline passed") != std::string::npos);
+  CHECK_FALSE((*answer)->verdict.operator_problem);
+  b.answer(1, 200, play_ok); // too late: nobody waits for it any more
+  CHECK((*answer)->verdict.outcome == model::store_outcome::unreachable);
+  auto next = b.check(b.clock.steady_now() + std::chrono::seconds(5));
+  REQUIRE(b.transport.size() == 3); // the token is kept; the slot was given back
+  b.answer(2, 200, play_ok);
+  CHECK(confirmed(next));
 }
 
 TEST_CASE("a 401 from the Play API: a new token once, the call retried once", "[actors][store_b]") {

@@ -34,7 +34,7 @@ struct rtdn_bench : actor_fixture {
     log->apps_by_id[a.id] = a;
     auto d = std::make_shared<validator_deps>();
     d->persistence = keep(sys->spawn(fake_persistence, log));
-    d->store_b = keep(sys->spawn(fake_store_b, store));
+    d->store_b = keep(sys->spawn(fake_store_b, store, &clock));
     d->settings.store_deadline = std::chrono::seconds(5);
     d->clock = &clock;
     d->random = &random;

@@ -34,7 +34,7 @@ struct supervisor_bench : actor_fixture {
     log->apps_by_token_hash[model::access_token_hash(good_token)] = a;
     auto d = std::make_shared<validator_deps>();
     d->persistence = keep(sys->spawn(fake_persistence, log));
-    d->store_b = keep(sys->spawn(holding_store, store_callers)); // validators wait on it
+    d->store_b = keep(sys->spawn(holding_store, store_callers, &clock)); // validators wait on it
     d->settings.store_deadline = std::chrono::seconds(5);
     d->settings.retry = {.initial_ms = 1000, .max_ms = 60000, .multiplier = 2.0, .max_attempts = 5};
     d->clock = &clock;

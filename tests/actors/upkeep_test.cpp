@@ -45,7 +45,7 @@ struct upkeep_bench : actor_fixture {
   upkeep_bench() {
     store_a.refresh_interval = std::chrono::milliseconds(0);
     persistence = keep(sys->spawn(fake_persistence, log));
-    store = keep(sys->spawn(fake_store_b, std::nullopt));
+    store = keep(sys->spawn(fake_store_b, std::nullopt, &clock));
     settings.voided_purchases = true;
     settings.voided_purchases_interval = std::chrono::minutes(15);
     settings.voided_purchases_page_size = 500;

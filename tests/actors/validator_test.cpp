@@ -19,7 +19,7 @@ struct validator_bench : actor_fixture {
   store_b_client_actor store;
 
   explicit validator_bench(std::optional<model::store_verdict> answer) {
-    store = keep(sys->spawn(fake_store_b, answer));
+    store = keep(sys->spawn(fake_store_b, answer, &clock));
     auto d = std::make_shared<validator_deps>();
     d->persistence = keep(sys->spawn(fake_persistence, log));
     d->store_b = store;

@@ -28,7 +28,7 @@ struct upkeep_job_bench : actor_fixture {
   config::retry_settings settings;
 
   explicit upkeep_job_bench(std::optional<model::store_verdict> answer) {
-    store = keep(sys->spawn(fake_store_b, answer));
+    store = keep(sys->spawn(fake_store_b, answer, &clock));
     auto d = std::make_shared<validator_deps>();
     d->persistence = keep(sys->spawn(fake_persistence, log));
     d->store_b = store;
