@@ -9,6 +9,10 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <boost/json/array.hpp>
+#include <boost/json/serialize.hpp>
 
 #include "db/connection.hpp"
 #include "db/record_rows.hpp"
@@ -44,6 +48,7 @@ std::string for_table(std::string_view tmpl, std::string_view table, std::string
 template <class Table>
 class record_table {
 public:
+  using table = Table;
   using record = typename Table::record;
 
   explicit record_table(connection& c)
@@ -68,7 +73,10 @@ public:
       lock_(prepare_lock(c.session(),
                          sql(c.kind() == dialect::postgresql ? sql::records::lock_postgresql
                                                              : sql::records::lock_sqlite),
-                         key_id_, row_.id)) {}
+                         key_id_, row_.id)) {
+    if (c.kind() == dialect::postgresql)
+      insert_many_.emplace(prepare_insert_many(c));
+  }
   record_table(const record_table&) = delete;
   record_table& operator=(const record_table&) = delete;
 
@@ -93,6 +101,39 @@ public:
   bool insert(const record& r) {
     row_.assign(r);
     return execute_change(insert_) == 1;
+  }
+
+  // PostgreSQL: new records at once, in one statement (one round trip): the ids of
+  // those inserted. A proof already stored, or listed twice (the first is
+  // inserted), is skipped. Not on SQLite, which has no round trips to save and
+  // whose json_extract would parse each row once per column.
+  const std::vector<std::string>& insert_many(const std::vector<record>& records) {
+    boost::json::array rows;
+    rows.reserve(records.size());
+    for (const auto& r : records) {
+      row_.assign(r);
+      boost::json::object columns;
+      row_.all_columns(to_json_object{columns});
+      rows.emplace_back(std::move(columns));
+    }
+    rows_ = boost::json::serialize(rows);
+    // SOCI fetches as many rows as the vector holds: one more than can come, so that
+    // it runs the statement to its end (an SQLite statement left on a row is still
+    // in progress: its autocommit would wait, and it would keep the write lock).
+    inserted_ids_.assign(records.size() + 1, std::string());
+    bool any = false;
+    try {
+      if (!insert_many_)
+        throw std::logic_error("insert_many is PostgreSQL's");
+      any = insert_many_->execute(true);
+    } catch (...) {
+      std::string().swap(rows_);
+      throw;
+    }
+    std::string().swap(rows_); // the values are not kept
+    if (!any)
+      inserted_ids_.clear();
+    return inserted_ids_;
   }
 
   // Rewrites the upload and verdict columns of the record with r.id (not the
@@ -135,15 +176,27 @@ private:
     });
   }
 
+  soci::statement prepare_insert_many(connection& c) {
+    auto tmpl = sql(sql::records::insert_many);
+    auto names = column_names([&](auto f) { row_.all_columns(f); });
+    return prepare(c.session(), render(tmpl, names), [&](soci::statement& st) {
+      st.exchange(soci::into(inserted_ids_));
+      st.exchange(soci::use(rows_, "rows"));
+    });
+  }
+
   // Bound by reference into the statements below: declared first, never moved.
   typename Table::row row_;
   std::string key_id_;
   std::string key_app_id_;
   std::string key_proof_;
+  std::string rows_; // insert_many's rows, as JSON
+  std::vector<std::string> inserted_ids_;
 
   soci::statement find_by_id_;
   soci::statement find_by_key_;
   soci::statement insert_;
+  std::optional<soci::statement> insert_many_; // PostgreSQL only
   soci::statement update_;
   soci::statement update_verdict_;
   soci::statement lock_;

@@ -157,7 +157,9 @@ private:
                                     model::unix_ms first_attempt_at, outbox& box);
   // save_batch's parts (db/sql_database_records.cpp).
   any_record save_item(const batch_save& item, outbox& box);
-  std::optional<any_record> insert_alone(const batch_save& item);
+  template <class Repo, class Record>
+  void insert_new(Repo& repo, const std::vector<batch_save>& batch,
+                  std::vector<std::optional<batch_saved>>& done);
   template <class Repo, class Record>
   bool complete_record_job(Repo& repo, const model::validation_job& job, const Record& updated);
 

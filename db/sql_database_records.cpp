@@ -5,7 +5,11 @@
 #include "model/identifiers.hpp"
 #include "model/resource_json.hpp"
 
+#include <algorithm>
+#include <string_view>
+#include <tuple>
 #include <type_traits>
+#include <unordered_set>
 
 namespace receiptd::db {
 
@@ -146,58 +150,103 @@ any_record sql_database::save_item(const batch_save& item, outbox& box) {
     item.record);
 }
 
-// A new settled Play order alone: its one INSERT, committed by itself (no BEGIN,
-// no COMMIT: one round trip). Nothing when it is not one (a receipt, a pending
-// record, a re-upload, an upload that announces its change: its event must commit
-// with it): the caller saves it the usual way. Were the session lost after the
-// server committed, the retry finds the proof stored and merges the same upload
-// into it: the same record.
-std::optional<any_record> sql_database::insert_alone(const batch_save& item) {
-  auto* order = std::get_if<model::purchase_order_record>(&item.record);
-  if (!order || model::needs_job(*order) || order->terms.announce)
-    return std::nullopt;
-  auto fresh = *order;
-  if (fresh.id.empty())
-    fresh.id = model::make_uuid();
-  if (!purchase_orders().insert(fresh))
-    return std::nullopt;
-  return any_record(std::move(fresh));
+// PostgreSQL: new settled records of one table (Play orders, StoreKit 2
+// transactions) that announce nothing, as most uploads are: one INSERT for all of
+// them, committed by itself (one round trip however many: no BEGIN, no COMMIT). done[i] is set for
+// each record inserted; a receipt (its purchases are another table), a pending
+// record (its job must commit with it), an upload that announces its change (its
+// event must), a re-upload, or a proof listed twice (the second) is left for the
+// caller to save the usual way. Were the session lost after the server committed,
+// the retry finds the proofs stored and merges the same uploads into them: the same
+// records.
+template <class Repo, class Record>
+void sql_database::insert_new(Repo& repo, const std::vector<batch_save>& batch,
+                              std::vector<std::optional<batch_saved>>& done) {
+  std::vector<std::size_t> at;
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    if (auto* r = std::get_if<Record>(&batch[i].record))
+      if (!model::needs_job(*r) && !r->terms.announce)
+        at.push_back(i);
+  if (at.empty())
+    return;
+  // In proof order: concurrent batches that share proofs then take their rows'
+  // locks in the same order and wait for each other instead of deadlocking.
+  // Stable: of a proof listed twice, the first is inserted.
+  auto key = [&](std::size_t i) {
+    const auto& r = std::get<Record>(batch[i].record);
+    return std::tie(r.app_id, Repo::table::proof(r));
+  };
+  std::stable_sort(at.begin(), at.end(),
+                   [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  std::vector<Record> fresh;
+  fresh.reserve(at.size());
+  for (auto i : at) {
+    fresh.push_back(std::get<Record>(batch[i].record));
+    if (fresh.back().id.empty())
+      fresh.back().id = model::make_uuid();
+  }
+  const auto& ids = repo.insert_many(fresh);
+  std::unordered_set<std::string_view> inserted(ids.begin(), ids.end());
+  for (std::size_t k = 0; k < fresh.size(); ++k)
+    if (inserted.count(fresh[k].id))
+      done[at[k]].emplace(any_record(std::move(fresh[k])));
 }
 
-// Group commit: the whole batch in one transaction. First without savepoints (the
-// common case: nothing fails, N + 2 statements); if a save throws, the batch is
-// rolled back and run again with a savepoint around each save, so that only the
-// failing save fails.
+// Group commit. On PostgreSQL the batch's new settled records first, one INSERT
+// per table (insert_new); then the rest (on SQLite, in-process, all) in one
+// transaction, first without savepoints (the
+// common case: nothing fails, N + 2 statements); if a save throws, that
+// transaction is rolled back and run again with a savepoint around each save, so
+// that only the failing save fails.
 model::result<std::vector<batch_saved>>
 sql_database::save_batch(const std::vector<batch_save>& batch) {
   return guarded<std::vector<batch_saved>>("save_batch", [&] {
-    std::vector<batch_saved> out;
-    out.reserve(batch.size());
-    if (batch.size() == 1)
-      if (auto alone = insert_alone(batch.front())) {
-        out.emplace_back(std::move(*alone));
-        return out;
-      }
+    std::vector<std::optional<batch_saved>> done(batch.size());
     auto& c = conn();
+    try {
+      if (kind_ == dialect::postgresql) {
+        insert_new<purchase_order_repository, model::purchase_order_record>(purchase_orders(),
+                                                                            batch, done);
+        insert_new<transaction_repository, model::transaction_record>(transactions(), batch, done);
+      }
+    } catch (const std::exception&) {
+      if (!c.healthy())
+        throw;           // the session's failure: guarded decides
+      drop_statements(); // they would leak the statement's values (sql_database.hpp)
+      // The records it would have inserted are saved one by one below, where a
+      // refused one fails alone (a table's INSERT that succeeded stays).
+    }
+    std::vector<std::size_t> rest;
+    for (std::size_t i = 0; i < batch.size(); ++i)
+      if (!done[i])
+        rest.push_back(i);
+    auto results = [&] {
+      std::vector<batch_saved> out;
+      out.reserve(batch.size());
+      for (auto& d : done)
+        out.push_back(std::move(*d));
+      return out;
+    };
+    if (rest.empty())
+      return results();
     try {
       transaction tx(c, access::write);
       auto box = make_outbox(); // each app's endpoints read once for the batch
-      for (const auto& item : batch)
-        out.push_back(save_item(item, box));
+      for (auto i : rest)
+        done[i].emplace(save_item(batch[i], box));
       tx.commit();
-      return out;
+      return results();
     } catch (const std::exception&) {
       if (c.commit_unacknowledged() || !c.healthy())
         throw;           // the session's failure, not a save's: guarded decides
       drop_statements(); // they would leak the failed save's values (sql_database.hpp)
-      out.clear();
     }
     transaction tx(c, access::write);
     auto box = make_outbox();
-    for (const auto& item : batch) {
+    for (auto i : rest) {
       c.session() << sql::session::savepoint;
       try {
-        out.push_back(save_item(item, box));
+        done[i].emplace(save_item(batch[i], box));
         c.session() << sql::session::release_savepoint;
       } catch (const std::exception& e) {
         // This save alone is undone; a lost session throws again on the next
@@ -205,11 +254,11 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
         c.session() << sql::session::rollback_to_savepoint;
         c.session() << sql::session::release_savepoint;
         drop_statements();
-        out.emplace_back(failure(safe_message(e)));
+        done[i].emplace(failure(safe_message(e)));
       }
     }
     tx.commit();
-    return out;
+    return results();
   });
 }
 

@@ -33,6 +33,14 @@ inline constexpr std::string_view insert
   = "INSERT INTO {table} ({columns}) VALUES ({parameters}) ON CONFLICT (app_id, {proof})"
     " DO NOTHING";
 
+// PostgreSQL: the new records of a save batch at once, the rows as one JSON array
+// (:rows) inserted in its order. A proof already stored, or listed twice (the first
+// is inserted), is skipped; the ids of the rows inserted come back.
+inline constexpr std::string_view insert_many
+  = "INSERT INTO {table} ({columns}) SELECT {columns}"
+    " FROM json_populate_recordset(CAST(NULL AS {table}), CAST(:rows AS json))"
+    " ON CONFLICT (app_id, {proof}) DO NOTHING RETURNING id";
+
 inline constexpr std::string_view update = "UPDATE {table} SET {assignments} WHERE id = :key_id";
 
 // complete_job locks the record before it touches the job, as save_* does.

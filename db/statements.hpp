@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json/object.hpp>
 #include <soci/soci.h>
 
 namespace receiptd::db {
@@ -83,6 +84,22 @@ struct bind_into {
   template <class T>
   void operator()(const char*, nullable<T>& v) const {
     st.exchange(soci::into(v.value, v.ind));
+  }
+};
+
+// A row as a JSON object, one member per column (NULL as null): the rows of a
+// statement that takes many at once as one JSON array parameter.
+struct to_json_object {
+  boost::json::object& out;
+  void operator()(const char* name, const std::string& v) const { out.emplace(name, v); }
+  void operator()(const char* name, long long v) const { out.emplace(name, v); }
+  void operator()(const char* name, int v) const { out.emplace(name, v); }
+  template <class T>
+  void operator()(const char* name, const nullable<T>& v) const {
+    if (v.ind == soci::i_null)
+      out.emplace(name, nullptr);
+    else
+      (*this)(name, v.value);
   }
 };
 

@@ -123,4 +123,49 @@ TEST_CASE("concurrent re-uploads and receipts from several sessions all commit",
   CHECK(REQUIRE_OK(f.db->list_jobs()).size() == workers * per_worker); // receipt is rejected
 }
 
+TEST_CASE("concurrent batches sharing new proofs make one record of each",
+          "[records][batch][concurrency]") {
+  database_fixture f;
+  auto a = f.second_connection();
+  auto b = f.second_connection();
+  constexpr int rounds = 10;
+  constexpr int proofs = 20;
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<db::batch_save> forward;
+    for (int i = 0; i < proofs; ++i) {
+      auto r = minimal_purchase_order(f.app.id,
+                                      "share-" + std::to_string(round) + "-" + std::to_string(i));
+      r.state = model::validation_state::validated;
+      forward.push_back({r, t0});
+    }
+    std::vector<db::batch_save> backward(forward.rbegin(), forward.rend());
+    model::result<std::vector<db::batch_saved>> ra = db::failure("not run");
+    model::result<std::vector<db::batch_saved>> rb = db::failure("not run");
+    std::barrier start(2);
+    std::thread ta([&] {
+      start.arrive_and_wait();
+      ra = a->save_batch(forward);
+    });
+    std::thread tb([&] {
+      start.arrive_and_wait();
+      rb = b->save_batch(backward);
+    });
+    ta.join();
+    tb.join();
+    INFO("round " << round);
+    auto sa = REQUIRE_OK(ra);
+    auto sb = REQUIRE_OK(rb);
+    REQUIRE(sa.size() == proofs);
+    REQUIRE(sb.size() == proofs);
+    for (int i = 0; i < proofs; ++i) {
+      REQUIRE(sa[i].ok());
+      REQUIRE(sb[proofs - 1 - i].ok());
+      auto& x = std::get<model::purchase_order_record>(sa[i].value());
+      auto& y = std::get<model::purchase_order_record>(sb[proofs - 1 - i].value());
+      CHECK(x.purchase_token == y.purchase_token);
+      CHECK(x.id == y.id);
+    }
+  }
+}
+
 } // namespace receiptd::test

@@ -1,6 +1,7 @@
 // Saving and finding records: every field round-trips; re-uploads follow DESIGN.md §2;
 // a pending record has exactly one job.
 #include "model/identifiers.hpp"
+#include "model/resource_json.hpp"
 #include "tests/integration/fixture.hpp"
 
 namespace receiptd::test {
@@ -201,6 +202,63 @@ TEST_CASE("a batch of saves commits once; a refused save fails alone", "[records
   auto other = f.second_connection();
   CHECK(REQUIRE_OK(other->find_purchase_order(p.id)).has_value());
   CHECK(REQUIRE_OK(d.save_batch({})).empty());
+}
+
+TEST_CASE("a batch's new settled records are stored together, byte for byte", "[records][batch]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto validated = [](model::purchase_order_record r) {
+    r.state = model::validation_state::validated;
+    return r;
+  };
+  auto earlier
+    = REQUIRE_OK(d.save_purchase_order(validated(minimal_purchase_order(f.app.id, "m-0")), t0));
+  auto full = full_purchase_order(f.app.id, "m-2");
+  full.purchase_data += "\t\x01\x1f\\u0000 \xf0\x9f\x98\x80 \\\"";
+  full.purchase.purchase_time = 9'007'199'254'740'993; // 2^53 + 1: not a double
+  auto twice = validated(minimal_purchase_order(f.app.id, "m-3"));
+  twice.echo.user_identifier = "the second";
+  auto transaction = signed_transaction_record(f.app.id, "3000000001", "3000000000");
+  std::vector<db::batch_save> batch{{validated(minimal_purchase_order(f.app.id, "m-3")), t0},
+                                    {full, t0},
+                                    {transaction, t0},
+                                    {validated(minimal_purchase_order(f.app.id, "m-0")), t0},
+                                    {twice, t0},
+                                    {validated(minimal_purchase_order(f.app.id, "m-1")), t0}};
+  auto results = REQUIRE_OK(d.save_batch(batch));
+  REQUIRE(results.size() == batch.size());
+  for (const auto& r : results)
+    REQUIRE(r.ok());
+  auto order
+    = [&](std::size_t i) { return std::get<model::purchase_order_record>(results[i].value()); };
+  // In batch order, each as stored.
+  CHECK(order(0).purchase_token == "m-3");
+  CHECK(order(5).purchase_token == "m-1");
+  for (std::size_t i : {1, 3, 4, 5}) { // the first of m-3 was merged into the second
+    INFO("item " << i);
+    auto stored = REQUIRE_OK(d.find_purchase_order(order(i).id));
+    REQUIRE(stored);
+    check_same(*stored, order(i));
+  }
+  auto inserted = order(1);
+  auto want = full;
+  want.id = inserted.id;
+  check_same(inserted, want);
+  check_same(REQUIRE_OK(d.find_purchase_order(inserted.id)).value(), want);
+  // A proof already stored, or listed twice, is merged into its record.
+  CHECK(order(3).id == earlier.record.id);
+  CHECK(order(4).id == order(0).id);
+  CHECK(order(4).echo.user_identifier == std::string("the second"));
+  auto stored_transaction = std::get<model::transaction_record>(results[2].value());
+  auto found = REQUIRE_OK(d.find_transaction(stored_transaction.id));
+  REQUIRE(found);
+  transaction.id = stored_transaction.id;
+  CHECK(model::resource_json(*found) == model::resource_json(transaction));
+  CHECK(found->signed_transaction == transaction.signed_transaction);
+  CHECK(REQUIRE_OK(d.list_jobs()).empty());
+  // Visible from another connection: committed.
+  auto other = f.second_connection();
+  CHECK(REQUIRE_OK(other->find_purchase_order(order(5).id)).has_value());
 }
 
 TEST_CASE("several token hashes at once", "[apps][batch]") {
