@@ -14,6 +14,7 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -100,6 +101,19 @@ struct outbound_client::impl {
   std::unordered_map<CURL*, std::unique_ptr<transfer>> running; // loop thread only
   std::vector<CURL*> idle_handles;                              // loop thread only
   std::optional<steady::time_point> timer;                      // curl's timeout, loop thread only
+  // The sockets registered with epoll (loop thread only), and whether curl is
+  // waiting on each. A store connection's socket stays registered between the
+  // calls it carries: curl lets go of it when a call ends and asks for it again,
+  // mostly with the same events, when the next call reuses the connection, and
+  // that costs no epoll_ctl. Only sockets curl opened and closes through the
+  // callbacks below are kept so (a socket closed behind our back, such as the
+  // resolver's, could come back as another socket under the same number).
+  struct watched_socket {
+    std::uint32_t events = 0;
+    bool wanted = false; // curl waits on it; otherwise it is idle between calls
+    bool owned = false;  // opened by open_socket, closed by close_socket
+  };
+  std::unordered_map<curl_socket_t, watched_socket> sockets;
   std::thread loop;
 
   explicit impl(options o) : opts(std::move(o)) {
@@ -143,16 +157,54 @@ struct outbound_client::impl {
   // curl says which events it wants on a socket (CURLMOPT_SOCKETFUNCTION).
   static int on_socket(CURL*, curl_socket_t s, int what, void* self_ptr, void*) {
     auto* self = static_cast<impl*>(self_ptr);
+    auto it = self->sockets.find(s);
     if (what == CURL_POLL_REMOVE) {
-      epoll_ctl(self->epoll_fd, EPOLL_CTL_DEL, s, nullptr); // may already be closed: fine
+      if (it != self->sockets.end() && it->second.owned)
+        it->second.wanted = false; // stays registered until it is closed or stirs
+      else
+        self->unwatch(s);
+      return 0;
+    }
+    std::uint32_t events
+      = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+    if (it == self->sockets.end())
+      it = self->sockets.emplace(s, watched_socket{}).first;
+    else if (it->second.events == events) {
+      it->second.wanted = true;
       return 0;
     }
     epoll_event ev{};
-    ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+    ev.events = events;
     ev.data.fd = s;
-    if (epoll_ctl(self->epoll_fd, EPOLL_CTL_MOD, s, &ev) != 0 && errno == ENOENT)
-      epoll_ctl(self->epoll_fd, EPOLL_CTL_ADD, s, &ev);
+    bool known = it->second.events != 0;
+    if (epoll_ctl(self->epoll_fd, known ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, s, &ev) != 0)
+      epoll_ctl(self->epoll_fd, known ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, s, &ev);
+    it->second.events = events;
+    it->second.wanted = true;
     return 0;
+  }
+
+  void unwatch(curl_socket_t s) {
+    sockets.erase(s);
+    epoll_ctl(epoll_fd, EPOLL_CTL_DEL, s, nullptr); // may already be closed: fine
+  }
+
+  // The sockets of store connections (CURLOPT_OPENSOCKETFUNCTION and
+  // CURLOPT_CLOSESOCKETFUNCTION): curl closes them through close_socket, so that an
+  // idle one can stay registered with epoll (on_socket).
+  static curl_socket_t open_socket(void* self_ptr, curlsocktype, curl_sockaddr* address) {
+    auto* self = static_cast<impl*>(self_ptr);
+    curl_socket_t s
+      = ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+    if (s != CURL_SOCKET_BAD)
+      self->sockets[s] = watched_socket{0, false, true};
+    return s;
+  }
+
+  static int close_socket(void* self_ptr, curl_socket_t s) {
+    auto* self = static_cast<impl*>(self_ptr);
+    self->sockets.erase(s); // closing it takes it out of the epoll set
+    return ::close(s);
   }
 
   // curl's single timeout (CURLMOPT_TIMERFUNCTION): -1 none, 0 at once.
@@ -205,6 +257,10 @@ struct outbound_client::impl {
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); // whatever curl decodes
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
+    curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, this);
+    curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, close_socket);
+    curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, this);
     if (!opts.ca_file.empty())
       curl_easy_setopt(h, CURLOPT_CAINFO, opts.ca_file.c_str());
     if (req.method == "POST") {
@@ -285,6 +341,13 @@ struct outbound_client::impl {
         if (fd == wake_fd) {
           std::uint64_t count = 0;
           [[maybe_unused]] auto r = ::read(wake_fd, &count, sizeof count);
+          continue;
+        }
+        if (auto it = sockets.find(fd); it != sockets.end() && !it->second.wanted) {
+          // An idle connection stirred (the store closed it): curl finds it dead
+          // when it next tries to reuse it. Until then it is not watched.
+          epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+          it->second.events = 0;
           continue;
         }
         int flags = 0;

@@ -1,5 +1,6 @@
 // http::outbound_client against a small keep-alive server on loopback: store
-// connections are kept for reuse when the calls in flight dip and rise again.
+// connections are kept for reuse when the calls in flight dip and rise again, and
+// one the store closes while idle is let go of and replaced.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -8,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <time.h>
 #include <vector>
 
 #include <arpa/inet.h>
@@ -51,6 +53,13 @@ public:
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/ping"; }
   int accepted() const { return accepted_; }
 
+  // Closes every connection, as a store does with idle ones; returns once done.
+  void close_connections() {
+    close_all_ = true;
+    while (close_all_)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+
 private:
   struct client {
     int fd;
@@ -59,6 +68,12 @@ private:
 
   void serve() {
     while (!stop_) {
+      if (close_all_) {
+        for (auto& c : clients_)
+          close(c.fd);
+        clients_.clear();
+        close_all_ = false;
+      }
       std::vector<pollfd> fds{{listener_, POLLIN, 0}};
       for (auto& c : clients_)
         fds.push_back({c.fd, POLLIN, 0});
@@ -94,6 +109,7 @@ private:
   int listener_ = -1;
   std::uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> close_all_{false};
   std::atomic<int> accepted_{0};
   std::vector<client> clients_; // server thread only
   std::thread thread_;
@@ -136,4 +152,31 @@ TEST_CASE("connections are reused when the calls in flight dip and rise again",
     REQUIRE(round_of(client, server.url(), 16) == 16); // kept four connections for reuse
   }
   CHECK(server.accepted() == opened); // every later call found an open connection
+}
+
+namespace {
+
+double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+} // namespace
+
+TEST_CASE("a store connection closed while idle is let go of and replaced", "[http][outbound]") {
+  keep_alive_server server;
+  outbound_client client(outbound_client::options{});
+  REQUIRE(round_of(client, server.url(), 4) == 4);
+  auto opened = server.accepted();
+  server.close_connections();
+  // The idle sockets turn readable (end of stream) while curl waits on none of
+  // them: the client stops watching them instead of waking for them again and
+  // again (a busy loop would burn this whole half second).
+  auto before = process_cpu_ms();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(process_cpu_ms() - before < 150);
+  REQUIRE(round_of(client, server.url(), 4) == 4); // on new connections
+  CHECK(server.accepted() > opened);
+  REQUIRE(round_of(client, server.url(), 4) == 4);
 }
