@@ -152,11 +152,11 @@ any_record sql_database::save_item(const batch_save& item, outbox& box) {
 
 // PostgreSQL: new settled records of one table (Play orders, StoreKit 2
 // transactions) that announce nothing, as most uploads are: one INSERT for all of
-// them, committed by itself (one round trip however many: no BEGIN, no COMMIT). done[i] is set for
-// each record inserted; a receipt (its purchases are another table), a pending
-// record (its job must commit with it), an upload that announces its change (its
-// event must), a re-upload, or a proof listed twice (the second) is left for the
-// caller to save the usual way. Were the session lost after the server committed,
+// them, committed by itself (one round trip however many: no BEGIN, no COMMIT).
+// done[i] is set for each record inserted; a receipt (its purchases are another
+// table), a pending record (its job must commit with it), an upload that announces
+// its change (its event must), a re-upload, or a proof listed twice (the second) is
+// left for the caller to save the usual way. Were the session lost after the server committed,
 // the retry finds the proofs stored and merges the same uploads into them: the same
 // records.
 template <class Repo, class Record>
@@ -193,11 +193,10 @@ void sql_database::insert_new(Repo& repo, const std::vector<batch_save>& batch,
 }
 
 // Group commit. On PostgreSQL the batch's new settled records first, one INSERT
-// per table (insert_new); then the rest (on SQLite, in-process, all) in one
-// transaction, first without savepoints (the
-// common case: nothing fails, N + 2 statements); if a save throws, that
-// transaction is rolled back and run again with a savepoint around each save, so
-// that only the failing save fails.
+// per table (insert_new); then the rest (on SQLite, in-process, all of it) in one
+// transaction, first without savepoints (the common case: nothing fails, N + 2
+// statements); if a save throws, that transaction is rolled back and run again
+// with a savepoint around each save, so that only the failing save fails.
 model::result<std::vector<batch_saved>>
 sql_database::save_batch(const std::vector<batch_save>& batch) {
   return guarded<std::vector<batch_saved>>("save_batch", [&] {
