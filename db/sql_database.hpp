@@ -154,12 +154,13 @@ private:
   // event goes to `box` when the upload announces it (terms.announce).
   template <class Repo, class Record>
   saved<Record> save_in_transaction(Repo& repo, const Record& incoming,
-                                    model::unix_ms first_attempt_at, outbox& box);
+                                    model::unix_ms first_attempt_at, outbox& box,
+                                    bool found_stored = false);
   // save_batch's parts (db/sql_database_records.cpp).
-  any_record save_item(const batch_save& item, outbox& box);
+  any_record save_item(const batch_save& item, outbox& box, bool found_stored);
   template <class Repo, class Record>
   void insert_new(Repo& repo, const std::vector<batch_save>& batch,
-                  std::vector<std::optional<batch_saved>>& done);
+                  std::vector<std::optional<batch_saved>>& done, std::vector<bool>& stored);
   template <class Repo, class Record>
   bool complete_record_job(Repo& repo, const model::validation_job& job, const Record& updated);
 

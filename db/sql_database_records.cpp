@@ -83,23 +83,31 @@ saved<Record> sql_database::save_record(Repo& repo, const Record& incoming,
 // already stored is it read (locked on PostgreSQL) and merged. A concurrent first
 // upload of the same proof that committed before our insert makes the insert do
 // nothing (PostgreSQL waits for it to end to know), and the lookup then finds it.
+// A proof the caller found stored already (a batch's INSERT skipped it) is looked
+// up first: a re-upload costs no insert that cannot succeed.
 // An upload that announces (its app has webhook endpoints) writes the change's
 // event while it holds the record's row.
 template <class Repo, class Record>
 saved<Record> sql_database::save_in_transaction(Repo& repo, const Record& incoming,
-                                                model::unix_ms first_attempt_at, outbox& box) {
+                                                model::unix_ms first_attempt_at, outbox& box,
+                                                bool found_stored) {
   auto& queue = jobs();
-  saved<Record> fresh{incoming, true};
-  if (fresh.record.id.empty())
-    fresh.record.id = model::make_uuid();
-  if (repo.insert(fresh.record)) {
-    if (model::needs_job(fresh.record))
-      queue.ensure(kind_of(fresh.record), fresh.record.id, fresh.record.app_id, first_attempt_at);
-    if (incoming.terms.announce)
-      announce<Record>(box, nullptr, fresh.record);
-    return fresh;
+  std::optional<Record> existing;
+  if (found_stored)
+    existing = repo.find_for_update(incoming);
+  if (!existing) {
+    saved<Record> fresh{incoming, true};
+    if (fresh.record.id.empty())
+      fresh.record.id = model::make_uuid();
+    if (repo.insert(fresh.record)) {
+      if (model::needs_job(fresh.record))
+        queue.ensure(kind_of(fresh.record), fresh.record.id, fresh.record.app_id, first_attempt_at);
+      if (incoming.terms.announce)
+        announce<Record>(box, nullptr, fresh.record);
+      return fresh;
+    }
+    existing = repo.find_for_update(incoming);
   }
-  auto existing = repo.find_for_update(incoming);
   if (!existing) // records are never deleted
     throw std::runtime_error("the proof is stored but could not be read back");
   saved<Record> out{model::merge_reupload(*existing, incoming), false};
@@ -136,16 +144,17 @@ sql_database::save_transaction(const model::transaction_record& incoming,
 }
 
 // One save of a batch inside the batch's transaction.
-any_record sql_database::save_item(const batch_save& item, outbox& box) {
+any_record sql_database::save_item(const batch_save& item, outbox& box, bool found_stored) {
+  auto at = item.first_attempt_at;
   return std::visit(
     [&](const auto& record) -> any_record {
       using record_type = std::decay_t<decltype(record)>;
       if constexpr (std::is_same_v<record_type, model::purchase_order_record>)
-        return save_in_transaction(purchase_orders(), record, item.first_attempt_at, box).record;
+        return save_in_transaction(purchase_orders(), record, at, box, found_stored).record;
       else if constexpr (std::is_same_v<record_type, model::receipt_record>)
-        return save_in_transaction(receipts(), record, item.first_attempt_at, box).record;
+        return save_in_transaction(receipts(), record, at, box, found_stored).record;
       else
-        return save_in_transaction(transactions(), record, item.first_attempt_at, box).record;
+        return save_in_transaction(transactions(), record, at, box, found_stored).record;
     },
     item.record);
 }
@@ -153,15 +162,17 @@ any_record sql_database::save_item(const batch_save& item, outbox& box) {
 // PostgreSQL: new settled records of one table (Play orders, StoreKit 2
 // transactions) that announce nothing, as most uploads are: one INSERT for all of
 // them, committed by itself (one round trip however many: no BEGIN, no COMMIT).
-// done[i] is set for each record inserted; a receipt (its purchases are another
-// table), a pending record (its job must commit with it), an upload that announces
-// its change (its event must), a re-upload, or a proof listed twice (the second) is
-// left for the caller to save the usual way. Were the session lost after the server committed,
-// the retry finds the proofs stored and merges the same uploads into them: the same
-// records.
+// done[i] is set for each record inserted, stored[i] for each one whose proof was
+// found stored (a re-upload, or a proof listed twice: the second). Those, a
+// receipt (its purchases are another table), a pending record (its job must commit
+// with it) and an upload that announces its change (its event must) are left for
+// the caller to save the usual way. Were the session lost after the server
+// committed, the retry finds the proofs stored and merges the same uploads into
+// them: the same records.
 template <class Repo, class Record>
 void sql_database::insert_new(Repo& repo, const std::vector<batch_save>& batch,
-                              std::vector<std::optional<batch_saved>>& done) {
+                              std::vector<std::optional<batch_saved>>& done,
+                              std::vector<bool>& stored) {
   std::vector<std::size_t> at;
   for (std::size_t i = 0; i < batch.size(); ++i)
     if (auto* r = std::get_if<Record>(&batch[i].record))
@@ -187,9 +198,12 @@ void sql_database::insert_new(Repo& repo, const std::vector<batch_save>& batch,
   }
   const auto& ids = repo.insert_many(fresh);
   std::unordered_set<std::string_view> inserted(ids.begin(), ids.end());
-  for (std::size_t k = 0; k < fresh.size(); ++k)
+  for (std::size_t k = 0; k < fresh.size(); ++k) {
     if (inserted.count(fresh[k].id))
       done[at[k]].emplace(any_record(std::move(fresh[k])));
+    else
+      stored[at[k]] = true; // ON CONFLICT waited for a concurrent inserter: it committed
+  }
 }
 
 // Group commit. On PostgreSQL the batch's new settled records first, one INSERT
@@ -201,12 +215,14 @@ model::result<std::vector<batch_saved>>
 sql_database::save_batch(const std::vector<batch_save>& batch) {
   return guarded<std::vector<batch_saved>>("save_batch", [&] {
     std::vector<std::optional<batch_saved>> done(batch.size());
+    std::vector<bool> stored(batch.size(), false);
     auto& c = conn();
     try {
       if (kind_ == dialect::postgresql) {
         insert_new<purchase_order_repository, model::purchase_order_record>(purchase_orders(),
-                                                                            batch, done);
-        insert_new<transaction_repository, model::transaction_record>(transactions(), batch, done);
+                                                                            batch, done, stored);
+        insert_new<transaction_repository, model::transaction_record>(transactions(), batch, done,
+                                                                      stored);
       }
     } catch (const std::exception&) {
       if (!c.healthy())
@@ -232,7 +248,7 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
       transaction tx(c, access::write);
       auto box = make_outbox(); // each app's endpoints read once for the batch
       for (auto i : rest)
-        done[i].emplace(save_item(batch[i], box));
+        done[i].emplace(save_item(batch[i], box, stored[i]));
       tx.commit();
       return results();
     } catch (const std::exception&) {
@@ -245,7 +261,7 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
     for (auto i : rest) {
       c.session() << sql::session::savepoint;
       try {
-        done[i].emplace(save_item(batch[i], box));
+        done[i].emplace(save_item(batch[i], box, stored[i]));
         c.session() << sql::session::release_savepoint;
       } catch (const std::exception& e) {
         // This save alone is undone; a lost session throws again on the next
