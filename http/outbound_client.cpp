@@ -257,6 +257,12 @@ struct outbound_client::impl {
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); // whatever curl decodes
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    // Each call in flight holds curl's receive buffer (16 KB by default) and, once it
+    // has sent a body through read_body, its send buffer (64 KB): with a thousand
+    // calls in flight against a slow store that was the service's largest memory
+    // item. Store answers are mostly a few KB; a larger one takes more reads.
+    curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 4096L);
+    curl_easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, 16384L); // curl's smallest
     curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, this);
     curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, close_socket);
