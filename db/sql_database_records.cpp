@@ -202,7 +202,7 @@ void sql_database::insert_new(Repo& repo, const std::vector<batch_save>& batch,
     if (inserted.count(fresh[k].id))
       done[at[k]].emplace(any_record(std::move(fresh[k])));
     else
-      stored[at[k]] = true; // ON CONFLICT waited for a concurrent inserter: it committed
+      stored[at[k]] = true; // committed before (ON CONFLICT waits for an inserter to end)
   }
 }
 
