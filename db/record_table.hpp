@@ -108,6 +108,8 @@ public:
   // inserted), is skipped. Not on SQLite, which has no round trips to save and
   // whose json_extract would parse each row once per column.
   const std::vector<std::string>& insert_many(const std::vector<record>& records) {
+    if (!insert_many_)
+      throw std::logic_error("insert_many is PostgreSQL's");
     boost::json::array rows;
     rows.reserve(records.size());
     for (const auto& r : records) {
@@ -123,8 +125,6 @@ public:
     inserted_ids_.assign(records.size() + 1, std::string());
     bool any = false;
     try {
-      if (!insert_many_)
-        throw std::logic_error("insert_many is PostgreSQL's");
       any = insert_many_->execute(true);
     } catch (...) {
       std::string().swap(rows_);

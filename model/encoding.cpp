@@ -2,13 +2,14 @@
 
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
-#include <cstdint>
 #include <stdexcept>
 
-#include <openssl/crypto.h>
 #include <pthread.h>
+
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
