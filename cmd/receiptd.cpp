@@ -14,6 +14,7 @@
 #include "actors/log.hpp"
 #include "actors/persistence.hpp"
 #include "actors/retry_scheduler.hpp"
+#include "actors/scheduler.hpp"
 #include "actors/upkeep.hpp"
 #include "actors/webhook_dispatcher.hpp"
 #include "actors/store_a_client.hpp"
@@ -184,6 +185,8 @@ int main(int argc, char** argv) {
                                   .max_open_connections = s.store_a.max_concurrent
                                     + s.store_b.max_concurrent + s.webhooks.batch});
   std::uint16_t port = 0;
+  if (s.scheduler_policy == "sharing")
+    actors::use_sharing_scheduler(cfg);
   {
     caf::actor_system sys{cfg};
     auto persistence = actors::spawn_persistence_pool(

@@ -520,8 +520,9 @@ void receiptd_config::print_help(std::ostream& out) const {
       // CAF's own options: receiptd's defaults and words, not CAF's.
       out << "  --scheduler.policy=<atom> (default "
           << caf::to_string(caf::get_or(content, "scheduler.policy", caf::atom("sharing")))
-          << ")\n      'sharing' (one queue; idle threads sleep until work arrives) or "
-             "'stealing' (CAF's own default: idle threads poll)\n"
+          << ")\n      'sharing' (one queue; idle threads sleep until work arrives; receiptd's "
+             "variant of CAF's, actors/scheduler.hpp) or 'stealing' (CAF's own default: idle "
+             "threads poll)\n"
           << "  --scheduler.max-threads=<uint64> (default "
           << caf::get_or(content, "scheduler.max-threads", std::size_t{1})
           << ")\n      CAF scheduler threads running the actors (default: half the cores)\n";
