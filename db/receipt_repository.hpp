@@ -20,6 +20,8 @@ public:
   // The stored record for the same proof (app and receipt hash) as `incoming`;
   // PostgreSQL keeps its row locked until the transaction ends.
   std::optional<model::receipt_record> find_for_update(const model::receipt_record& incoming);
+  // Whether the receipt the last find_for_update found had a revalidation job then.
+  bool found_with_job() const { return receipts_.found_with_job(); }
   // False when the proof is already stored (a concurrent first upload won).
   bool insert(const model::receipt_record& r);
   // Rewrites the upload and verdict columns and the in-app purchases of r.id.

@@ -22,6 +22,7 @@
 namespace receiptd::db {
 
 struct purchase_order_table {
+  static constexpr model::record_kind kind = model::record_kind::store_b_purchase_order;
   using row = purchase_order_row;
   using record = model::purchase_order_record;
   static constexpr std::string_view name = "store_b_purchase_orders";
@@ -29,6 +30,7 @@ struct purchase_order_table {
 };
 
 struct receipt_table {
+  static constexpr model::record_kind kind = model::record_kind::store_a_receipt;
   using row = receipt_row;
   using record = model::receipt_record;
   static constexpr std::string_view name = "store_a_receipts";
@@ -36,6 +38,7 @@ struct receipt_table {
 };
 
 struct transaction_table {
+  static constexpr model::record_kind kind = model::record_kind::store_a_transaction;
   using row = transaction_row;
   using record = model::transaction_record;
   static constexpr std::string_view name = "store_a_transactions";
@@ -74,8 +77,11 @@ public:
                          sql(c.kind() == dialect::postgresql ? sql::records::lock_postgresql
                                                              : sql::records::lock_sqlite),
                          key_id_, row_.id)) {
-    if (c.kind() == dialect::postgresql)
+    if (c.kind() == dialect::postgresql) {
       insert_many_.emplace(prepare_insert_many(c));
+      find_many_by_key_.emplace(prepare_find_many_by_key(c));
+      update_many_.emplace(prepare_update_many(c));
+    }
   }
   record_table(const record_table&) = delete;
   record_table& operator=(const record_table&) = delete;
@@ -96,6 +102,8 @@ public:
       return std::nullopt;
     return row_.record();
   }
+  // Whether the record the last find_for_update found had a revalidation job then.
+  bool found_with_job() const { return found_with_job_ != 0; }
 
   // False when the proof is already stored (a concurrent first upload won).
   bool insert(const record& r) {
@@ -136,6 +144,58 @@ public:
     return inserted_ids_;
   }
 
+  // PostgreSQL: the stored records for the proofs of `incoming` (app and proof
+  // key), locked until the transaction ends, at once (one round trip):
+  // on_found(record, has_job) for each one found, whether it has a revalidation job.
+  template <class OnFound>
+  void find_many_for_update(const std::vector<const record*>& incoming, OnFound&& on_found) {
+    if (!find_many_by_key_)
+      throw std::logic_error("find_many_for_update is PostgreSQL's");
+    boost::json::array keys;
+    keys.reserve(incoming.size());
+    for (const auto* r : incoming)
+      keys.emplace_back(
+        boost::json::object{{"key_app_id", r->app_id}, {"key_proof", Table::proof(*r)}});
+    keys_ = boost::json::serialize(keys);
+    try {
+      for_each_row(*find_many_by_key_, [&] { on_found(row_.record(), found_with_job_ != 0); });
+    } catch (...) {
+      std::string().swap(keys_);
+      throw;
+    }
+    std::string().swap(keys_); // the values are not kept
+  }
+
+  // PostgreSQL: update()'s columns of several records at once (one round trip), one
+  // record per id.
+  void update_many(const std::vector<record>& records) {
+    if (!update_many_)
+      throw std::logic_error("update_many is PostgreSQL's");
+    boost::json::array rows;
+    rows.reserve(records.size());
+    for (const auto& r : records) {
+      row_.assign(r);
+      boost::json::object columns;
+      columns.emplace("id", r.id);
+      row_.upload_columns(to_json_object{columns});
+      row_.verdict_columns(to_json_object{columns});
+      rows.emplace_back(std::move(columns));
+    }
+    rows_ = boost::json::serialize(rows);
+    long long changed = 0;
+    try {
+      changed = execute_change(*update_many_);
+    } catch (...) {
+      std::string().swap(rows_);
+      throw;
+    }
+    std::string().swap(rows_);
+    if (changed != static_cast<long long>(records.size()))
+      throw std::runtime_error(std::string(Table::name) + ": "
+                               + std::to_string(records.size() - changed)
+                               + " rows vanished during their update");
+  }
+
   // Rewrites the upload and verdict columns of the record with r.id (not the
   // notified ones: a re-upload).
   void update(const record& r) {
@@ -171,9 +231,31 @@ private:
     auto names = column_names([&](auto f) { row_.all_columns(f); });
     return prepare(c.session(), render(tmpl, names), [&](soci::statement& st) {
       row_.all_columns(bind_into{st});
+      st.exchange(soci::into(found_with_job_));
+      st.exchange(soci::use(key_kind_, "key_kind"));
       st.exchange(soci::use(key_app_id_, "key_app_id"));
       st.exchange(soci::use(key_proof_, "key_proof"));
     });
+  }
+
+  soci::statement prepare_find_many_by_key(connection& c) {
+    auto names = column_names([&](auto f) { row_.all_columns(f); });
+    return prepare(c.session(), render(sql(sql::records::find_many_by_key), names),
+                   [&](soci::statement& st) {
+                     row_.all_columns(bind_into{st});
+                     st.exchange(soci::into(found_with_job_));
+                     st.exchange(soci::use(key_kind_, "key_kind"));
+                     st.exchange(soci::use(keys_, "keys"));
+                   });
+  }
+
+  soci::statement prepare_update_many(connection& c) {
+    auto names = column_names([&](auto f) {
+      row_.upload_columns(f);
+      row_.verdict_columns(f);
+    });
+    return prepare(c.session(), render(sql(sql::records::update_many), names),
+                   [&](soci::statement& st) { st.exchange(soci::use(rows_, "rows")); });
   }
 
   soci::statement prepare_insert_many(connection& c) {
@@ -190,13 +272,18 @@ private:
   std::string key_id_;
   std::string key_app_id_;
   std::string key_proof_;
-  std::string rows_; // insert_many's rows, as JSON
+  std::string key_kind_{model::to_string(Table::kind)};
+  int found_with_job_ = 0;
+  std::string rows_; // insert_many's and update_many's rows, as JSON
+  std::string keys_; // find_many_for_update's keys, as JSON
   std::vector<std::string> inserted_ids_;
 
   soci::statement find_by_id_;
   soci::statement find_by_key_;
   soci::statement insert_;
-  std::optional<soci::statement> insert_many_; // PostgreSQL only
+  std::optional<soci::statement> insert_many_;      // PostgreSQL only
+  std::optional<soci::statement> find_many_by_key_; // PostgreSQL only
+  std::optional<soci::statement> update_many_;      // PostgreSQL only
   soci::statement update_;
   soci::statement update_verdict_;
   soci::statement lock_;

@@ -162,6 +162,10 @@ private:
   void insert_new(Repo& repo, const std::vector<batch_save>& batch,
                   std::vector<std::optional<batch_saved>>& done, std::vector<bool>& stored);
   template <class Repo, class Record>
+  void update_stored(Repo& repo, const std::vector<batch_save>& batch,
+                     const std::vector<std::size_t>& rest, const std::vector<bool>& stored,
+                     std::vector<std::optional<batch_saved>>& done);
+  template <class Repo, class Record>
   bool complete_record_job(Repo& repo, const model::validation_job& job, const Record& updated);
 
   dialect kind_;

@@ -6,10 +6,12 @@
 #include "model/resource_json.hpp"
 
 #include <algorithm>
+#include <map>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <unordered_set>
+#include <utility>
 
 namespace receiptd::db {
 
@@ -113,9 +115,12 @@ saved<Record> sql_database::save_in_transaction(Repo& repo, const Record& incomi
   saved<Record> out{model::merge_reupload(*existing, incoming), false};
   keep_notified(out.record, *existing);
   repo.update(out.record);
-  if (model::needs_job(out.record))
+  // The lookup saw whether the record has a job: a re-upload of a settled record
+  // without one (the everyday case) costs no DELETE, a pending one's no INSERT.
+  const bool has_job = repo.found_with_job();
+  if (model::needs_job(out.record) && !has_job)
     queue.ensure(kind_of(out.record), out.record.id, out.record.app_id, first_attempt_at);
-  else
+  else if (!model::needs_job(out.record) && has_job)
     queue.remove(kind_of(out.record), out.record.id);
   if (incoming.terms.announce)
     announce(box, &*existing, out.record);
@@ -206,11 +211,75 @@ void sql_database::insert_new(Repo& repo, const std::vector<batch_save>& batch,
   }
 }
 
+// PostgreSQL, inside the batch's transaction: the re-uploads among `rest` whose
+// proofs insert_new found stored (settled records of one table that announce
+// nothing, as apps re-send them at each launch) are looked up together and
+// updated together: two statements however many, instead of two each. The merge is
+// save_in_transaction's, in batch order (a proof listed twice merges into the
+// first's result); a job is inserted or removed only where the merge asks for it.
+// done[i] is set for each one saved; a proof not found is left to the caller.
+template <class Repo, class Record>
+void sql_database::update_stored(Repo& repo, const std::vector<batch_save>& batch,
+                                 const std::vector<std::size_t>& rest,
+                                 const std::vector<bool>& stored,
+                                 std::vector<std::optional<batch_saved>>& done) {
+  std::vector<std::size_t> at;
+  std::vector<const Record*> keys;
+  for (auto i : rest)
+    if (auto* r = std::get_if<Record>(&batch[i].record); r && stored[i] && !r->terms.announce) {
+      at.push_back(i);
+      keys.push_back(r);
+    }
+  if (at.size() < 2) // one costs the same two statements the usual way
+    return;
+  // In proof order, as insert_new: concurrent batches lock shared rows in one order.
+  std::sort(keys.begin(), keys.end(), [](const Record* a, const Record* b) {
+    return std::tie(a->app_id, Repo::table::proof(*a))
+      < std::tie(b->app_id, Repo::table::proof(*b));
+  });
+  struct current {
+    Record record;
+    bool has_job;
+  };
+  std::map<std::pair<std::string, std::string>, current> found; // by (app, proof)
+  repo.find_many_for_update(keys, [&](Record r, bool has_job) {
+    auto key = std::make_pair(r.app_id, Repo::table::proof(r));
+    found.insert_or_assign(std::move(key), current{std::move(r), has_job});
+  });
+  auto& queue = jobs();
+  std::map<std::string, const Record*> changed; // by id: the last merge of each
+  for (auto i : at) {
+    const auto& incoming = std::get<Record>(batch[i].record);
+    auto it = found.find({incoming.app_id, Repo::table::proof(incoming)});
+    if (it == found.end())
+      continue; // the usual way: it says what is wrong
+    auto& now = it->second;
+    auto merged = model::merge_reupload(now.record, incoming);
+    keep_notified(merged, now.record);
+    if (model::needs_job(merged) && !now.has_job)
+      queue.ensure(kind_of(merged), merged.id, merged.app_id, batch[i].first_attempt_at);
+    else if (!model::needs_job(merged) && now.has_job)
+      queue.remove(kind_of(merged), merged.id);
+    now.has_job = model::needs_job(merged);
+    done[i].emplace(any_record(merged));
+    now.record = std::move(merged);
+    now.record.terms = {}; // as stored: a proof listed again merges with the record alone
+    changed[now.record.id] = &now.record;
+  }
+  std::vector<Record> rows;
+  rows.reserve(changed.size());
+  for (const auto& [id, r] : changed)
+    rows.push_back(*r);
+  if (!rows.empty())
+    repo.update_many(rows);
+}
+
 // Group commit. On PostgreSQL the batch's new settled records first, one INSERT
 // per table (insert_new); then the rest (on SQLite, in-process, all of it) in one
 // transaction, first without savepoints (the common case: nothing fails, N + 2
-// statements); if a save throws, that transaction is rolled back and run again
-// with a savepoint around each save, so that only the failing save fails.
+// statements, on PostgreSQL two for all the re-uploads of a table: update_stored);
+// if a save throws, that transaction is rolled back and run again with a savepoint
+// around each save, so that only the failing save fails.
 model::result<std::vector<batch_saved>>
 sql_database::save_batch(const std::vector<batch_save>& batch) {
   return guarded<std::vector<batch_saved>>("save_batch", [&] {
@@ -247,8 +316,15 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
     try {
       transaction tx(c, access::write);
       auto box = make_outbox(); // each app's endpoints read once for the batch
+      if (kind_ == dialect::postgresql) {
+        update_stored<purchase_order_repository, model::purchase_order_record>(
+          purchase_orders(), batch, rest, stored, done);
+        update_stored<transaction_repository, model::transaction_record>(transactions(), batch,
+                                                                         rest, stored, done);
+      }
       for (auto i : rest)
-        done[i].emplace(save_item(batch[i], box, stored[i]));
+        if (!done[i])
+          done[i].emplace(save_item(batch[i], box, stored[i]));
       tx.commit();
       return results();
     } catch (const std::exception&) {

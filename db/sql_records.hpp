@@ -1,5 +1,6 @@
 #pragma once
-// The records' statements. {columns}, {parameters} and {assignments} are rendered
+// The records' statements. {columns}, {parameters}, {assignments} and
+// {row_assignments} are rendered
 // from a column group of db/record_rows.hpp (see db::render); :key_* parameters are
 // bound to the repository's lookup keys.
 
@@ -16,15 +17,20 @@ namespace records {
 
 inline constexpr std::string_view find_by_id = "SELECT {columns} FROM {table} WHERE id = :key_id";
 
-// The re-upload lookup inside save_purchase_order's/save_receipt's transaction.
+// The re-upload lookup inside save_purchase_order's/save_receipt's transaction, and
+// whether the record has a revalidation job (:key_kind is the table's record kind):
+// the save then neither removes a job that is not there nor inserts one that is.
 // PostgreSQL locks the row: concurrent re-uploads of one proof then merge one after
 // the other (no lost echo update), and the lock order record → job matches
 // complete_job's. SQLite's BEGIN IMMEDIATE already serializes every writer.
 inline constexpr std::string_view find_by_key_postgresql
-  = "SELECT {columns} FROM {table} WHERE app_id = :key_app_id AND {proof} = :key_proof"
-    " FOR UPDATE";
+  = "SELECT {columns}, CAST(EXISTS (SELECT 1 FROM validation_jobs j"
+    " WHERE j.record_kind = :key_kind AND j.record_id = {table}.id) AS INTEGER)"
+    " FROM {table} WHERE app_id = :key_app_id AND {proof} = :key_proof FOR UPDATE";
 inline constexpr std::string_view find_by_key_sqlite
-  = "SELECT {columns} FROM {table} WHERE app_id = :key_app_id AND {proof} = :key_proof";
+  = "SELECT {columns}, CAST(EXISTS (SELECT 1 FROM validation_jobs j"
+    " WHERE j.record_kind = :key_kind AND j.record_id = {table}.id) AS INTEGER)"
+    " FROM {table} WHERE app_id = :key_app_id AND {proof} = :key_proof";
 
 // A concurrent first upload of the same proof may have inserted it since our lookup:
 // then nothing is inserted (0 rows; PostgreSQL waits for the other transaction to end
@@ -42,6 +48,27 @@ inline constexpr std::string_view insert_many
     " ON CONFLICT (app_id, {proof}) DO NOTHING RETURNING id";
 
 inline constexpr std::string_view update = "UPDATE {table} SET {assignments} WHERE id = :key_id";
+
+// PostgreSQL: a save batch's stored proofs at once (its re-uploads), as
+// find_by_key_postgresql finds one: locked, with whether each has a job. :keys is
+// a JSON array of {"key_app_id", "key_proof"}, locked in its order (the caller
+// sorts it, so that concurrent batches sharing proofs wait for each other instead
+// of deadlocking). One index lookup per key (LATERAL … LIMIT 1 is not flattened
+// into a join): the planner, which takes a JSON function for 100 rows, chose a
+// sequential scan of the table for `IN (SELECT … FROM json_to_recordset(…))`.
+inline constexpr std::string_view find_many_by_key
+  = "SELECT {columns}, CAST(EXISTS (SELECT 1 FROM validation_jobs j"
+    " WHERE j.record_kind = :key_kind AND j.record_id = t.id) AS INTEGER)"
+    " FROM json_to_recordset(CAST(:keys AS json)) AS k(key_app_id text, key_proof text),"
+    " LATERAL (SELECT * FROM {table} WHERE app_id = k.key_app_id AND {proof} = k.key_proof"
+    " LIMIT 1 FOR UPDATE) AS t";
+
+// PostgreSQL: update's columns of several records at once, the rows (id and those
+// columns) as one JSON array (:rows), one row per id.
+inline constexpr std::string_view update_many
+  = "UPDATE {table} SET {row_assignments}"
+    " FROM json_populate_recordset(CAST(NULL AS {table}), CAST(:rows AS json)) AS r"
+    " WHERE {table}.id = r.id";
 
 // complete_job locks the record before it touches the job, as save_* does.
 inline constexpr std::string_view lock_postgresql

@@ -24,6 +24,17 @@ std::string assignments(const std::vector<std::string_view>& names) {
   return out;
 }
 
+// "a = r.a, b = r.b": columns set from the row r of a statement's FROM clause.
+std::string row_assignments(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (auto name : names) {
+    if (!out.empty())
+      out += ", ";
+    out.append(name).append(" = r.").append(name);
+  }
+  return out;
+}
+
 void replace_all(std::string& text, std::string_view token, const std::string& with) {
   for (auto at = text.find(token); at != std::string::npos; at = text.find(token, at + with.size()))
     text.replace(at, token.size(), with);
@@ -36,6 +47,7 @@ std::string render(std::string_view sql_template, const std::vector<std::string_
   replace_all(sql, "{columns}", join(names, ""));
   replace_all(sql, "{parameters}", join(names, ":"));
   replace_all(sql, "{assignments}", assignments(names));
+  replace_all(sql, "{row_assignments}", row_assignments(names));
   return sql;
 }
 

@@ -120,7 +120,8 @@ std::vector<std::string_view> column_names(Visit&& visit) {
 }
 
 // Expands the column placeholders of a statement template from column names:
-// {columns} → "a, b", {parameters} → ":a, :b", {assignments} → "a = :a, b = :b".
+// {columns} → "a, b", {parameters} → ":a, :b", {assignments} → "a = :a, b = :b",
+// {row_assignments} → "a = r.a, b = r.b".
 // Only compile-time identifiers are spliced in; every value is bound.
 std::string render(std::string_view sql_template, const std::vector<std::string_view>& names);
 

@@ -274,4 +274,66 @@ TEST_CASE("several token hashes at once", "[apps][batch]") {
   CHECK(found.revision == REQUIRE_OK(d.auth_revision()));
 }
 
+TEST_CASE("a batch's re-uploads merge into their records, jobs as each merge asks",
+          "[records][batch][reupload]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto validated = [](model::purchase_order_record r) {
+    r.state = model::validation_state::validated;
+    return r;
+  };
+  auto settled
+    = REQUIRE_OK(d.save_purchase_order(validated(full_purchase_order(f.app.id, "r-1")), t0)).record;
+  auto pending
+    = REQUIRE_OK(d.save_purchase_order(minimal_purchase_order(f.app.id, "r-2"), t0)).record;
+  REQUIRE(jobs_of(d, pending.id).size() == 1);
+  auto other
+    = REQUIRE_OK(d.save_purchase_order(validated(minimal_purchase_order(f.app.id, "r-3")), t0))
+        .record;
+
+  // The app sends them again (r-3 twice), and the store now confirms r-2.
+  auto again = [&](const std::string& token, const std::string& metadata, model::unix_ms at) {
+    auto r = validated(minimal_purchase_order(f.app.id, token));
+    r.echo.metadata = metadata;
+    r.updated_at = at;
+    return r;
+  };
+  std::vector<db::batch_save> batch{{again("r-3", R"({"n":1})", t0 + 10), t0},
+                                    {again("r-1", R"({"n":2})", t0 + 20), t0},
+                                    {again("r-2", R"({"n":3})", t0 + 30), t0},
+                                    {again("r-3", R"({"n":4})", t0 + 40), t0}};
+  auto results = REQUIRE_OK(d.save_batch(batch));
+  REQUIRE(results.size() == batch.size());
+  for (const auto& r : results)
+    REQUIRE(r.ok());
+  auto order
+    = [&](std::size_t i) { return std::get<model::purchase_order_record>(results[i].value()); };
+  CHECK(order(0).id == other.id);
+  CHECK(order(1).id == settled.id);
+  CHECK(order(2).id == pending.id);
+  CHECK(order(3).id == other.id);
+  // Each answer is its merge; a proof listed twice merges into the first's result.
+  CHECK(order(0).echo.metadata == std::optional<std::string>(R"({"n":1})"));
+  CHECK(order(3).echo.metadata == std::optional<std::string>(R"({"n":4})"));
+  CHECK(order(3).updated_at == t0 + 40);
+  // The stored records are the last merges, every other column kept.
+  for (std::size_t i : {1, 2, 3}) {
+    INFO("item " << i);
+    auto stored = REQUIRE_OK(d.find_purchase_order(order(i).id));
+    REQUIRE(stored);
+    check_same(*stored, order(i));
+  }
+  check_same(
+    order(1),
+    model::merge_reupload(settled, std::get<model::purchase_order_record>(batch[1].record)));
+  CHECK(order(1).purchase_data == settled.purchase_data); // a signed upload's proof stays
+  CHECK(order(2).state == model::validation_state::validated);
+  // The confirmed record's job is gone; none was made for the others.
+  CHECK(REQUIRE_OK(d.list_jobs()).empty());
+  // Committed: visible from another connection.
+  auto second = f.second_connection();
+  CHECK(REQUIRE_OK(second->find_purchase_order(other.id)).value().echo.metadata
+        == std::optional<std::string>(R"({"n":4})"));
+}
+
 } // namespace receiptd::test
