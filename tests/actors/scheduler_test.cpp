@@ -1,7 +1,8 @@
 // receiptd's work-sharing scheduler (actors/scheduler.hpp) on real threads: it runs
 // what CAF's runs (messages from other threads, timeouts, delayed messages), and an
 // actor that ends without having set a timeout leaves CAF's clock thread asleep.
-// Waits are bounded by request timeouts, never by sleeps.
+// Waits are bounded by receive timeouts, never by sleeps; one case waits out a
+// cancelled timeout to see that nothing arrives.
 #include <catch2/catch.hpp>
 
 #include <caf/actor_system.hpp>
@@ -9,10 +10,10 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/scoped_actor.hpp>
 
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
