@@ -118,27 +118,12 @@ public:
   const std::vector<std::string>& insert_many(const std::vector<record>& records) {
     if (!insert_many_)
       throw std::logic_error("insert_many is PostgreSQL's");
-    boost::json::array rows;
-    rows.reserve(records.size());
-    for (const auto& r : records) {
-      row_.assign(r);
-      boost::json::object columns;
-      row_.all_columns(to_json_object{columns});
-      rows.emplace_back(std::move(columns));
-    }
-    rows_ = boost::json::serialize(rows);
+    auto rows = json_rows(records, [&](auto f) { row_.all_columns(f); });
     // SOCI fetches as many rows as the vector holds: one more than can come, so that
     // it runs the statement to its end (an SQLite statement left on a row is still
     // in progress: its autocommit would wait, and it would keep the write lock).
     inserted_ids_.assign(records.size() + 1, std::string());
-    bool any = false;
-    try {
-      any = insert_many_->execute(true);
-    } catch (...) {
-      std::string().swap(rows_);
-      throw;
-    }
-    std::string().swap(rows_); // the values are not kept
+    bool any = with_json(rows_, rows, [&] { return insert_many_->execute(true); });
     if (!any)
       inserted_ids_.clear();
     return inserted_ids_;
@@ -156,14 +141,9 @@ public:
     for (const auto* r : incoming)
       keys.emplace_back(
         boost::json::object{{"key_app_id", r->app_id}, {"key_proof", Table::proof(*r)}});
-    keys_ = boost::json::serialize(keys);
-    try {
+    with_json(keys_, keys, [&] {
       for_each_row(*find_many_by_key_, [&] { on_found(row_.record(), found_with_job_ != 0); });
-    } catch (...) {
-      std::string().swap(keys_);
-      throw;
-    }
-    std::string().swap(keys_); // the values are not kept
+    });
   }
 
   // PostgreSQL: update()'s columns of several records at once (one round trip), one
@@ -171,25 +151,12 @@ public:
   void update_many(const std::vector<record>& records) {
     if (!update_many_)
       throw std::logic_error("update_many is PostgreSQL's");
-    boost::json::array rows;
-    rows.reserve(records.size());
-    for (const auto& r : records) {
-      row_.assign(r);
-      boost::json::object columns;
-      columns.emplace("id", r.id);
-      row_.upload_columns(to_json_object{columns});
-      row_.verdict_columns(to_json_object{columns});
-      rows.emplace_back(std::move(columns));
-    }
-    rows_ = boost::json::serialize(rows);
-    long long changed = 0;
-    try {
-      changed = execute_change(*update_many_);
-    } catch (...) {
-      std::string().swap(rows_);
-      throw;
-    }
-    std::string().swap(rows_);
+    auto rows = json_rows(records, [&](auto f) {
+      f("id", row_.id);
+      row_.upload_columns(f);
+      row_.verdict_columns(f);
+    });
+    auto changed = with_json(rows_, rows, [&] { return execute_change(*update_many_); });
     if (changed != static_cast<long long>(records.size()))
       throw std::runtime_error(std::string(Table::name) + ": "
                                + std::to_string(records.size() - changed)
@@ -221,6 +188,32 @@ public:
   }
 
 private:
+  // The records as a JSON array of objects, one member per column `group` visits.
+  template <class Group>
+  boost::json::array json_rows(const std::vector<record>& records, Group group) {
+    boost::json::array rows;
+    rows.reserve(records.size());
+    for (const auto& r : records) {
+      row_.assign(r);
+      boost::json::object columns;
+      group(to_json_object{columns});
+      rows.emplace_back(std::move(columns));
+    }
+    return rows;
+  }
+
+  // Runs a statement with its JSON parameter `slot` holding `json`; the values are
+  // not kept once it returns or throws.
+  template <class Json, class Run>
+  static auto with_json(std::string& slot, const Json& json, Run&& run) {
+    struct clear {
+      std::string& s;
+      ~clear() { std::string().swap(s); }
+    } guard{slot};
+    slot = boost::json::serialize(json);
+    return run();
+  }
+
   static std::string sql(std::string_view tmpl) {
     return for_table(tmpl, Table::name, Table::row::proof_column);
   }

@@ -14,23 +14,14 @@ std::string join(const std::vector<std::string_view>& names, std::string_view pr
   return out;
 }
 
-std::string assignments(const std::vector<std::string_view>& names) {
+// "a = {from}a, b = {from}b": from ":" (parameters) or "r." (the row r of a
+// statement's FROM clause).
+std::string assignments(const std::vector<std::string_view>& names, std::string_view from) {
   std::string out;
   for (auto name : names) {
     if (!out.empty())
       out += ", ";
-    out.append(name).append(" = :").append(name);
-  }
-  return out;
-}
-
-// "a = r.a, b = r.b": columns set from the row r of a statement's FROM clause.
-std::string row_assignments(const std::vector<std::string_view>& names) {
-  std::string out;
-  for (auto name : names) {
-    if (!out.empty())
-      out += ", ";
-    out.append(name).append(" = r.").append(name);
+    out.append(name).append(" = ").append(from).append(name);
   }
   return out;
 }
@@ -46,8 +37,8 @@ std::string render(std::string_view sql_template, const std::vector<std::string_
   std::string sql(sql_template);
   replace_all(sql, "{columns}", join(names, ""));
   replace_all(sql, "{parameters}", join(names, ":"));
-  replace_all(sql, "{assignments}", assignments(names));
-  replace_all(sql, "{row_assignments}", row_assignments(names));
+  replace_all(sql, "{assignments}", assignments(names, ":"));
+  replace_all(sql, "{row_assignments}", assignments(names, "r."));
   return sql;
 }
 

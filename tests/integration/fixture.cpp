@@ -79,6 +79,11 @@ model::purchase_order_record minimal_purchase_order(const std::string& app_id,
   return r;
 }
 
+model::purchase_order_record validated(model::purchase_order_record r) {
+  r.state = model::validation_state::validated;
+  return r;
+}
+
 model::receipt_record full_receipt(const std::string& app_id, const std::string& hash,
                                    int in_app_purchases) {
   model::receipt_record r;

@@ -44,6 +44,8 @@ model::purchase_order_record full_purchase_order(const std::string& app_id,
 // Every optional absent.
 model::purchase_order_record minimal_purchase_order(const std::string& app_id,
                                                     const std::string& token);
+// The record as the store confirmed it (validation_state::validated).
+model::purchase_order_record validated(model::purchase_order_record r);
 model::receipt_record full_receipt(const std::string& app_id, const std::string& hash,
                                    int in_app_purchases);
 model::receipt_record minimal_receipt(const std::string& app_id, const std::string& hash);

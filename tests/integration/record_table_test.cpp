@@ -20,10 +20,6 @@ TEST_CASE("PostgreSQL finds a batch's stored proofs at once, locked, and updates
   REQUIRE(dialect_under_test() == db::dialect::postgresql);
   database_fixture f;
   auto& d = *f.db;
-  auto validated = [](model::purchase_order_record r) {
-    r.state = model::validation_state::validated;
-    return r;
-  };
   auto one
     = REQUIRE_OK(d.save_purchase_order(validated(full_purchase_order(f.app.id, "k-1")), t0)).record;
   auto two = REQUIRE_OK(d.save_purchase_order(minimal_purchase_order(f.app.id, "k-2"), t0)).record;

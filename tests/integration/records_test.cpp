@@ -207,10 +207,6 @@ TEST_CASE("a batch of saves commits once; a refused save fails alone", "[records
 TEST_CASE("a batch's new settled records are stored together, byte for byte", "[records][batch]") {
   database_fixture f;
   auto& d = *f.db;
-  auto validated = [](model::purchase_order_record r) {
-    r.state = model::validation_state::validated;
-    return r;
-  };
   auto earlier
     = REQUIRE_OK(d.save_purchase_order(validated(minimal_purchase_order(f.app.id, "m-0")), t0));
   auto full = full_purchase_order(f.app.id, "m-2");
@@ -278,10 +274,6 @@ TEST_CASE("a batch's re-uploads merge into their records, jobs as each merge ask
           "[records][batch][reupload]") {
   database_fixture f;
   auto& d = *f.db;
-  auto validated = [](model::purchase_order_record r) {
-    r.state = model::validation_state::validated;
-    return r;
-  };
   auto settled
     = REQUIRE_OK(d.save_purchase_order(validated(full_purchase_order(f.app.id, "r-1")), t0)).record;
   auto pending
