@@ -184,6 +184,9 @@ int main(int argc, char** argv) {
                                   .max_connections_per_host = s.outbound.max_connections_per_host,
                                   .max_open_connections = s.store_a.max_concurrent
                                     + s.store_b.max_concurrent + s.webhooks.batch});
+  // The store clients' calls at outbound.store-http-version; webhooks at curl's choice.
+  http::versioned_transport store_calls(
+    outbound, model::parse_http_version(s.outbound.store_http_version).value());
   std::uint16_t port = 0;
   if (s.scheduler_policy == "sharing")
     actors::use_sharing_scheduler(cfg);
@@ -191,10 +194,10 @@ int main(int argc, char** argv) {
     caf::actor_system sys{cfg};
     auto persistence = actors::spawn_persistence_pool(
       sys, {.db_url = s.db.url, .workers = s.db.pool_size}, trace, clock, instruments);
-    auto store_b = actors::spawn_store_b_client(sys, s.store_b, s.outbound, outbound, trace, clock,
-                                                instruments);
+    auto store_b = actors::spawn_store_b_client(sys, s.store_b, s.outbound, store_calls, trace,
+                                                clock, instruments);
     auto store_a
-      = actors::spawn_store_a_client(sys, s.store_a, outbound, trace, clock, instruments);
+      = actors::spawn_store_a_client(sys, s.store_a, store_calls, trace, clock, instruments);
     auto deps = std::make_shared<actors::validator_deps>();
     deps->persistence = persistence;
     deps->store_a = store_a;

@@ -236,7 +236,15 @@ receiptd_config::receiptd_config() {
          "open connections per store host (0: bounded by store-*.max-concurrent only)")
     .add(s.outbound.allow_http, "allow-http",
          "allow plain-http store URLs and service-account token_uri on non-loopback hosts "
-         "(loopback http is always allowed; otherwise https is required)");
+         "(loopback http is always allowed; otherwise https is required)")
+    .add(s.outbound.store_http_version, "store-http-version",
+         "HTTP version of the store calls: 'auto' (HTTP/2 over TLS when the store offers it, "
+         "the calls to one store multiplexed on its connections; HTTP/1.1 on plain http) or "
+         "'1.1' (HTTP/1.1 keep-alive always)")
+    .require(
+      "store-http-version",
+      [this] { return model::parse_http_version(s_.outbound.store_http_version).has_value(); },
+      "must be 'auto' or '1.1'");
   section{*this, "store-a"}
     .add(s.store_a.production_url, "production-url", "verifyReceipt production URL")
     .require(

@@ -23,6 +23,11 @@ namespace receiptd::http {
 
 namespace {
 
+long curl_http_version(http_version v) {
+  return v == http_version::http1_1 ? CURL_HTTP_VERSION_1_1
+                                    : CURL_HTTP_VERSION_2TLS; // curl's default
+}
+
 struct transfer {
   outbound_request request;
   outbound_client::callback done;
@@ -257,6 +262,13 @@ struct outbound_client::impl {
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); // whatever curl decodes
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, curl_http_version(req.version));
+    // Where HTTP/2 may be negotiated, a call to a host whose connection is being
+    // set up waits for it and becomes one more stream on it, instead of opening a
+    // connection of its own. (On plain http it would only wait to learn that the
+    // connection cannot be shared.)
+    if (req.version == http_version::automatic && model::is_https_url(req.url))
+      curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
     // Each call in flight holds curl's receive buffer (16 KB by default) and, once it
     // has sent a body through read_body, its send buffer (64 KB): with a thousand
     // calls in flight against a slow store that was the service's largest memory

@@ -11,7 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "model/url_policy.hpp"
+
 namespace receiptd::http {
+
+using model::http_version;
 
 struct outbound_request {
   std::string method = "GET"; // "GET" or "POST"
@@ -24,6 +28,7 @@ struct outbound_request {
   // client lets go of it before the completion callback runs.
   std::shared_ptr<const std::string> shared_body;
   std::string body_tail;
+  http_version version = http_version::automatic;
 
   std::size_t body_size() const {
     return body.size() + (shared_body ? shared_body->size() + body_tail.size() : 0);
@@ -46,6 +51,22 @@ public:
   virtual ~outbound_transport() = default;
   // Thread-safe and non-blocking: `done` runs once, on any thread.
   virtual void submit(outbound_request req, callback done) = 0;
+};
+
+// Submits every call through `inner` at one HTTP version (the store clients' calls
+// at outbound.store-http-version; webhooks keep curl's choice).
+class versioned_transport final : public outbound_transport {
+public:
+  versioned_transport(outbound_transport& inner, http_version version)
+    : inner_(&inner), version_(version) {}
+  void submit(outbound_request req, callback done) override {
+    req.version = version_;
+    inner_->submit(std::move(req), std::move(done));
+  }
+
+private:
+  outbound_transport* inner_;
+  http_version version_;
 };
 
 class outbound_client final : public outbound_transport {

@@ -65,4 +65,12 @@ bool store_url_allowed(std::string_view url, bool allow_http) {
   return allow_http && starts_with_nocase(url, "http://");
 }
 
+std::optional<http_version> parse_http_version(std::string_view text) {
+  if (text == "auto")
+    return http_version::automatic;
+  if (text == "1.1")
+    return http_version::http1_1;
+  return std::nullopt;
+}
+
 } // namespace receiptd::model

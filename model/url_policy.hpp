@@ -4,6 +4,7 @@
 // allowed to a loopback host (a local emulator or proxy: nothing crosses a
 // network) or anywhere when the operator says so (outbound.allow-http).
 
+#include <optional>
 #include <string_view>
 
 namespace receiptd::model {
@@ -15,5 +16,16 @@ bool is_https_url(std::string_view url);
 // http:// to 127.0.0.0/8, [::1] or localhost.
 bool is_loopback_http_url(std::string_view url);
 bool store_url_allowed(std::string_view url, bool allow_http);
+
+// The HTTP version of a store call (outbound.store-http-version). `automatic`:
+// HTTP/2 over TLS when the server offers it (ALPN; the stores do), calls to one
+// host multiplexed on its connections; HTTP/1.1 on plain http. `http1_1`:
+// HTTP/1.1 keep-alive always (the fallback, e.g. behind a proxy that breaks
+// HTTP/2). No h2c (HTTP/2 on plain http): Debian 12's libcurl 7.88.1 fails every
+// second call on such a connection (curl#10634, fixed in curl 8.0).
+enum class http_version { automatic, http1_1 };
+
+// "auto" or "1.1"; nullopt otherwise.
+std::optional<http_version> parse_http_version(std::string_view text);
 
 } // namespace receiptd::model

@@ -11,6 +11,7 @@
 
 #include "field_reader.hpp"
 #include "http_util.hpp"
+#include "h2_listener.hpp"
 #include "jwt.hpp"
 #include "store_a_notifications.hpp"
 #include "listener.hpp"
@@ -68,6 +69,9 @@ public:
       return get ? json_reply(200, state_.requests_json()) : not_allowed();
     if (route == "/stores")
       return get ? stores() : not_allowed();
+    if (route == "/tls/certificate") // PEM: what a client of the _h2 ports trusts
+      return get ? reply{200, content_kind::none, c_.tls_certificate_pem, std::nullopt}
+                 : not_allowed();
     if (route == "/reset")
       return post ? reset() : not_allowed();
     if (route == "/store_a/server_api/pki")
@@ -139,12 +143,30 @@ private:
   }
 
   store_listener& listener(store_id s) { return *c_.listeners[static_cast<std::size_t>(s)]; }
+  h2_listener* h2(store_id s) { return c_.h2[static_cast<std::size_t>(s)]; }
+
+  // A store's listeners (HTTP/1.1 and HTTP/2) go down and come back together.
+  void open_listeners(store_id s) {
+    listener(s).open();
+    if (auto* h = h2(s))
+      h->open();
+  }
+  void close_listeners(store_id s) {
+    listener(s).close();
+    if (auto* h = h2(s))
+      h->close();
+  }
 
   boost::json::object mode_json(store_id s) {
     auto m = state_.mode(s);
-    return {{"mode", to_string(m.mode)},  {"delay_ms", m.delay_ms},
-            {"status", m.status},         {"fraction", m.fraction},
-            {"port", listener(s).port()}, {"listening", listener(s).is_open()}};
+    boost::json::object o{{"mode", to_string(m.mode)},  {"delay_ms", m.delay_ms},
+                          {"status", m.status},         {"fraction", m.fraction},
+                          {"port", listener(s).port()}, {"listening", listener(s).is_open()}};
+    if (auto* h = h2(s)) {
+      o["h2_port"] = h->port();
+      o["h2_connections"] = h->connections_accepted();
+    }
+    return o;
   }
 
   reply stores() {
@@ -157,11 +179,11 @@ private:
   void apply(store_id s, const mode_setting& setting) {
     state_.set_mode(s, setting);
     if (setting.mode == store_mode::down) {
-      listener(s).close();
+      close_listeners(s);
       return;
     }
     try {
-      listener(s).open();
+      open_listeners(s);
     } catch (const std::exception&) {
       state_.set_mode(s, {store_mode::down, setting.delay_ms, setting.status, setting.fraction});
       throw;
@@ -197,7 +219,7 @@ private:
     state_.reset();
     try {
       for (auto s : {store_id::store_a, store_id::store_b})
-        listener(s).open();
+        open_listeners(s);
     } catch (const std::exception& e) {
       return json_reply(
         500, boost::json::object{{"error", std::string("cannot reopen a listener: ") + e.what()}});

@@ -18,6 +18,7 @@
 
 #include "control.hpp"
 #include "delay.hpp"
+#include "h2_listener.hpp"
 #include "listener.hpp"
 #include "state.hpp"
 #include "store_handler.hpp"
@@ -31,14 +32,19 @@ constexpr std::string_view usage
   = "usage: receiptd-emulator [--host=127.0.0.1] [--control-port=0] [--store-a-port=0]\n"
     "                         [--store-b-port=0] [--ready-file=PATH] [--threads=2]\n"
     "                         [--max-request-bytes=16777216]\n"
-    "Port 0 picks a free port. Prints {\"control\":P,\"store_a\":P,\"store_b\":P} once\n"
-    "listening (also written to --ready-file). Stops on SIGINT/SIGTERM. See PROTOCOL.md.\n";
+    "                         [--store-a-h2-port=0] [--store-b-h2-port=0]\n"
+    "Port 0 picks a free port. Prints {\"control\":P,\"store_a\":P,\"store_b\":P,\n"
+    "\"store_a_h2\":P,\"store_b_h2\":P} once listening (also written to --ready-file).\n"
+    "Each store speaks HTTP/1.1 on its port and HTTP/2 over TLS on its _h2 port\n"
+    "(certificate: GET /control/tls/certificate). Stops on SIGINT/SIGTERM. See PROTOCOL.md.\n";
 
 struct options {
   std::string host = "127.0.0.1";
   std::uint16_t control_port = 0;
   std::uint16_t store_a_port = 0;
   std::uint16_t store_b_port = 0;
+  std::uint16_t store_a_h2_port = 0;
+  std::uint16_t store_b_h2_port = 0;
   std::string ready_file;
   int threads = 2;
   std::size_t max_request_bytes = 16 * 1024 * 1024; // larger requests get 413
@@ -85,6 +91,10 @@ options parse_options(int argc, char** argv) {
       port(o.store_a_port);
     else if (name == "--store-b-port")
       port(o.store_b_port);
+    else if (name == "--store-a-h2-port")
+      port(o.store_a_h2_port);
+    else if (name == "--store-b-h2-port")
+      port(o.store_b_h2_port);
     else if (name == "--ready-file" && !value.empty())
       o.ready_file = value;
     else if (name == "--threads") {
@@ -150,11 +160,25 @@ int main(int argc, char** argv) {
   emulator_state state;
   store_listener store_a({opts.host, opts.store_a_port, opts.threads, opts.max_request_bytes});
   store_listener store_b({opts.host, opts.store_b_port, opts.threads, opts.max_request_bytes});
+  tls_identity tls;
+  h2_listener store_a_h2(store_id::store_a, state,
+                         {.host = opts.host,
+                          .port = opts.store_a_h2_port,
+                          .max_request_size = opts.max_request_bytes,
+                          .tls = &tls});
+  h2_listener store_b_h2(store_id::store_b, state,
+                         {.host = opts.host,
+                          .port = opts.store_b_h2_port,
+                          .max_request_size = opts.max_request_bytes,
+                          .tls = &tls});
+
   store_listener control({opts.host, opts.control_port, 1, opts.max_request_bytes});
   auto delays = std::make_unique<delay_queue>();
   control_context context;
   context.state = &state;
   context.listeners = {&store_a, &store_b};
+  context.h2 = {&store_a_h2, &store_b_h2};
+  context.tls_certificate_pem = tls.certificate_pem();
   store_a.set_handler(
     Pistache::Http::make_handler<store_handler>(store_id::store_a, state, *delays, store_a));
   store_b.set_handler(
@@ -166,6 +190,8 @@ int main(int argc, char** argv) {
   try {
     store_a.open();
     store_b.open();
+    store_a_h2.open();
+    store_b_h2.open();
     control.open();
   } catch (const std::exception& e) {
     std::cerr << "receiptd-emulator: cannot listen on " << opts.host << ": " << e.what() << "\n";
@@ -173,7 +199,9 @@ int main(int argc, char** argv) {
   }
 
   const std::string ready = "{\"control\":" + std::to_string(control.port()) + ",\"store_a\":"
-    + std::to_string(store_a.port()) + ",\"store_b\":" + std::to_string(store_b.port()) + "}";
+    + std::to_string(store_a.port()) + ",\"store_b\":" + std::to_string(store_b.port())
+    + ",\"store_a_h2\":" + std::to_string(store_a_h2.port())
+    + ",\"store_b_h2\":" + std::to_string(store_b_h2.port()) + "}";
   if (!opts.ready_file.empty() && !write_ready_file(opts.ready_file, ready)) {
     std::cerr << "receiptd-emulator: cannot write " << opts.ready_file << "\n";
     return 1;
@@ -187,6 +215,8 @@ int main(int argc, char** argv) {
   // queue), then drop the pending slow responses, then the control listener.
   store_a.close();
   store_b.close();
+  store_a_h2.close();
+  store_b_h2.close();
   delays.reset();
   control.close();
   return 0;

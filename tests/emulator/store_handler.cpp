@@ -25,9 +25,9 @@ struct route {
   bool post = false;
 };
 
-route route_store_a(Http::Method method, std::string_view path) {
+route route_store_a(std::string_view method, std::string_view path) {
   route r;
-  r.post = method == Http::Method::Post;
+  r.post = method == "POST";
   if (path == "/verifyReceipt") {
     r.kind = call_kind::store_a_production;
     return r;
@@ -40,7 +40,7 @@ route route_store_a(Http::Method method, std::string_view path) {
   // store-a.server-api-sandbox-url is "http://127.0.0.1:P/sandbox".
   auto s = split_path(path);
   const bool sandbox = !s.empty() && s[0] == "sandbox";
-  if (method != Http::Method::Get || s.size() != (sandbox ? 5u : 4u))
+  if (method != "GET" || s.size() != (sandbox ? 5u : 4u))
     return r;
   const std::size_t base = sandbox ? 1 : 0;
   const bool statuses = s[base + 2] == "subscriptions";
@@ -67,15 +67,15 @@ bool counted_by_endpoint(call_kind kind) {
     || kind == call_kind::store_a_subscription_statuses_sandbox;
 }
 
-route route_store_b(Http::Method method, std::string_view path) {
+route route_store_b(std::string_view method, std::string_view path) {
   route r;
-  r.post = method == Http::Method::Post;
+  r.post = method == "POST";
   if (path == "/token") {
     if (r.post)
       r.kind = call_kind::store_b_token;
     return r;
   }
-  if (method != Http::Method::Get && !r.post)
+  if (method != "GET" && !r.post)
     return r;
   // androidpublisher/v3/applications/{package}/purchases/ then
   //   GET  products/{productId}/tokens/{token}
@@ -121,22 +121,12 @@ route route_store_b(Http::Method method, std::string_view path) {
   return r;
 }
 
-// The query's parameters, percent-decoded ('+' as a space); a parameter whose
-// escape is malformed is kept as sent.
-std::map<std::string, std::string> query_parameters(const Http::Request& request) {
-  std::map<std::string, std::string> out;
-  const auto& q = request.query();
-  for (auto it = q.parameters_begin(); it != q.parameters_end(); ++it)
-    out[it->first] = percent_decode(it->second, true).value_or(it->second);
-  return out;
-}
-
 // Get All Subscription Statuses' `status` filter. Apple takes it repeated
 // (?status=1&status=2), but Pistache 0.0.5 keeps only the first of a repeated
 // parameter: that one's value is also read as a comma list (?status=1,2).
-std::vector<std::string> status_filter(const Http::Request& request) {
+std::vector<std::string> status_filter(const store_request& request) {
   std::vector<std::string> out;
-  auto params = query_parameters(request);
+  const auto& params = request.query;
   auto it = params.find("status");
   if (it == params.end())
     return out;
@@ -181,8 +171,8 @@ reply html_mode_reply() {
     "</body></html>\n");
 }
 
-reply answer(store_id store, emulator_state& state, const route& r, const Http::Request& request,
-             const std::string& authorization) {
+reply answer(store_id store, emulator_state& state, const route& r, const store_request& request) {
+  const auto& authorization = request.authorization;
   if (!r.kind)
     return not_found(store);
   switch (*r.kind) {
@@ -191,7 +181,7 @@ reply answer(store_id store, emulator_state& state, const route& r, const Http::
       if (!r.post) // Apple 21000: "The request to the App Store was not made using the HTTP POST
                    // request method."
         return json_reply(200, boost::json::object{{"status", 21000}});
-      return verify_receipt(state, *r.kind == call_kind::store_a_sandbox, request.body());
+      return verify_receipt(state, *r.kind == call_kind::store_a_sandbox, request.body);
     case call_kind::store_a_server_api_production:
     case call_kind::store_a_server_api_sandbox:
       return transaction_info(state, *r.kind == call_kind::store_a_server_api_sandbox,
@@ -202,14 +192,14 @@ reply answer(store_id store, emulator_state& state, const route& r, const Http::
                                    *r.kind == call_kind::store_a_subscription_statuses_sandbox,
                                    r.transaction_id, authorization, status_filter(request));
     case call_kind::store_b_token:
-      return token_endpoint(state, request.body());
+      return token_endpoint(state, request.body);
     case call_kind::store_b_products:
     case call_kind::store_b_subscriptionsv2:
       return purchase_endpoint(state, r.purchase, authorization);
     case call_kind::store_b_acknowledge:
-      return acknowledge_endpoint(state, r.purchase, authorization, request.body());
+      return acknowledge_endpoint(state, r.purchase, authorization, request.body);
     case call_kind::store_b_voidedpurchases:
-      return voided_purchases_endpoint(state, r.purchase.package_name, query_parameters(request),
+      return voided_purchases_endpoint(state, r.purchase.package_name, request.query,
                                        authorization);
     case call_kind::store_a_server_api_unauthorized: // a counter, not an endpoint
     case call_kind::count_:
@@ -228,54 +218,68 @@ bool fails_this_time(const mode_setting& m) {
 
 } // namespace
 
-void store_handler::onRequest(const Http::Request& request, Http::ResponseWriter writer) {
-  // Read first: a request that races a close must not be answered through the
-  // delay queue by an endpoint that no longer exists.
-  const auto generation = listener_->generation();
-  reply response;
+handled handle_store_request(store_id store, emulator_state& state, const store_request& request) {
+  handled out;
   std::optional<mode_setting> mode;
   try {
-    mode = state_->mode(store_);
+    mode = state.mode(store);
     if ((mode->mode == store_mode::error || mode->mode == store_mode::html)
         && !fails_this_time(*mode))
       mode->mode = store_mode::up; // this one is answered as the store would
-    const auto& path = request.resource();
-    auto authorization = header_value(request, "Authorization");
-    state_->log_request({store_, std::string(Http::methodString(request.method())),
-                         sanitize_utf8(path), sanitize_utf8(authorization),
-                         sanitize_utf8(request.body())});
-    auto r = store_ == store_id::store_a ? route_store_a(request.method(), path)
-                                         : route_store_b(request.method(), path);
+    state.log_request({store, request.method, sanitize_utf8(request.path),
+                       sanitize_utf8(request.authorization), sanitize_utf8(request.body)});
+    auto r = store == store_id::store_a ? route_store_a(request.method, request.path)
+                                        : route_store_b(request.method, request.path);
     const bool endpoint_answers = mode->mode == store_mode::up || mode->mode == store_mode::slow;
     if (r.kind && mode->mode != store_mode::down
         && !(endpoint_answers && counted_by_endpoint(*r.kind)))
-      state_->count(*r.kind);
+      state.count(*r.kind);
     switch (mode->mode) {
       case store_mode::error:
-        response = error_mode_reply(store_, mode->status);
+        out.response = error_mode_reply(store, mode->status);
         break;
       case store_mode::html:
-        response = html_mode_reply();
+        out.response = html_mode_reply();
         break;
       case store_mode::down:
-        response = error_mode_reply(store_, 503);
+        out.response = error_mode_reply(store, 503);
         break; // racing a close
       case store_mode::up:
       case store_mode::slow:
-        response = answer(store_, *state_, r, request, authorization);
+        out.response = answer(store, state, r, request);
         break;
     }
   } catch (const std::exception& e) {
     // Never let a bad request take the emulator down; say what broke.
-    response
+    out.response
       = json_reply(500, boost::json::object{{"error", "emulator failure"}, {"detail", e.what()}});
   }
-  if (mode && mode->mode == store_mode::slow) {
-    auto due = delay_queue::clock::now() + std::chrono::milliseconds(mode->delay_ms);
-    delays_->schedule(due, *listener_, generation, std::move(writer), std::move(response));
+  if (mode && mode->mode == store_mode::slow)
+    out.delay = std::chrono::milliseconds(mode->delay_ms);
+  return out;
+}
+
+void store_handler::onRequest(const Http::Request& request, Http::ResponseWriter writer) {
+  // Read first: a request that races a close must not be answered through the
+  // delay queue by an endpoint that no longer exists.
+  const auto generation = listener_->generation();
+  store_request in{std::string(Http::methodString(request.method())),
+                   request.resource(),
+                   {},
+                   header_value(request, "Authorization"),
+                   request.body()};
+  // The query's parameters, percent-decoded ('+' as a space); a parameter whose
+  // escape is malformed is kept as sent.
+  const auto& q = request.query();
+  for (auto it = q.parameters_begin(); it != q.parameters_end(); ++it)
+    in.query[it->first] = percent_decode(it->second, true).value_or(it->second);
+  auto h = handle_store_request(store_, *state_, in);
+  if (h.delay) {
+    delays_->schedule(delay_queue::clock::now() + *h.delay, *listener_, generation,
+                      std::move(writer), std::move(h.response));
     return;
   }
-  send_reply(writer, response);
+  send_reply(writer, h.response);
 }
 
 } // namespace receiptd::emulator

@@ -1,14 +1,38 @@
 #pragma once
-// The HTTP handler behind each store listener: applies the store's mode
-// (PROTOCOL.md "Modes"), counts and logs the call, and routes it to Store A or
-// Store B. Runs on Pistache reactor threads; never blocks (slow mode hands the
-// writer to the delay queue).
+// The HTTP/1.1 handler behind each store listener (handle_store_request below).
+// Runs on Pistache reactor threads; never blocks (slow mode hands the writer to
+// the delay queue).
 
 #include <pistache/http.h>
 
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "http_util.hpp"
 #include "state.hpp"
 
 namespace receiptd::emulator {
+
+// A store request as either listener (HTTP/1.1 or h2c) received it.
+struct store_request {
+  std::string method;                       // "GET", "POST", …
+  std::string path;                         // without the query
+  std::map<std::string, std::string> query; // percent-decoded, '+' as a space
+  std::string authorization;                // the Authorization header, or ""
+  std::string body;
+};
+
+// What to answer, and after how long (slow mode).
+struct handled {
+  reply response;
+  std::optional<std::chrono::milliseconds> delay;
+};
+
+// Applies the store's mode (PROTOCOL.md "Modes"), counts and logs the call, and
+// routes it to Store A or Store B. Thread-safe; never blocks.
+handled handle_store_request(store_id store, emulator_state& state, const store_request& request);
 
 class delay_queue;
 class store_listener;

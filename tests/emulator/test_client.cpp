@@ -87,6 +87,8 @@ emulator_process::emulator_process(std::vector<std::string> extra_args) {
       control_ = static_cast<std::uint16_t>(ports.at("control").to_number<int>());
       store_a_ = static_cast<std::uint16_t>(ports.at("store_a").to_number<int>());
       store_b_ = static_cast<std::uint16_t>(ports.at("store_b").to_number<int>());
+      store_a_h2_ = static_cast<std::uint16_t>(ports.at("store_a_h2").to_number<int>());
+      store_b_h2_ = static_cast<std::uint16_t>(ports.at("store_b_h2").to_number<int>());
       return;
     }
     std::this_thread::sleep_for(10ms);
@@ -128,6 +130,12 @@ std::string emulator_process::store_a_url(std::string_view path) const {
 }
 std::string emulator_process::store_b_url(std::string_view path) const {
   return "http://127.0.0.1:" + std::to_string(store_b_) + std::string(path);
+}
+std::string emulator_process::store_a_h2_url(std::string_view path) const {
+  return "https://127.0.0.1:" + std::to_string(store_a_h2_) + std::string(path);
+}
+std::string emulator_process::store_b_h2_url(std::string_view path) const {
+  return "https://127.0.0.1:" + std::to_string(store_b_h2_) + std::string(path);
 }
 
 // ---- http

@@ -29,6 +29,9 @@ public:
   std::string control_url(std::string_view path) const;
   std::string store_a_url(std::string_view path) const;
   std::string store_b_url(std::string_view path) const;
+  // The stores' HTTP/2 over TLS listeners (trust control_url("/control/tls/certificate")).
+  std::string store_a_h2_url(std::string_view path) const;
+  std::string store_b_h2_url(std::string_view path) const;
   std::uint16_t store_a_port() const { return store_a_; }
   std::uint16_t store_b_port() const { return store_b_; }
   pid_t pid() const { return pid_; }
@@ -38,7 +41,7 @@ public:
 private:
   pid_t pid_ = -1;
   std::string dir_;
-  std::uint16_t control_ = 0, store_a_ = 0, store_b_ = 0;
+  std::uint16_t control_ = 0, store_a_ = 0, store_b_ = 0, store_a_h2_ = 0, store_b_h2_ = 0;
 };
 
 struct http_result {

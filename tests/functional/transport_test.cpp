@@ -22,6 +22,16 @@ TEST_CASE("store URLs off loopback must be https unless outbound.allow-http",
   }
 }
 
+TEST_CASE("outbound.store-http-version is 'auto' or '1.1'", "[transport][config]") {
+  for (auto value : {"2", "h2c"}) {
+    auto r = run_program({RECEIPTD_BINARY, std::string("--outbound.store-http-version=") + value},
+                         std::chrono::seconds(60), RECEIPTD_SOURCE_DIR);
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("outbound.store-http-version") != std::string::npos);
+  }
+}
+
 TEST_CASE("a service account whose token_uri is plain http off loopback is not used",
           "[hostile][transport]") {
   auto& s = the_suite();
@@ -46,4 +56,86 @@ TEST_CASE("a service account whose token_uri is plain http off loopback is not u
   CHECK(r.status == 206);
   CHECK(eventually(
     [&] { return s.service.log().find("token_uri that is not https") != std::string::npos; }));
+}
+
+TEST_CASE("store calls over TLS negotiate HTTP/2 and share a connection; HTTP/1.1 and an "
+          "untrusted certificate get no verdict",
+          "[transport][http2]") {
+  auto& s = the_suite();
+  auto dir = make_temp_dir("receiptd-h2");
+  const auto ca_file = dir + "/emulator-ca.pem";
+  write_text(ca_file, s.emulator.tls_certificate_pem());
+  // The app's access tokens come from the HTTP/2 listener too.
+  auto package = unique_package("h2");
+  auto account = make_service_account(s);
+  auto sa = json::parse(read_text(account.path)).as_object();
+  sa["token_uri"] = s.emulator.store_b_h2_url() + "/token";
+  write_text(account.path, json::serialize(sa));
+  auto created
+    = s.ctl({"app", "create", "--name=" + unique("h2"), "--package-name=" + package,
+             "--license-key=" + test_licence_key(), "--service-account-file=" + account.path});
+  INFO(created.err);
+  REQUIRE(created.code == 0);
+  std::string token(created.json.at("token").as_string());
+  auto connections = [&] {
+    return s.emulator.control("GET", "/control/stores")
+      .at("store_b")
+      .at("h2_connections")
+      .to_number<std::int64_t>();
+  };
+  // The suite's options with Store B at its HTTP/2 listener, plus `extra`.
+  auto run_with = [&](std::vector<std::string> extra) {
+    auto args = standard_service_args(s);
+    std::erase_if(args, [](const std::string& a) { return a.rfind("--store-b.api-url=", 0) == 0; });
+    args.push_back("--store-b.api-url=" + s.emulator.store_b_h2_url());
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<service_process>(dir, s.db_url, args);
+  };
+  auto upload = [&](service_process& service) {
+    auto order_token = unique("h2tok");
+    register_purchase(s, package, "gold", order_token, "product");
+    auto data = purchase_data_json(package, "gold", order_token);
+    return service.post("/client/store_b/purchase_orders", store_b_body(data, sign_purchase(data)),
+                        token);
+  };
+
+  SECTION("trusting the store's certificate: validated over one HTTP/2 connection") {
+    auto service = run_with({"--outbound.ca-file=" + ca_file});
+    service->start();
+    auto before = connections();
+    for (int i = 0; i < 4; ++i) {
+      auto r = upload(*service);
+      INFO(r.body);
+      CHECK(r.status == 200);
+      CHECK(str(r.json().at("validation_state")) == "validated");
+    }
+    // The token fetch and the four purchase calls: one connection, which only
+    // speaks HTTP/2 (ALPN "h2" or no handshake).
+    CHECK(connections() == before + 1);
+    CHECK(service->stop() == 0);
+  }
+  SECTION("outbound.store-http-version=1.1 asks for HTTP/1.1, which this store refuses") {
+    auto service = run_with({"--outbound.ca-file=" + ca_file, "--outbound.store-http-version=1.1"});
+    service->start();
+    auto r = upload(*service);
+    INFO(r.body);
+    CHECK(r.status == 206);
+    CHECK(eventually([&] {
+      return read_text(service->trace_file()).find("no application protocol") != std::string::npos;
+    }));
+    CHECK(service->stop() == 0);
+  }
+  SECTION("a certificate the service does not trust gets no verdict") {
+    auto service = run_with({}); // the system's CAs only
+    service->start();
+    auto r = upload(*service);
+    INFO(r.body);
+    CHECK(r.status == 206);
+    CHECK(str(r.json().at("validation_state")) == "pending");
+    // The store client's span says why (PROTOCOL.md: the certificate is self-signed).
+    CHECK(eventually([&] {
+      return read_text(service->trace_file()).find("SSL certificate problem") != std::string::npos;
+    }));
+    CHECK(service->stop() == 0);
+  }
 }

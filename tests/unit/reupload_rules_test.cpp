@@ -231,6 +231,14 @@ TEST_CASE("store URLs must be https, http only to loopback or when allowed", "[c
   CHECK(store_url_allowed("http://proxy.internal/verifyReceipt", true));
 }
 
+TEST_CASE("outbound.store-http-version text", "[config][transport]") {
+  CHECK(parse_http_version("auto") == http_version::automatic);
+  CHECK(parse_http_version("1.1") == http_version::http1_1);
+  // No h2c: Debian 12's libcurl fails every second call on such a connection.
+  for (auto refused : {"2", "h2c", "2.0", "", "AUTO", "1.0"})
+    CHECK_FALSE(parse_http_version(refused).has_value());
+}
+
 TEST_CASE("an unproven record binds neither product nor user", "[merge][hostile]") {
   // A legacy claim the store rejected, or one the store has not judged yet.
   for (auto squat : {order(validation_state::rejected, fraud_reason::store_rejected),
