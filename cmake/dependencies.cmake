@@ -9,7 +9,7 @@ find_package(SQLite3 REQUIRED)
 find_package(Boost 1.81.0 EXACT REQUIRED COMPONENTS json CONFIG)
 find_package(Catch2 2 REQUIRED)
 pkg_check_modules(Pistache REQUIRED IMPORTED_TARGET libpistache)
-# The store emulator's HTTP/2 (h2c) listeners (libnghttp2-dev; libcurl uses the same library).
+# The store emulator's HTTP/2-over-TLS listeners (libnghttp2-dev; libcurl uses the same library).
 pkg_check_modules(nghttp2 REQUIRED IMPORTED_TARGET libnghttp2)
 
 find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)

@@ -54,7 +54,7 @@ struct outbound_settings {
   milliseconds connect_timeout = 2s;
   std::size_t max_connections_per_host = 0; // 0: bounded by store-*.max-concurrent only
   bool allow_http = false; // plain-http store URLs beyond loopback (model/url_policy.hpp)
-  std::string store_http_version = "auto"; // http::parse_http_version
+  std::string store_http_version = "auto"; // model::parse_http_version
 };
 
 struct store_a_settings {

@@ -1,6 +1,10 @@
 // The three real Play triples of tests/data/google-play and their negative cases.
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include "model/encoding.hpp"
 #include "model/store_b/licence_key.hpp"
 #include "test_files.hpp"
@@ -55,6 +59,32 @@ TEST_CASE("real Play signatures verify over the exact purchase data bytes", "[st
     auto key = store_b::licence_key::parse(t.key);
     CHECK_FALSE((*key)->verify(t.data, ""));
   }
+}
+
+TEST_CASE("one parsed key checks signatures on several threads at once, again and again",
+          "[store_b][vectors][threads]") {
+  // Each check starts from the key's prepared context: one check must not leave
+  // anything behind for the next, on its thread or another.
+  auto t = load("android-easy-checkout-test-keypair");
+  auto key = store_b::licence_key::parse(t.key);
+  REQUIRE(key);
+  const auto sig = *base64_decode(t.signature);
+  auto tampered = t.data;
+  tampered.back() ^= 0x01;
+  std::atomic<int> right{0}, wrong{0};
+  std::vector<std::thread> threads;
+  for (int n = 0; n < 4; ++n)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) {
+        bool genuine = i % 2 == 0;
+        bool ok = (*key)->verify(genuine ? t.data : tampered, sig);
+        (ok == genuine ? right : wrong).fetch_add(1);
+      }
+    });
+  for (auto& th : threads)
+    th.join();
+  CHECK(right == 800);
+  CHECK(wrong == 0);
 }
 
 TEST_CASE("another app's licence key does not verify", "[store_b][vectors]") {
