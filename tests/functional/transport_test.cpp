@@ -7,6 +7,26 @@
 using namespace receiptd::test;
 namespace json = boost::json;
 
+namespace {
+
+// A Store B app (package, test licence key) whose service account fetches its
+// access tokens from `token_uri`; its upload token.
+std::string create_app_with_token_uri(suite& s, const std::string& package,
+                                      const std::string& token_uri) {
+  auto account = make_service_account(s);
+  auto sa = json::parse(read_text(account.path)).as_object();
+  sa["token_uri"] = token_uri;
+  write_text(account.path, json::serialize(sa));
+  auto created
+    = s.ctl({"app", "create", "--name=" + unique("app"), "--package-name=" + package,
+             "--license-key=" + test_licence_key(), "--service-account-file=" + account.path});
+  INFO(created.err);
+  REQUIRE(created.code == 0);
+  return std::string(created.json.at("token").as_string());
+}
+
+} // namespace
+
 TEST_CASE("store URLs off loopback must be https unless outbound.allow-http",
           "[hostile][transport][config]") {
   auto run = [&](std::vector<std::string> args) {
@@ -36,16 +56,7 @@ TEST_CASE("a service account whose token_uri is plain http off loopback is not u
           "[hostile][transport]") {
   auto& s = the_suite();
   auto package = unique_package("plain");
-  auto account = make_service_account(s);
-  auto sa = json::parse(read_text(account.path)).as_object();
-  sa["token_uri"] = "http://oauth.example.com/token";
-  write_text(account.path, json::serialize(sa));
-  auto created
-    = s.ctl({"app", "create", "--name=" + unique("plain"), "--package-name=" + package,
-             "--license-key=" + test_licence_key(), "--service-account-file=" + account.path});
-  INFO(created.err);
-  REQUIRE(created.code == 0);
-  std::string token(created.json.at("token").as_string());
+  auto token = create_app_with_token_uri(s, package, "http://oauth.example.com/token");
   auto order_token = unique("tok");
   register_purchase(s, package, "gold", order_token, "product");
   auto data = purchase_data_json(package, "gold", order_token);
@@ -67,16 +78,7 @@ TEST_CASE("store calls over TLS negotiate HTTP/2 and share a connection; HTTP/1.
   write_text(ca_file, s.emulator.tls_certificate_pem());
   // The app's access tokens come from the HTTP/2 listener too.
   auto package = unique_package("h2");
-  auto account = make_service_account(s);
-  auto sa = json::parse(read_text(account.path)).as_object();
-  sa["token_uri"] = s.emulator.store_b_h2_url() + "/token";
-  write_text(account.path, json::serialize(sa));
-  auto created
-    = s.ctl({"app", "create", "--name=" + unique("h2"), "--package-name=" + package,
-             "--license-key=" + test_licence_key(), "--service-account-file=" + account.path});
-  INFO(created.err);
-  REQUIRE(created.code == 0);
-  std::string token(created.json.at("token").as_string());
+  auto token = create_app_with_token_uri(s, package, s.emulator.store_b_h2_url() + "/token");
   auto connections = [&] {
     return s.emulator.control("GET", "/control/stores")
       .at("store_b")

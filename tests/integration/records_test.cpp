@@ -6,6 +6,25 @@
 
 namespace receiptd::test {
 
+namespace {
+
+// Saves `batch` in one call and requires every save to succeed: the results, in
+// batch order.
+std::vector<db::batch_saved> save_all(db::database& d, const std::vector<db::batch_save>& batch) {
+  auto results = REQUIRE_OK(d.save_batch(batch));
+  REQUIRE(results.size() == batch.size());
+  for (const auto& r : results)
+    REQUIRE(r.ok());
+  return results;
+}
+
+// The purchase order save `i` of a batch stored.
+model::purchase_order_record order_at(const std::vector<db::batch_saved>& results, std::size_t i) {
+  return std::get<model::purchase_order_record>(results[i].value());
+}
+
+} // namespace
+
 TEST_CASE("purchase orders round-trip every field", "[records]") {
   database_fixture f;
   auto& d = *f.db;
@@ -221,12 +240,8 @@ TEST_CASE("a batch's new settled records are stored together, byte for byte", "[
                                     {validated(minimal_purchase_order(f.app.id, "m-0")), t0},
                                     {twice, t0},
                                     {validated(minimal_purchase_order(f.app.id, "m-1")), t0}};
-  auto results = REQUIRE_OK(d.save_batch(batch));
-  REQUIRE(results.size() == batch.size());
-  for (const auto& r : results)
-    REQUIRE(r.ok());
-  auto order
-    = [&](std::size_t i) { return std::get<model::purchase_order_record>(results[i].value()); };
+  auto results = save_all(d, batch);
+  auto order = [&](std::size_t i) { return order_at(results, i); };
   // In batch order, each as stored.
   CHECK(order(0).purchase_token == "m-3");
   CHECK(order(5).purchase_token == "m-1");
@@ -294,12 +309,8 @@ TEST_CASE("a batch's re-uploads merge into their records, jobs as each merge ask
                                     {again("r-1", R"({"n":2})", t0 + 20), t0},
                                     {again("r-2", R"({"n":3})", t0 + 30), t0},
                                     {again("r-3", R"({"n":4})", t0 + 40), t0}};
-  auto results = REQUIRE_OK(d.save_batch(batch));
-  REQUIRE(results.size() == batch.size());
-  for (const auto& r : results)
-    REQUIRE(r.ok());
-  auto order
-    = [&](std::size_t i) { return std::get<model::purchase_order_record>(results[i].value()); };
+  auto results = save_all(d, batch);
+  auto order = [&](std::size_t i) { return order_at(results, i); };
   CHECK(order(0).id == other.id);
   CHECK(order(1).id == settled.id);
   CHECK(order(2).id == pending.id);
