@@ -6,8 +6,10 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "actors/app_context.hpp"
 #include "actors/log.hpp"
@@ -77,6 +79,23 @@ struct admitted {
   std::size_t bytes = 0;
 };
 
+// An upload waiting for its token's lookup, with what admission took for it.
+struct waiting_upload {
+  inbound in;
+  span s;
+  std::size_t bytes = 0;
+};
+
+// A token lookup out to the database, and the uploads with the same token that
+// arrived while it was: they share its answer (a burst of uploads with a token
+// not cached yet, e.g. after a start or a revision change, asks the database once
+// instead of once per upload; so does a flood with an unknown token).
+struct token_lookup {
+  steady_time asked;
+  std::optional<std::int64_t> revision; // the newest auth revision seen when it was asked
+  std::vector<waiting_upload> uploads;
+};
+
 struct state {
   config::validator_settings settings; // admission: max-in-flight, max-in-flight-bytes
   config::auth_settings auth;          // token-cache-ttl, revocation-check
@@ -88,6 +107,8 @@ struct state {
   std::unordered_map<caf::actor_addr, http::reply_sink_ptr> operational;
   std::unordered_map<std::string, known_app> apps;      // by app id
   std::unordered_map<std::string, cached_token> tokens; // by token hash (ttl > 0)
+  // Lookups out, by token hash (ttl > 0): the waiting uploads' answers are owed.
+  std::unordered_map<std::string, std::shared_ptr<token_lookup>> lookups;
   // The revocation check (only while tokens are cached, so an idle service asks nothing).
   std::optional<std::int64_t> revision; // the newest auth revision seen
   steady_time confirmed;                // when the last check that answered was asked
@@ -296,6 +317,51 @@ void admit_operational(pointer self, inbound in) {
   st.deps->instruments->operational_requests.set(static_cast<double>(st.operational.size()));
 }
 
+// The uploads that waited for a lookup leave the authenticating stage: admitted
+// with the app it found, or refused.
+void settle(pointer self, std::vector<waiting_upload>& uploads, const authenticated& found) {
+  auto& st = self->state;
+  app_context_ptr app;
+  if (found.app)
+    app = context_for(self, *found.app, found.revision);
+  for (auto& u : uploads) {
+    st.authenticating.give_back(u.bytes);
+    if (!app) {
+      u.s.outcome("401");
+      refuse(u.in, model::errc::unauthorized, "the access token is unknown or revoked");
+      continue;
+    }
+    dispatch(self, std::move(u.in), app, std::move(u.s));
+  }
+}
+
+void fail(pointer self, std::vector<waiting_upload>& uploads, const caf::error& e) {
+  auto& st = self->state;
+  st.errors.log(log_level::error, "token lookup", "token lookup failed: " + caf::to_string(e));
+  for (auto& u : uploads) {
+    st.authenticating.give_back(u.bytes);
+    u.s.outcome("503");
+    refuse(u.in, model::errc::storage_unavailable,
+           "the service cannot check access tokens right now");
+  }
+}
+
+// An upload joins the lookup of its token that is out, when that lookup is at
+// least as current as a cached answer would be: asked less than one revocation
+// check ago, and before no change the cache has learnt of since.
+bool join_lookup(pointer self, const std::string& hash, waiting_upload& u) {
+  auto& st = self->state;
+  auto it = st.lookups.find(hash);
+  if (it == st.lookups.end())
+    return false;
+  auto& lookup = *it->second;
+  if (lookup.revision != st.revision
+      || st.deps->clock->steady_now() >= lookup.asked + st.auth.revocation_check)
+    return false;
+  lookup.uploads.push_back(std::move(u));
+  return true;
+}
+
 // Called with the request counted in `authenticating`; it leaves that stage here.
 void authenticate(pointer self, inbound in) {
   auto& st = self->state;
@@ -305,37 +371,41 @@ void authenticate(pointer self, inbound in) {
   // the hash, so timing depends only on a digest the caller cannot steer byte by
   // byte, which is what a constant-time comparison of the tokens guarantees.
   auto hash = model::access_token_hash(in.request.token);
+  waiting_upload u{std::move(in), std::move(s), bytes};
   if (st.caching()) {
     if (auto app = cached(self, hash)) {
       st.authenticating.give_back(bytes);
-      return dispatch(self, std::move(in), std::move(app), std::move(s));
+      return dispatch(self, std::move(u.in), std::move(app), std::move(u.s));
     }
+    if (join_lookup(self, hash, u))
+      return;
   }
-  auto ctx = s.child();
-  auto asked = st.deps->clock->steady_now();
-  auto shared = std::make_shared<std::pair<inbound, span>>(std::move(in), std::move(s));
+  auto ctx = u.s.child();
+  auto lookup = std::make_shared<token_lookup>();
+  lookup->asked = st.deps->clock->steady_now();
+  lookup->revision = st.revision;
+  lookup->uploads.push_back(std::move(u));
+  if (st.caching())
+    st.lookups[hash] = lookup;
+  // Once answered, the lookup leaves the map before its uploads are settled: none
+  // joins it after that.
+  auto take = [self, hash, lookup] {
+    auto& lookups = self->state.lookups;
+    if (auto it = lookups.find(hash); it != lookups.end() && it->second == lookup)
+      lookups.erase(it);
+    return std::move(lookup->uploads);
+  };
   self->request(st.deps->persistence, caf::infinite, authenticate_atom_v, ctx, hash)
     .then(
       [=](authenticated& found) {
-        auto& [req, sp] = *shared;
-        self->state.authenticating.give_back(bytes);
+        auto uploads = take();
         if (self->state.caching())
-          remember(self, hash, found, asked);
-        if (!found.app) {
-          sp.outcome("401");
-          return refuse(req, model::errc::unauthorized, "the access token is unknown or revoked");
-        }
-        auto app = context_for(self, *found.app, found.revision);
-        dispatch(self, std::move(req), std::move(app), std::move(sp));
+          remember(self, hash, found, lookup->asked);
+        settle(self, uploads, found);
       },
       [=](caf::error& e) {
-        auto& [req, sp] = *shared;
-        self->state.authenticating.give_back(bytes);
-        sp.outcome("503");
-        self->state.errors.log(log_level::error, "token lookup",
-                               "token lookup failed: " + caf::to_string(e));
-        refuse(req, model::errc::storage_unavailable,
-               "the service cannot check access tokens right now");
+        auto uploads = take();
+        fail(self, uploads, e);
       });
 }
 

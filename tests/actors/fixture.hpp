@@ -44,6 +44,11 @@ struct persistence_log {
   std::map<std::string, model::app> apps_by_token_hash;
   int authentications = 0;
   bool authentication_fails = false; // answer with an error, as a database down would
+  // Keep lookups unanswered (a slow database), with the token hash each asked for,
+  // until answer_authentications().
+  bool authentication_hangs = false;
+  std::vector<std::pair<caf::typed_response_promise<actors::authenticated>, std::string>>
+    unanswered_authentications;
   // The auth revision: what a revision check answers, and what lookups are tagged
   // with unless lookup_revision says otherwise (a lookup read before a change).
   std::int64_t auth_revision = 0;
@@ -91,6 +96,10 @@ struct persistence_log {
   std::int32_t missing_migrations = 0;
   bool database_down = false;
 };
+
+// Has the fake persistence answer the lookups it holds (authentication_hangs),
+// as it answers any: an error while authentication_fails. Run the actors then.
+void answer_authentications(const actors::persistence_actor& persistence);
 
 actors::persistence_actor::behavior_type fake_persistence(actors::persistence_actor::pointer self,
                                                           std::shared_ptr<persistence_log> log);

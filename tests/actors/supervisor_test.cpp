@@ -323,6 +323,104 @@ TEST_CASE("a lookup read before a change the cache knows of is not cached",
   CHECK(b.store_callers->size() == 5);
 }
 
+TEST_CASE("uploads that arrive while their token is looked up share that lookup",
+          "[actors][supervisor][token_cache]") {
+  supervisor_bench b;
+  b.log->authentication_hangs = true;
+  b.start();
+  std::vector<std::shared_ptr<recording_sink>> sinks;
+  for (int i = 0; i < 5; ++i)
+    sinks.push_back(b.upload());
+  CHECK(b.log->authentications == 1);
+  answer_authentications(b.deps->persistence);
+  b.run();
+  CHECK(b.store_callers->size() == 5); // all admitted: each validator asks the store
+  for (auto& sink : sinks)
+    CHECK(sink->replies.empty());
+  b.log->authentication_hangs = false;
+  b.upload();
+  CHECK(b.log->authentications == 1); // and the answer was cached
+}
+
+TEST_CASE("a burst with an unknown token asks the database once: every upload is a 401",
+          "[actors][supervisor][token_cache]") {
+  supervisor_bench b;
+  b.log->authentication_hangs = true;
+  b.start();
+  std::vector<std::shared_ptr<recording_sink>> sinks;
+  for (int i = 0; i < 4; ++i)
+    sinks.push_back(b.upload("rcpt_unknown"));
+  CHECK(b.log->authentications == 1);
+  answer_authentications(b.deps->persistence);
+  b.run();
+  for (auto& sink : sinks) {
+    REQUIRE(sink->replies.size() == 1);
+    CHECK(sink->replies[0].status == 401);
+  }
+  CHECK(b.store_callers->empty());
+  b.upload("rcpt_unknown"); // unknown tokens are never cached: this one asks again
+  CHECK(b.log->authentications == 2);
+}
+
+TEST_CASE("a lookup out for a revocation check interval is not joined",
+          "[actors][supervisor][token_cache]") {
+  supervisor_bench b;
+  b.log->authentication_hangs = true;
+  b.start();
+  b.upload();
+  b.clock.advance(b.auth.revocation_check - std::chrono::milliseconds(1));
+  b.upload();
+  CHECK(b.log->authentications == 1); // joined: asked less than an interval ago
+  b.clock.advance(std::chrono::milliseconds(1));
+  b.upload();
+  CHECK(b.log->authentications == 2); // that one is too old to stand for a fresh answer
+  answer_authentications(b.deps->persistence);
+  b.run();
+  CHECK(b.store_callers->size() == 3);
+}
+
+TEST_CASE("a lookup asked before a change the cache has learnt of is not joined",
+          "[actors][supervisor][token_cache]") {
+  supervisor_bench b;
+  constexpr const char* other_token = "rcpt_other";
+  b.log->apps_by_token_hash[model::access_token_hash(other_token)]
+    = b.log->apps_by_token_hash[model::access_token_hash(good_token)];
+  b.start();
+  b.upload(); // revision 0 seen
+  b.log->authentication_hangs = true;
+  b.upload(other_token); // its lookup is held, asked at revision 0
+  CHECK(b.log->authentications == 2);
+  b.log->authentication_hangs = false;
+  b.log->auth_revision = 1; // a change commits (e.g. a token revoked)
+  b.upload("rcpt_unknown"); // answered at revision 1: the cache learns of the change
+  CHECK(b.log->authentications == 3);
+  b.upload(other_token);
+  CHECK(b.log->authentications == 4); // not joined to the lookup read before the change
+  CHECK(b.store_callers->size() == 2);
+  answer_authentications(b.deps->persistence);
+  b.run();
+  CHECK(b.store_callers->size() == 3);
+}
+
+TEST_CASE("a failed lookup answers every upload that waited for it: 503",
+          "[actors][supervisor][token_cache]") {
+  supervisor_bench b;
+  b.log->authentication_hangs = true;
+  b.start();
+  auto first = b.upload();
+  auto second = b.upload();
+  CHECK(b.log->authentications == 1);
+  b.log->authentication_fails = true;
+  answer_authentications(b.deps->persistence);
+  b.run();
+  for (auto& sink : {first, second}) {
+    REQUIRE(sink->replies.size() == 1);
+    CHECK(sink->replies[0].status == 503);
+    CHECK(error_code(sink->replies[0]) == "storage_unavailable");
+  }
+  CHECK(b.store_callers->empty());
+}
+
 TEST_CASE("a failed token lookup is a 503 storage_unavailable", "[actors][supervisor]") {
   supervisor_bench b;
   b.log->authentication_fails = true;

@@ -1,14 +1,17 @@
 // The token cache through the real binary with the shipped defaults
 // (auth.token-cache-ttl=5min, auth.revocation-check=1s), on the database under test:
 // a repeated token is not looked up again, and a token revoked with receiptctl is
-// refused within the check interval while other apps' tokens keep working.
+// refused within the check interval while other apps' tokens keep working; uploads
+// that arrive while their token is being looked up share that one lookup.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <sstream>
+#include <thread>
 
 #include "harness.hpp"
+#include "tests/support/db/raw_sql.hpp"
 
 using namespace receiptd::test;
 namespace json = boost::json;
@@ -89,5 +92,52 @@ TEST_CASE("shipped token cache: a revoked token is refused within 2 s, others ke
   INFO(after.body);
   CHECK(after.status == 401);
   CHECK(cached.post(orders, theirs.body, theirs.app.token).status == 200);
+  CHECK(cached.stop() == 0);
+}
+
+TEST_CASE("shipped token cache: uploads arriving during their token's lookup share it",
+          "[token_cache][200]") {
+  auto& s = the_suite();
+  if (s.dialect != receiptd::db::dialect::postgresql)
+    return; // the lookup is held with a PostgreSQL table lock (the actor tests cover the rest)
+  auto args = standard_service_args(s);
+  std::erase(args, no_token_cache);
+  auto dir = make_temp_dir("receiptd-token-lookup");
+  service_process cached(dir, s.db_url, args);
+  cached.start();
+  auto package = unique_package("herd");
+  auto app = create_store_b_app(s, package, test_licence_key());
+  constexpr int uploads = 8;
+  std::vector<std::string> bodies, ids;
+  for (int i = 0; i < uploads; ++i) {
+    auto token = unique("tok");
+    register_purchase(s, package, "gold", token, "product");
+    auto data = purchase_data_json(package, "gold", token);
+    bodies.push_back(store_b_body(data, sign_purchase(data)));
+    ids.push_back(unique("herd"));
+  }
+
+  // The token's lookup waits on the lock: every upload arrives while it is out.
+  held_transaction lock(s.db_url, "LOCK TABLE access_tokens IN ACCESS EXCLUSIVE MODE");
+  std::vector<int> statuses(uploads);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < uploads; ++i)
+    clients.emplace_back([&, i] {
+      statuses[i] = cached.post(orders, bodies[i], app.token, {"X-Request-Id: " + ids[i]}).status;
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  lock.release();
+  for (auto& c : clients)
+    c.join();
+  for (int status : statuses)
+    CHECK(status == 200);
+
+  int lookups = 0;
+  for (const auto& id : ids) {
+    REQUIRE(eventually([&] { return has(spans_of(cached.trace_file(), id), "persistence/save"); }));
+    auto spans = spans_of(cached.trace_file(), id);
+    lookups += static_cast<int>(std::count(spans.begin(), spans.end(), "persistence/authenticate"));
+  }
+  CHECK(lookups == 1);
   CHECK(cached.stop() == 0);
 }

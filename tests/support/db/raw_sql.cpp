@@ -18,4 +18,30 @@ void execute_sql(const std::string& url, const std::string& sql) {
   }
 }
 
+held_transaction::held_transaction(const std::string& url, const std::string& sql) {
+  db::register_backends();
+  try {
+    session_ = std::make_unique<soci::session>(url);
+    session_->begin();
+    *session_ << sql;
+  } catch (const std::exception& e) {
+    throw std::runtime_error("held_transaction: " + std::string(e.what()));
+  }
+}
+
+held_transaction::~held_transaction() {
+  release();
+}
+
+void held_transaction::release() {
+  if (!session_)
+    return;
+  try {
+    session_->rollback();
+  } catch (const std::exception&) {
+    // the session goes anyway, and its transaction with it
+  }
+  session_.reset();
+}
+
 } // namespace receiptd::test
