@@ -51,6 +51,12 @@ struct supervisor_bench : actor_fixture {
 
   void start() { supervisor = keep(spawn_supervisor(*sys, admission, auth, deps)); }
 
+  // The lookups the database held (persistence_log::authentication_hangs) answer.
+  void answer_lookups() {
+    answer_authentications(deps->persistence);
+    run();
+  }
+
   // Time passes for the actors (timers) and for their clock alike.
   void pass(std::chrono::milliseconds d) {
     clock.advance(d);
@@ -332,8 +338,7 @@ TEST_CASE("uploads that arrive while their token is looked up share that lookup"
   for (int i = 0; i < 5; ++i)
     sinks.push_back(b.upload());
   CHECK(b.log->authentications == 1);
-  answer_authentications(b.deps->persistence);
-  b.run();
+  b.answer_lookups();
   CHECK(b.store_callers->size() == 5); // all admitted: each validator asks the store
   for (auto& sink : sinks)
     CHECK(sink->replies.empty());
@@ -351,8 +356,7 @@ TEST_CASE("a burst with an unknown token asks the database once: every upload is
   for (int i = 0; i < 4; ++i)
     sinks.push_back(b.upload("rcpt_unknown"));
   CHECK(b.log->authentications == 1);
-  answer_authentications(b.deps->persistence);
-  b.run();
+  b.answer_lookups();
   for (auto& sink : sinks) {
     REQUIRE(sink->replies.size() == 1);
     CHECK(sink->replies[0].status == 401);
@@ -374,8 +378,7 @@ TEST_CASE("a lookup out for a revocation check interval is not joined",
   b.clock.advance(std::chrono::milliseconds(1));
   b.upload();
   CHECK(b.log->authentications == 2); // that one is too old to stand for a fresh answer
-  answer_authentications(b.deps->persistence);
-  b.run();
+  b.answer_lookups();
   CHECK(b.store_callers->size() == 3);
 }
 
@@ -397,8 +400,7 @@ TEST_CASE("a lookup asked before a change the cache has learnt of is not joined"
   b.upload(other_token);
   CHECK(b.log->authentications == 4); // not joined to the lookup read before the change
   CHECK(b.store_callers->size() == 2);
-  answer_authentications(b.deps->persistence);
-  b.run();
+  b.answer_lookups();
   CHECK(b.store_callers->size() == 3);
 }
 
@@ -411,8 +413,7 @@ TEST_CASE("a failed lookup answers every upload that waited for it: 503",
   auto second = b.upload();
   CHECK(b.log->authentications == 1);
   b.log->authentication_fails = true;
-  answer_authentications(b.deps->persistence);
-  b.run();
+  b.answer_lookups();
   for (auto& sink : {first, second}) {
     REQUIRE(sink->replies.size() == 1);
     CHECK(sink->replies[0].status == 503);
