@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -32,6 +33,26 @@ struct server::shared_state {
 namespace {
 
 class api_handler;
+
+// The header fields Pistache's parser gets (request_framer's filter). It parses
+// the ones in its registry into typed forms, and those parsers throw on a
+// malformed value (Date, Cache-Control, Accept, Host, Content-Type, …; Cookie
+// and Set-Cookie apart), which Pistache answers 500 with the exception's text.
+// Of those, receiptd reads Authorization only (Content-Length is the framer's own);
+// the others never reach the parser. Fields outside the registry stay raw
+// (X-Request-Id).
+bool parser_reads(std::string_view name) {
+  auto is = [&](std::string_view other) {
+    return name.size() == other.size()
+      && std::equal(name.begin(), name.end(), other.begin(),
+                    [](char a, char b) { return (a | 0x20) == (b | 0x20); });
+  };
+  if (is("authorization"))
+    return true;
+  if (is("cookie") || is("set-cookie"))
+    return false;
+  return !Pistache::Http::Header::Registry::instance().isRegistered(std::string(name));
+}
 
 // One client connection. Its requests reach Pistache one at a time, in order:
 // while one is being answered, what the client sends next (a pipelined request)
@@ -64,9 +85,9 @@ struct connection_state {
   // the peer, and the kernel may give that number to the next client at once; an
   // answer written here can only ever reach this connection.
   int fd = -1;
-  request_framer framer;
-  std::string held;   // received while busy
-  std::string unsent; // what the socket did not take of the answer (flush_unsent)
+  request_framer framer; // made with the service's body limit (api_handler::onConnection)
+  std::string held;      // received while busy
+  std::string unsent;    // what the socket did not take of the answer (flush_unsent)
   connection_option option = connection_option::none; // of the answer being written
   bool busy = false;                                  // a request is being answered
   bool feeding = false;                               // feed() is running
@@ -265,6 +286,7 @@ public:
       transport()->init(std::make_shared<early_gate>(this, state_));
     }
     auto connection = std::make_shared<connection_state>();
+    connection->framer = request_framer(state_->settings.max_body_bytes, parser_reads);
     connection->http = this;
     connection->transport = transport();
     connection->peer = peer;
@@ -284,8 +306,10 @@ public:
     }
   }
 
-  // Hands what arrived to Pistache's parser one request at a time; stops at a
-  // request being answered and keeps the rest for later. The connection's lock is held.
+  // Hands what arrived to Pistache's parser one checked request at a time
+  // (request_framer); stops at a request being answered and keeps the rest for
+  // later. What cannot be framed is refused and ends the connection. The
+  // connection's lock is held.
   void feed(connection_state& c, std::string_view in,
             const std::shared_ptr<Pistache::Tcp::Peer>& peer) {
     c.feeding = true;
@@ -295,10 +319,17 @@ public:
         break;
       }
       auto piece = c.framer.next(in);
-      // Http::Handler's parser, through Tcp::Handler's public interface.
-      static_cast<Pistache::Tcp::Handler&>(*this).onInput(in.data(), piece.length, peer);
-      screen(c, peer);
-      in.remove_prefix(piece.length);
+      if (const auto& why = c.framer.refusal()) {
+        refuse(c, peer, *why);
+        break;
+      }
+      if (!piece.parse.empty()) {
+        // Http::Handler's parser, through Tcp::Handler's public interface.
+        static_cast<Pistache::Tcp::Handler&>(*this).onInput(piece.parse.data(), piece.parse.size(),
+                                                            peer);
+        screen(c, peer);
+      }
+      in.remove_prefix(piece.consumed);
     }
     c.feeding = false;
   }
@@ -344,11 +375,23 @@ private:
     auto* r = std::get_if<reply>(&own);
     if (!r || r->status < 400)
       return;
+    end_with(c, peer, *r, trace_id_of(req));
+  }
+
+  // A stream that is not HTTP/1.1 (request_framer::refusal): nothing of it reaches
+  // the parser, and nothing after it is read as a request.
+  void refuse(connection_state& c, const std::shared_ptr<Pistache::Tcp::Peer>& peer,
+              const model::error& why) {
+    end_with(c, peer, error_reply(why), "");
+  }
+
+  // No more answers on this connection: the client sees the end after this one,
+  // and what it still sends is dropped (the body timeout ends a client that
+  // keeps sending).
+  static void end_with(connection_state& c, const std::shared_ptr<Pistache::Tcp::Peer>& peer,
+                       const reply& r, const std::string& trace_id) {
     c.refused = true;
-    write_raw(*peer, *r, trace_id_of(req));
-    // No more answers on this connection: the client sees the end after this one,
-    // and what it still sends is dropped (the body timeout ends a client that
-    // keeps sending).
+    write_raw(*peer, r, trace_id);
     ::shutdown(peer->fd(), SHUT_WR);
   }
 

@@ -25,6 +25,10 @@ const error_kind& kind_of(errc code) {
     // Readiness: a load balancer asks again on its own schedule; a client told to
     // wait waits a few seconds.
     {"not_ready", 503, 5},
+    // The request could not be read as HTTP/1.1 (http/request_framing.hpp): the
+    // connection ends after the answer.
+    {"malformed_request", 400, std::nullopt},
+    {"headers_too_large", 431, std::nullopt},
     {"internal_error", 500, std::nullopt},
   };
   static_assert(std::size(table) == static_cast<std::size_t>(errc::internal_error) + 1);

@@ -26,6 +26,8 @@ enum class errc {
   storage_unavailable,  // 503: the database did not answer or failed
   store_unavailable,    // 503: a store did not answer what a notification needs
   not_ready,            // 503: GET /readyz: the database, its schema or the trust material
+  malformed_request,    // 400: not HTTP/1.1 (request line, header line, framing); then closed
+  headers_too_large,    // 431: request line and headers over 64 KiB; then closed
   internal_error,       // 500: our failure, never the client's
 };
 

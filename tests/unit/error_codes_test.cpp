@@ -15,6 +15,8 @@ TEST_CASE("each error code has its status and retry hint", "[errors]") {
   CHECK(kind_of(errc::body_too_large).status == 413);
   CHECK(kind_of(errc::conflict).status == 409);
   CHECK(kind_of(errc::internal_error).status == 500);
+  CHECK(kind_of(errc::malformed_request).status == 400);
+  CHECK(kind_of(errc::headers_too_large).status == 431);
   for (auto busy : {errc::overloaded, errc::too_many_connections, errc::shutting_down,
                     errc::storage_unavailable}) {
     CHECK(kind_of(busy).status == 503);
