@@ -53,12 +53,14 @@ bool acknowledgeable(const play_purchase& p) {
 }
 
 // Google's deadline has passed at `now`. Without a purchase time the upload's
-// creation stands in: the purchase was made no later than that.
+// creation stands in: the purchase was made no later than that. The purchase
+// time is the Play API's int64 (purchaseTimeMillis), any value up to INT64_MAX:
+// the window is taken from `now` (a clock reading) instead of added to it.
 bool deadline_passed(const purchase_order_record& r, unix_ms now) {
   auto made = r.purchase.purchase_time ? r.purchase.purchase_time
     : r.created_at > 0                 ? std::optional<unix_ms>(r.created_at)
                                        : std::nullopt;
-  return made && now > *made + acknowledgement_window_ms;
+  return made && now - acknowledgement_window_ms > *made;
 }
 
 } // namespace

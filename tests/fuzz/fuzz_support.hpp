@@ -68,12 +68,14 @@ inline std::string source_file(const std::string& relative) {
   return s.str();
 }
 
-// The trust configuration receiptd ships (config/trust/README.md), with the opt-in
+// The trust configuration receiptd ships (config/receiptd.ini, config/trust/README.md:
+// Apple Root CA for receipts, Apple Root CA - G3 for StoreKit 2 JWS), with the opt-in
 // StoreKit test root so that path is fuzzed too.
 inline const model::store_a::trust_anchors& apple_anchors() {
   static const auto anchors = [] {
     auto a
-      = model::store_a::load_trust_anchors({{source_file("config/trust/apple-root-ca.pem")},
+      = model::store_a::load_trust_anchors({{source_file("config/trust/apple-root-ca.pem"),
+                                             source_file("config/trust/apple-root-ca-g3.pem")},
                                             {source_file("config/trust/apple-itunes-store-ca.pem"),
                                              source_file("config/trust/apple-wwdr-ca.pem")},
                                             {source_file("config/trust/storekit-test.pem")}});

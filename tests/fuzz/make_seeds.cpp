@@ -19,15 +19,20 @@
 #include <openssl/pkcs7.h>
 #include <openssl/x509.h>
 
+#include <boost/json.hpp>
+
 #include "model/encoding.hpp"
 #include "model/store_a/receipt.hpp"
 #include "tests/support/crypto/test_ca.hpp"
+#include "tests/support/crypto/test_jws.hpp"
+#include "tests/support/crypto/test_oidc.hpp"
 
 namespace fs = std::filesystem;
 namespace ts = receiptd::test_support;
 namespace sa = receiptd::model::store_a;
 using receiptd::model::base64_decode;
 using receiptd::model::base64_encode;
+using receiptd::model::base64url_decode;
 
 namespace {
 
@@ -347,6 +352,201 @@ void store_answer_seeds() {
       + R"({"kind":"androidpublisher#subscriptionPurchaseV2","subscriptionState":"SUBSCRIPTION_STATE_ACTIVE","startTime":"2024-01-01T00:00:00.123Z","testPurchase":{},"acknowledgementState":"ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED","lineItems":[{"productId":"premium_yearly","expiryTime":"2025-01-01T00:00:00Z","autoRenewingPlan":{"autoRenewEnabled":true}}]})");
 }
 
+// ---- StoreKit 2 JWS, App Store notifications, Play RTDN, server answers ------
+
+// The decoded header, payload and signature of a compact JWS (the structured
+// layout of store_a_signed_transaction: they are base64url-encoded again there).
+std::string jws_parts(const std::string& jws) {
+  auto first = jws.find('.');
+  auto last = jws.rfind('.');
+  auto header = base64url_decode(jws.substr(0, first));
+  auto payload = base64url_decode(jws.substr(first + 1, last - first - 1));
+  auto signature = base64url_decode(jws.substr(last + 1));
+  if (!header || !payload || !signature)
+    throw std::runtime_error("not a compact JWS");
+  return *header + sep + *payload + sep + *signature;
+}
+
+std::string jws_payload(const std::string& jws) {
+  auto first = jws.find('.');
+  auto payload = base64url_decode(jws.substr(first + 1, jws.rfind('.') - first - 1));
+  if (!payload)
+    throw std::runtime_error("not a compact JWS");
+  return *payload;
+}
+
+std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r'))
+    s.pop_back();
+  return s;
+}
+
+const char* const jws_transaction_vectors[]
+  = {"apple-lib-python-xcode-2023", "dmzlingyin-aitubo-autorenew-production-2025",
+     "hound-pupotty-autorenew-sandbox-2023", "session-pro-revoked-refund-sandbox-2025"};
+const char* const jws_notification_vectors[]
+  = {"aporat-test-sandbox-2022", "dmzlingyin-aitubo-did-change-renewal-status-production-2025",
+     "session-pro-refund-sandbox-2025", "session-pro-did-renew-sandbox-2025"};
+
+void jws_seeds() {
+  // store_a_signed_transaction: byte 0 mod 3 is the layout, bit (byte 0 / 3) & 1
+  // accepts Xcode transactions.
+  for (const char* v : jws_transaction_vectors) {
+    auto jws = trimmed(read(std::string("tests/data/apple-jws-transaction/") + v + "/jws.txt"));
+    write("store_a_signed_transaction", std::string("real-") + v, std::string(1, '\0') + jws);
+    write("store_a_signed_transaction", std::string("real-parts-") + v,
+          std::string(1, '\x01') + jws_parts(jws));
+    write("store_a_signed_transaction", std::string("real-upload-") + v,
+          std::string(1, '\x02') + "{\"signed_transaction\":\"" + jws
+            + "\",\"user_identifier\":\"u1\",\"metadata\":{\"k\":[1]},\"ip_address\":null}");
+  }
+  write("store_a_signed_transaction", "real-xcode-accepted",
+        std::string(1, '\x03')
+          + trimmed(read("tests/data/apple-jws-transaction/apple-lib-python-xcode-2023/jws.txt")));
+
+  // Signed by the test PKI: the signature verifies, the chain is not Apple's.
+  auto pki = ts::make_jws_pki();
+  ts::transaction_fields t;
+  t.expires_date = ts::utc(2024, 7, 1, 12);
+  t.app_account_token = "7e3fb20b-4cdb-47cc-936d-99d65f608138";
+  t.web_order_line_item_id = "2000000000000002";
+  auto gen = ts::make_storekit_jws(ts::transaction_payload_json(t), pki);
+  write("store_a_signed_transaction", "gen-test-pki", std::string(1, '\0') + gen);
+  write("store_a_signed_transaction", "gen-parts-test-pki",
+        std::string(1, '\x01') + jws_parts(gen));
+  ts::transaction_fields x = t;
+  x.environment = "Xcode";
+  x.revocation_date = ts::utc(2024, 6, 10);
+  x.revocation_reason = 1;
+  auto xcode
+    = ts::make_storekit_jws(ts::transaction_payload_json(x), {pki.root.der()}, pki.root.key());
+  write("store_a_signed_transaction", "gen-parts-self-signed-xcode",
+        std::string(1, '\x04') + jws_parts(xcode));
+
+  // store_a_notification: byte 0 even, the request body; odd, the payloads.
+  for (const char* v : jws_notification_vectors) {
+    auto jws = trimmed(read(std::string("tests/data/apple-jws-notification/") + v + "/jws.txt"));
+    write("store_a_notification", std::string("real-") + v,
+          std::string(1, '\0') + "{\"signedPayload\":\"" + jws + "\"}");
+    auto payload = jws_payload(jws);
+    boost::system::error_code ec;
+    auto doc = boost::json::parse(payload, ec);
+    std::string nested[2];
+    if (!ec && doc.is_object())
+      if (auto* d = doc.get_object().if_contains("data"); d && d->is_object()) {
+        const char* keys[] = {"signedTransactionInfo", "signedRenewalInfo"};
+        for (int i = 0; i < 2; ++i)
+          if (auto* n = d->get_object().if_contains(keys[i]); n && n->is_string())
+            nested[i] = jws_payload(std::string(n->get_string()));
+      }
+    write("store_a_notification", std::string("real-payloads-") + v,
+          std::string(1, '\x01') + payload + sep + nested[0] + sep + nested[1]);
+  }
+  write(
+    "store_a_notification", "gen-other-app",
+    std::string(1, '\x02') + "{\"signedPayload\":\""
+      + trimmed(read("tests/data/apple-jws-notification/session-pro-refund-sandbox-2025/jws.txt"))
+      + "\",\"extra\":1}");
+  write(
+    "store_a_notification", "gen-payloads-summary",
+    std::string(1, '\x01')
+      + R"({"notificationType":"RENEWAL_EXTENSION","subtype":"SUMMARY","notificationUUID":"u-1","version":"2.0","signedDate":1700000000000,"summary":{"bundleId":"com.example.receiptd","environment":"Xcode","appAppleId":1,"requestIdentifier":"r"}})"
+      + sep + sep + "null");
+}
+
+void rtdn_seeds() {
+  auto der = b64file(
+    "tests/data/google-play/android-easy-checkout-test-keypair/test_private_key_pkcs8.b64");
+  const auto* p = reinterpret_cast<const unsigned char*>(der.data());
+  std::shared_ptr<EVP_PKEY> key(d2i_AutoPrivateKey(nullptr, &p, static_cast<long>(der.size())),
+                                EVP_PKEY_free);
+  if (!key)
+    throw std::runtime_error("test private key");
+  // store_b_rtdn.cpp's expectation; now is fuzz_support's fixed_now (1700000000 s).
+  const std::string header = R"({"alg":"RS256","kid":"fuzz-k1","typ":"JWT"})";
+  const std::string email = R"("email":"rtdn-push@receiptd-fuzz.iam.gserviceaccount.com")";
+  const std::string aud = R"("aud":"https://receiptd.example/store/store_b/fuzz")";
+  const std::string tokens[] = {
+    ts::rs256_jwt(
+      header,
+      "{" + aud + "," + email
+        + R"(,"email_verified":true,"exp":1700003600,"iat":1699999990,"iss":"https://accounts.google.com","sub":"1"})",
+      key.get()),
+    ts::rs256_jwt(
+      header,
+      R"({"aud":["x","https://receiptd.example/store/store_b/fuzz"],"exp":1700000030.5,"iss":"accounts.google.com"})",
+      key.get()),
+  };
+  const char* const vectors[] = {"bat-go-subscription-purchased-docs",
+                                 "bat-go-one-time-product-purchased-docs",
+                                 "bat-go-voided-purchase-docs",
+                                 "bat-go-test-notification-docs",
+                                 "dmzlingyin-aitubo-subscription-canceled-2025",
+                                 "bat-go-negative-data-not-base64"};
+  int i = 0;
+  for (const char* v : vectors) {
+    const int which = i++ % 2;
+    write("store_b_rtdn", std::string("real-") + v,
+          std::string(1, static_cast<char>(which == 0 ? 1 : 0)) + tokens[which] + sep
+            + trimmed(read(std::string("tests/data/google-play-rtdn/") + v + "/body.json")));
+  }
+  write("store_b_rtdn", "gen-hs256-none",
+        std::string(1, '\x01') + ts::base64url(R"({"alg":"none","kid":"fuzz-k1"})") + "."
+          + ts::base64url("{" + aud + R"(,"exp":1700003600,"iss":"accounts.google.com"})") + ".e30"
+          + sep + R"({"message":{"data":"e30=","messageId":"1"}})");
+}
+
+void server_answer_seeds() {
+  auto transaction = trimmed(
+    read("tests/data/apple-jws-transaction/session-pro-autorenew-renewal-sandbox-2025/jws.txt"));
+  auto renewal = trimmed(
+    read("tests/data/apple-jws-renewal/session-pro-downgrade-pending-sandbox-2025/jws.txt"));
+  boost::system::error_code ec;
+  auto claims = boost::json::parse(jws_payload(transaction), ec);
+  if (ec)
+    throw std::runtime_error("session-pro transaction payload");
+  std::string original(claims.as_object().at("originalTransactionId").as_string());
+  // byte 0: bits 0-3 the status (200, 0, 404, 429, 401, 403, 500, 503, 204, 400,
+  // 408, 409, 410, 302, 100, 599), bits 4-5 the call.
+  const std::pair<const char*, std::string> seeds[] = {
+    {"real-transaction-info-200",
+     std::string(1, '\x00') + "{\"signedTransactionInfo\":\"" + transaction + "\"}"},
+    {"gen-transaction-info-404",
+     std::string(1, '\x02')
+       + R"({"errorCode":4040010,"errorMessage":"Transaction id not found."})"},
+    {"gen-transaction-info-429-date",
+     std::string(1, '\x03') + R"({"errorCode":4290000})" + sep + "Sun, 06 Nov 1994 08:49:37 GMT"},
+    {"gen-transaction-info-429-seconds", std::string(1, '\x03') + sep + "120"},
+    {"gen-transaction-info-401", std::string(1, '\x04')},
+    {"gen-transaction-info-500", std::string(1, '\x06') + R"({"errorCode":5000001})"},
+    {"real-statuses-200",
+     std::string(1, '\x10')
+       + R"({"environment":"Sandbox","bundleId":"b","data":[{"subscriptionGroupIdentifier":"1","lastTransactions":[{"originalTransactionId":")"
+       + original + R"(","status":1,"signedTransactionInfo":")" + transaction
+       + R"(","signedRenewalInfo":")" + renewal + "\"}]}]}"},
+    {"gen-statuses-429", std::string(1, '\x13') + "{}" + sep + "Sunday, 06-Nov-94 08:49:37 GMT"},
+    {"gen-voided-page",
+     std::string(1, '\x20')
+       + R"({"tokenPagination":{"nextPageToken":"next-1"},"voidedPurchases":[{"kind":"androidpublisher#voidedPurchase","purchaseToken":"tok-1","purchaseTimeMillis":"1699000000000","voidedTimeMillis":"1699500000000","orderId":"GPA.1","voidedSource":2,"voidedReason":7},{"purchaseToken":"tok-2","voidedTimeMillis":1699600000000,"voidedQuantity":1}]})"},
+    {"gen-voided-empty", std::string(1, '\x20') + "{}"},
+    {"gen-voided-503", std::string(1, '\x27') + "<html>unavailable</html>"},
+    {"real-acknowledge-400-already-acknowledged",
+     std::string(1, '\x39')
+       + read("tests/data/responses/google-play-developer-api/"
+              "candy_check-products.acknowledge-400-already_acknowledged.json")},
+    {"gen-acknowledge-204",
+     std::string(1, '\x38') + sep
+       + R"({"kind":"androidpublisher#productPurchase","purchaseTimeMillis":"1699990000000","purchaseState":0,"consumptionState":0,"purchaseType":0,"acknowledgementState":0})"},
+    {"real-acknowledge-503-after-products-get",
+     std::string(1, '\x37') + sep
+       + read("tests/data/responses/google-play-developer-api/"
+              "candy_check-products.get-200-valid_but_not_consumed.json")},
+    {"gen-acknowledge-401", std::string(1, '\x34') + R"({"error":{"code":401,"message":"x"}})"},
+  };
+  for (const auto& [name, bytes] : seeds)
+    write("store_server_answers", name, bytes);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -359,6 +559,9 @@ int main(int argc, char** argv) {
     store_a_seeds();
     store_b_seeds();
     store_answer_seeds();
+    jws_seeds();
+    rtdn_seeds();
+    server_answer_seeds();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz_make_seeds: %s\n", e.what());
     return 1;

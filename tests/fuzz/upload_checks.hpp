@@ -57,6 +57,9 @@ inline boost::json::object resource_of(const model::receipt_record& r) {
 inline boost::json::object resource_of(const model::purchase_order_record& r) {
   return model::purchase_order_json(r);
 }
+inline boost::json::object resource_of(const model::transaction_record& r) {
+  return model::transaction_json(r);
+}
 
 // The body sent to the client for this record, and the resource as JSON.
 template <class Record>

@@ -3,6 +3,8 @@
 // what a record's job is for.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "model/store_b/acknowledgement.hpp"
@@ -93,6 +95,24 @@ TEST_CASE("Google's deadline: purchase time + three days exactly", "[acknowledge
   // Neither: no deadline to judge by; the job's attempts bound it.
   r.created_at = 0;
   CHECK(settled(r, true, deadline * 2) == pending);
+}
+
+// tests/fuzz/regressions/store_server_answers/acknowledge-deadline-purchase-time-int64-max:
+// the Play API's purchaseTimeMillis is any int64; the deadline arithmetic must
+// not overflow on the largest (signed overflow: undefined behaviour).
+TEST_CASE("Google's deadline for the largest and smallest purchase times the API can say",
+          "[acknowledgement]") {
+  auto r = validated_order();
+  r.purchase.purchase_time = std::numeric_limits<std::int64_t>::max();
+  CHECK(settled(r, true) == pending); // made "in the future": not past its deadline
+  r.acknowledgement = pending;
+  CHECK_FALSE(apply_acknowledgement(r, {acknowledge_outcome::retry, "HTTP 503"},
+                                    purchased_at + 60000, false));
+  CHECK(r.acknowledgement == pending);
+
+  r = validated_order();
+  r.purchase.purchase_time = std::numeric_limits<std::int64_t>::min();
+  CHECK(settled(r, true) == failed);
 }
 
 TEST_CASE("what is never acknowledged leaves the state as it was", "[acknowledgement]") {
