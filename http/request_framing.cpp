@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 
+#include "model/encoding.hpp"
+
 namespace receiptd::http {
 
 namespace {
@@ -43,16 +45,6 @@ bool is_ctl(char c) {
 
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
-}
-
-int hex_value(char c) {
-  if (is_digit(c))
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
 }
 
 // The methods the parser knows (Pistache 0.0.5 HTTP_METHODS); the routes answer 405
@@ -287,13 +279,14 @@ bool request_framer::chunk_size_line(std::string_view line) {
     return false;
   }
   if (line.empty() || line.size() > max_chunk_size_digits
-      || !std::all_of(line.begin(), line.end(), [](char c) { return hex_value(c) >= 0; })) {
+      || !std::all_of(line.begin(), line.end(),
+                      [](char c) { return model::hex_digit_value(c) >= 0; })) {
     refuse(errc::malformed_request, "a chunk size is not a hexadecimal number");
     return false;
   }
   std::uint64_t size = 0;
   for (char c : line)
-    size = size * 16 + static_cast<std::uint64_t>(hex_value(c));
+    size = size * 16 + static_cast<std::uint64_t>(model::hex_digit_value(c));
   if (size > max_body_ || body_.size() + size > max_body_) {
     refuse(errc::body_too_large,
            "the request body is larger than " + std::to_string(max_body_) + " bytes");

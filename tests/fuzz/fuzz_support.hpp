@@ -35,6 +35,17 @@ inline std::string_view as_text(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};
 }
 
+// A compact JWS or JWT with one character of segment `segment` (0 header, 1
+// payload, 2 signature) replaced by another of the base64url alphabet.
+inline std::string tampered(std::string_view compact, int segment) {
+  std::string out(compact);
+  std::size_t at = 0;
+  for (int i = 0; i < segment; ++i)
+    at = out.find('.', at) + 1;
+  out[at] = out[at] == 'A' ? 'B' : 'A';
+  return out;
+}
+
 // Fields of one input are separated by this token (it is in every dictionary).
 inline constexpr std::string_view field_separator = "|@|";
 

@@ -65,17 +65,6 @@ inline const std::set<std::string, std::less<>>& genuine_signing_inputs() {
   return out;
 }
 
-// `compact` with one character of segment `segment` (0 header, 1 payload, 2
-// signature) replaced by another of the base64url alphabet.
-inline std::string tampered(std::string_view compact, int segment) {
-  std::string out(compact);
-  std::size_t at = 0;
-  for (int i = 0; i < segment; ++i)
-    at = out.find('.', at) + 1;
-  out[at] = out[at] == 'A' ? 'B' : 'A';
-  return out;
-}
-
 // verify_jws under the shipped trust roots, with what holds for any bytes:
 // a verdict, never an internal error; nothing that is not a compact JWS
 // passes; a pass hands out exactly the signed payload, is one of the JWS Apple

@@ -62,17 +62,6 @@ const sb::oidc_keys& keys() {
   return *parsed;
 }
 
-// `jwt` with one character of segment `segment` replaced by another of the
-// base64url alphabet.
-std::string tampered(std::string_view jwt, int segment) {
-  std::string out(jwt);
-  std::size_t at = 0;
-  for (int i = 0; i < segment; ++i)
-    at = out.find('.', at) + 1;
-  out[at] = out[at] == 'A' ? 'B' : 'A';
-  return out;
-}
-
 // Refusals are 401 values; a pass says what the expectation asked for, and
 // holds for that token only (a changed byte or a later instant refuses it).
 void check_token(std::string_view jwt, bool require_account) {
@@ -96,7 +85,8 @@ void check_token(std::string_view jwt, bool require_account) {
   if (require_account)
     FUZZ_CHECK(claims->email == service_account);
   for (int segment = 0; segment < 3; ++segment)
-    FUZZ_CHECK(!sb::verify_push_token(tampered(jwt, segment), keys(), expect, fuzz::fixed_now));
+    FUZZ_CHECK(
+      !sb::verify_push_token(fuzz::tampered(jwt, segment), keys(), expect, fuzz::fixed_now));
   FUZZ_CHECK(!sb::verify_push_token(jwt, keys(), expect, claims->expires_at + leeway_ms));
   auto nobody = expect;
   nobody.audience.clear();
