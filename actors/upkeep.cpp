@@ -118,7 +118,8 @@ void read_page(pointer self, run_ptr run) {
       [=](model::store_b::voided_page& page) {
         auto& st = self->state;
         bool last = page.next_page_token.empty();
-        run->poll.cursor = model::store_b::advance_voided_cursor(run->poll.cursor, page);
+        run->poll.cursor
+          = model::store_b::advance_voided_cursor(run->poll.cursor, page, run->end_time);
         run->poll.last_error.clear();
         run->poll.next_poll_at
           = st.deps.clock->now_ms() + st.settings.voided_purchases_interval.count();

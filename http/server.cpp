@@ -143,8 +143,18 @@ void flush_unsent(const connection_ptr& c) {
 void answer(const connection_ptr& c, const reply& r, const std::string& trace_id) {
   std::lock_guard lock(c->mutex);
   auto peer = c->peer.lock();
-  if (c->gone || !peer)
+  if (c->gone || !peer) {
+    // Pistache drops a peer at the end of its input: a client that ended its side
+    // once its request was out (shutdown(SHUT_WR), as `nc -N` does) is still
+    // waiting for the answer. It goes out on our own descriptor, once, with
+    // Connection: close; the socket closes with the last reference to `c`. (A
+    // client that is really gone makes the send fail, which is harmless.)
+    if (c->busy) {
+      auto text = response_text(r, trace_id, connection_option::close);
+      (void)::send(c->fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    }
     return answered(c);
+  }
   peer->setIdle(true); // Pistache's keep-alive timeout runs from here (as its writer does)
   auto text = response_text(r, trace_id, c->option);
   auto n = ::send(c->fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);

@@ -185,7 +185,7 @@ void parse_developer_notification(std::string_view decoded, rtdn& n, field_error
   // taken too (json_int reads both).
   if (const auto* t = r.find("eventTimeMillis")) {
     n.event_time = json_int(t);
-    if (!n.event_time)
+    if (!n.event_time || *n.event_time < 0)
       r.fail("eventTimeMillis", "invalid_time", "is not a time in unix milliseconds");
   }
 

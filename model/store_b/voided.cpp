@@ -176,11 +176,12 @@ unix_ms voided_start_time(const voided_cursor& c, unix_ms now) {
   return std::max(c.window_start, now - voided_lookback_ms + lookback_slack_ms);
 }
 
-voided_cursor advance_voided_cursor(const voided_cursor& c, const voided_page& page) {
+voided_cursor advance_voided_cursor(const voided_cursor& c, const voided_page& page,
+                                    unix_ms end_time) {
   voided_cursor next;
   next.high_water = c.high_water;
   for (const auto& v : page.purchases)
-    next.high_water = std::max(next.high_water, v.voided_time);
+    next.high_water = std::max(next.high_water, std::min(v.voided_time, end_time));
   if (!page.next_page_token.empty()) {
     next.window_start = c.window_start;
     next.page_token = page.next_page_token;

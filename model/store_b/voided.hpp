@@ -61,10 +61,15 @@ voided_cursor first_voided_cursor(unix_ms now);
 // Google allows at `now` (less a minute of clock slack).
 unix_ms voided_start_time(const voided_cursor& c, unix_ms now);
 
-// The cursor after a page: the next page of the same window, or — after the
-// last one — a new window starting at the latest voided time seen (entries at
-// that instant are read again: applying one twice changes nothing).
-voided_cursor advance_voided_cursor(const voided_cursor& c, const voided_page& page);
+// The cursor after a page of the window that ends at end_time (the endTime
+// asked with): the next page of the same window, or — after the last one — a
+// new window starting at the latest voided time seen (entries at that instant
+// are read again: applying one twice changes nothing). A voided time past
+// end_time (Play's answer out of its window, or a clock ahead of receiptd's)
+// counts as end_time: the next window never starts in the future, where it
+// would skip what is voided until then.
+voided_cursor advance_voided_cursor(const voided_cursor& c, const voided_page& page,
+                                    unix_ms end_time);
 
 // Marks a purchase voided: purchase_state refunded and the voided fields.
 // Returns whether anything changed (a second application changes nothing).

@@ -124,7 +124,7 @@ TEST_CASE("a claimed voided purchases poll reads every page, its lease kept unti
   // The cursors as each page leaves them.
   std::vector<store_b::voided_cursor> cursors{claimed.poll.cursor};
   for (const auto& p : sent)
-    cursors.push_back(store_b::advance_voided_cursor(cursors.back(), p));
+    cursors.push_back(store_b::advance_voided_cursor(cursors.back(), p, claimed_at));
   for (std::size_t i = 0; i < 3; ++i) {
     INFO("page " << i);
     const auto& q = queries[i];
@@ -168,7 +168,7 @@ TEST_CASE("a voided purchases page that fails stores the poll once, with its err
   SECTION("after a page that was applied") {
     auto first = page_of({voided("a", t - 3000)}, "p2");
     b.store_state().voided_pages = {first};
-    failed_from = store_b::advance_voided_cursor(claimed.poll.cursor, first);
+    failed_from = store_b::advance_voided_cursor(claimed.poll.cursor, first, t);
   }
   const bool after_a_page = !failed_from.page_token.empty();
   b.start();

@@ -2,6 +2,8 @@
 // plain socket: what Go's net/http, curl and wrk rely on.
 #include <catch2/catch.hpp>
 
+#include <sys/socket.h>
+
 #include "harness.hpp"
 #include "raw_socket.hpp"
 
@@ -152,4 +154,23 @@ TEST_CASE("pipelined requests are all answered, in the order they were sent",
     CHECK(got[1].status == 200);
     CHECK(got[3].status == 401);
   }
+}
+
+TEST_CASE("a client that ends its side once its upload is out still gets the answer",
+          "[http][keepalive]") {
+  // shutdown(SHUT_WR) after the request (`nc -N`, some proxies' health checks):
+  // Pistache drops the peer at the end of its input, before the upload, answered
+  // from another thread, has its answer.
+  auto& s = the_suite();
+  auto app = create_store_b_app(s, unique_package("halfclose"), test_licence_key());
+  raw_connection c(s.service.port());
+  c.send_all(request("POST", signed_path, app.token, "half-closed", valid_upload(s, app)));
+  REQUIRE(::shutdown(c.fd(), SHUT_WR) == 0);
+  auto got = c.read_responses(1, seconds(10));
+  REQUIRE(got.size() == 1);
+  INFO(got[0].head << got[0].body);
+  CHECK(got[0].status == 200);
+  CHECK(got[0].has_header("connection: close"));
+  CHECK(request_id_of(got[0]) == "half-closed");
+  CHECK(c.closed_within(seconds(5)));
 }

@@ -108,6 +108,7 @@ void check_push(std::string_view body) {
   FUZZ_CHECK(!n->message_id.empty() && n->message_id.size() <= 256);
   FUZZ_CHECK(!n->package_name.empty() && n->package_name.size() <= 256);
   FUZZ_CHECK(n->product_id.size() <= 256);
+  FUZZ_CHECK(!n->event_time || *n->event_time >= 0);
   if (n->kind == sb::rtdn_kind::test)
     FUZZ_CHECK(n->purchase_token.empty() && n->notification_type == 0);
   else

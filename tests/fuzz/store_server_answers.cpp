@@ -170,8 +170,9 @@ void voided_purchases(int status, std::string_view body) {
 
   // The poll goes on from where the page leaves it, never further back.
   const auto c = sb::first_voided_cursor(fuzz::fixed_now);
-  const auto next = sb::advance_voided_cursor(c, *page);
+  const auto next = sb::advance_voided_cursor(c, *page, fuzz::fixed_now);
   FUZZ_CHECK(next.window_start >= c.window_start && next.high_water >= next.window_start);
+  FUZZ_CHECK(next.high_water <= fuzz::fixed_now); // never a window in the future
   FUZZ_CHECK(next.page_token == page->next_page_token);
   auto url = sb::voided_purchases_url("https://androidpublisher.googleapis.com", "com.example.app",
                                       sb::voided_start_time(next, fuzz::fixed_now), fuzz::fixed_now,

@@ -476,7 +476,7 @@ TEST_CASE("a voided page marks the app's purchase orders once, with the cursor",
   store_b::voided_page page;
   page.purchases = {voided("tok-v", t0 - 500, 7, 2, 1), voided("never-uploaded", t0 - 400)};
   page.next_page_token = "page-2";
-  poll.cursor = store_b::advance_voided_cursor(poll.cursor, page);
+  poll.cursor = store_b::advance_voided_cursor(poll.cursor, page, t0);
   poll.next_poll_at = t0 + 1000;
   REQUIRE(poll.cursor.page_token == "page-2");
   CHECK(REQUIRE_OK(d.apply_voided_page("A", poll, page.purchases, t0 + 10, t0 + 3 * lease)) == 1);
@@ -507,7 +507,7 @@ TEST_CASE("a voided page marks the app's purchase orders once, with the cursor",
   REQUIRE_OK(d.add_webhook_endpoint(endpoint_of(f.app, {model::event_type::receipt_updated})));
   page.purchases = {voided("tok-3", t0 - 300)};
   page.next_page_token = "page-3";
-  poll.cursor = store_b::advance_voided_cursor(poll.cursor, page);
+  poll.cursor = store_b::advance_voided_cursor(poll.cursor, page, t0);
   CHECK(REQUIRE_OK(d.apply_voided_page("A", poll, page.purchases, t0 + 30, t0 + 3 * lease)) == 1);
   CHECK(REQUIRE_OK(d.find_purchase_order(third.id)).value().purchase.voided_time == t0 - 300);
   CHECK(REQUIRE_OK(d.list_deliveries(f.app.id, 100)).empty());
@@ -517,7 +517,7 @@ TEST_CASE("a voided page marks the app's purchase orders once, with the cursor",
     d.add_webhook_endpoint(endpoint_of(f.app, {model::event_type::purchase_order_updated})));
   page.purchases = {voided("tok-4", t0 - 200)};
   page.next_page_token.clear();
-  poll.cursor = store_b::advance_voided_cursor(poll.cursor, page);
+  poll.cursor = store_b::advance_voided_cursor(poll.cursor, page, t0);
   poll.next_poll_at = t0 + 1000 + 15 * 60'000;
   poll.last_error.clear();
   const auto stored_cursor = poll.cursor;

@@ -298,6 +298,11 @@ TEST_CASE("a malformed DeveloperNotification is refused on field message.data", 
       push_of(R"({"packageName":"p","eventTimeMillis":"soon","testNotification":{}})"),
       "message.data", "invalid_time");
   }
+  SECTION("eventTimeMillis before 1970") {
+    require_refused(
+      push_of(R"({"packageName":"p","eventTimeMillis":-1746683885460,"testNotification":{}})"),
+      "message.data", "invalid_time");
+  }
   SECTION("none of the four notifications") {
     require_refused(push_of(R"({"packageName":"p","version":"1.0"})"), "message.data",
                     "no_notification");

@@ -3,6 +3,7 @@
 // does to a purchase order.
 #include <catch2/catch.hpp>
 
+#include <limits>
 #include <string>
 
 #include "model/store_b/play_api.hpp"
@@ -283,7 +284,7 @@ TEST_CASE("the cursor advances over pages, then windows", "[voided]") {
   voided_page first;
   first.purchases = {voided(start + 300), voided(start + 100)};
   first.next_page_token = "p2";
-  c = advance_voided_cursor(c, first);
+  c = advance_voided_cursor(c, first, now);
   CHECK(c.window_start == start);
   CHECK(c.page_token == "p2");
   CHECK(c.high_water == start + 300);
@@ -291,21 +292,21 @@ TEST_CASE("the cursor advances over pages, then windows", "[voided]") {
   voided_page second;
   second.purchases = {voided(start + 200)};
   second.next_page_token = "p3";
-  c = advance_voided_cursor(c, second);
+  c = advance_voided_cursor(c, second, now);
   CHECK(c.window_start == start);
   CHECK(c.page_token == "p3");
   CHECK(c.high_water == start + 300); // the latest seen, not the last
 
   voided_page last;
   last.purchases = {voided(start + 250)};
-  c = advance_voided_cursor(c, last);
+  c = advance_voided_cursor(c, last, now);
   // A new window from the latest voided time seen (read again: harmless).
   CHECK(c.window_start == start + 300);
   CHECK(c.page_token.empty());
   CHECK(c.high_water == start + 300);
 
   // An empty last page: the window stays where it is.
-  c = advance_voided_cursor(c, voided_page{});
+  c = advance_voided_cursor(c, voided_page{}, now);
   CHECK(c.window_start == start + 300);
   CHECK(c.page_token.empty());
   CHECK(c.high_water == start + 300);
@@ -314,20 +315,39 @@ TEST_CASE("the cursor advances over pages, then windows", "[voided]") {
   // moves it back.
   voided_page old;
   old.purchases = {voided(start + 10)};
-  c = advance_voided_cursor(c, old);
+  c = advance_voided_cursor(c, old, now);
   CHECK(c.window_start == start + 300);
 
   // The next window's pages.
   voided_page more;
   more.purchases = {voided(start + 900)};
   more.next_page_token = "q2";
-  c = advance_voided_cursor(c, more);
+  c = advance_voided_cursor(c, more, now);
   CHECK(c.window_start == start + 300);
   CHECK(c.page_token == "q2");
   CHECK(c.high_water == start + 900);
-  c = advance_voided_cursor(c, voided_page{});
+  c = advance_voided_cursor(c, voided_page{}, now);
   CHECK(c.window_start == start + 900);
   CHECK(c.page_token.empty());
+}
+
+TEST_CASE("a voided time past the window's end never starts the next window in the future",
+          "[voided]") {
+  // Play answers for startTime..endTime; an entry dated later (its clock ahead,
+  // or an answer out of its window) must not make the next poll skip what is
+  // voided between endTime and that date.
+  const unix_ms end = now - 1000;
+  auto c = first_voided_cursor(now - 5000);
+  voided_page page;
+  page.purchases
+    = {voided(end - 100), voided(end + 86400000), voided(std::numeric_limits<unix_ms>::max())};
+  page.next_page_token = "p2";
+  c = advance_voided_cursor(c, page, end);
+  CHECK(c.high_water == end);
+  c = advance_voided_cursor(c, voided_page{}, end);
+  CHECK(c.window_start == end);
+  CHECK(c.high_water == end);
+  CHECK(voided_start_time(c, now) == end);
 }
 
 TEST_CASE("a voided entry marks the purchase refunded, once", "[voided]") {
