@@ -8,6 +8,7 @@
 #include "actors/fwd.hpp"
 #include "actors/metrics.hpp"
 #include "actors/tracing.hpp"
+#include "http/turn_hook.hpp"
 #include "model/clock.hpp"
 
 namespace receiptd::actors {
@@ -16,6 +17,9 @@ struct persistence_settings {
   std::string db_url;
   std::size_t workers = 4;
   std::size_t max_queued = 100000; // requests waiting in the pool before it refuses
+  // The workers hand their answers on in turns of their threads (actors/scheduler.hpp);
+  // null: as CAF does. Must outlive the pool.
+  http::turn_hook* turns = nullptr;
 };
 
 // Spawns the workers and their master; the master is the pool's handle. Its

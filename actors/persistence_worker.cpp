@@ -27,6 +27,7 @@ struct worker_state {
   tracer* trace = &tracer::off();                          // never null
   const model::time_source* clock = &model::system_time(); // never null
   metrics* instruments = &metrics::off();                  // never null
+  http::turn_hook* turns = nullptr; // each answer is handed on in a turn (reply())
   // Database errors, each kind at most every 10 s (with the count left out): a
   // database that is away fails every request, and the log must stay readable.
   log_limiter errors;
@@ -51,97 +52,126 @@ struct worker_state {
 
 using worker_pointer = persistence_worker_actor::stateful_pointer<worker_state>;
 
+// Answers the call being handled, in a turn of this thread (scheduler_turns): when
+// no scheduler thread is awake, the actor work the answer causes (the pool master,
+// the upload's validator and its reply) runs on this thread before it waits for
+// the next call, instead of waking a scheduler thread for it.
+template <class T>
+caf::result<T> reply(worker_pointer self, caf::expected<T> out) {
+  auto rp = self->template make_response_promise<T>();
+  http::turn t(self->state.turns);
+  if (out)
+    rp.deliver(std::move(*out));
+  else
+    rp.deliver(std::move(out.error()));
+  return rp;
+}
+
 // Runs one database call inside a span; turns model::error into caf::error.
 // Work outside any upload (claims) carries no trace id and records no span.
 template <class T, class F>
 caf::result<T> run(worker_pointer self, const trace_context& ctx, const char* what, F&& f) {
-  span s(ctx.trace_id.empty() ? tracer::off() : *self->state.trace, ctx, "persistence", what);
-  auto db = self->state.session();
-  if (!db) {
-    s.outcome("error");
-    self->state.instruments->db_errors.add();
-    self->state.log_failure("session", "cannot reach the database: " + db.err().message());
-    return db_failure(db.err().message());
+  caf::expected<T> answer = caf::error{};
+  {
+    span s(ctx.trace_id.empty() ? tracer::off() : *self->state.trace, ctx, "persistence", what);
+    auto db = self->state.session();
+    if (!db) {
+      s.outcome("error");
+      self->state.instruments->db_errors.add();
+      self->state.log_failure("session", "cannot reach the database: " + db.err().message());
+      answer = db_failure(db.err().message());
+    } else if (auto out = f(**db); !out) {
+      s.outcome("error");
+      self->state.instruments->db_errors.add();
+      self->state.log_failure(what,
+                              std::string("database ") + what + " failed: " + out.err().message());
+      answer = db_failure(out.err().message());
+    } else {
+      s.outcome("ok");
+      answer = std::move(out).value();
+    }
+  } // the span ends before the answer is handed on
+  return reply<T>(self, std::move(answer));
+}
+
+// Group commit: the saves of many uploads in one transaction. Each upload's span
+// ends before the answers are handed on.
+caf::expected<save_batch_result> save(worker_pointer self, save_batch& batch) {
+  std::vector<span> spans;
+  std::vector<db::batch_save> saves;
+  spans.reserve(batch.size());
+  saves.reserve(batch.size());
+  for (auto& item : batch) {
+    spans.emplace_back(*self->state.trace, item.trace, "persistence", "save");
+    saves.push_back(std::move(item.save));
   }
-  auto out = f(**db);
+  auto db = self->state.session();
+  auto started = self->state.clock->steady_now();
+  auto out = db ? (*db)->save_batch(saves) : model::result<save_batch_result>(db.err());
+  const auto& m = *self->state.instruments;
   if (!out) {
-    s.outcome("error");
-    self->state.instruments->db_errors.add();
-    self->state.log_failure(what,
-                            std::string("database ") + what + " failed: " + out.err().message());
+    m.db_errors.add();
+    self->state.log_failure("save",
+                            "database save of " + std::to_string(batch.size())
+                              + " uploads failed: " + out.err().message());
+    for (auto& s : spans)
+      s.outcome("error");
     return db_failure(out.err().message());
   }
-  s.outcome("ok");
+  m.commit_duration.observe(self->state.clock->steady_now() - started);
+  m.save_batch_size.observe(static_cast<double>(batch.size()));
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const auto& saved = (*out)[i];
+    spans[i].outcome(saved ? "ok (batch of " + std::to_string(batch.size()) + ")" : "error");
+    if (!saved) {
+      m.db_errors.add();
+      self->state.log_failure("save one", "database save failed: " + saved.err().message());
+    }
+  }
   return std::move(out).value();
+}
+
+caf::expected<auth_batch_result> authenticate(worker_pointer self, const auth_batch& batch) {
+  std::vector<span> spans;
+  std::vector<std::string> hashes;
+  for (const auto& [ctx, hash] : batch) {
+    spans.emplace_back(*self->state.trace, ctx, "persistence", "authenticate");
+    hashes.push_back(hash);
+  }
+  auto db = self->state.session();
+  auto out
+    = db ? (*db)->apps_by_token_hashes(hashes) : model::result<db::token_lookups>(db.err());
+  for (auto& s : spans)
+    s.outcome(out ? "ok" : "error");
+  if (!out) {
+    self->state.instruments->db_errors.add();
+    self->state.log_failure("token lookup", "token lookup failed: " + out.err().message());
+    return db_failure(out.err().message());
+  }
+  auth_batch_result answers;
+  answers.reserve(out->apps.size());
+  for (auto& app : out->apps) // each tagged with the revision of their common snapshot
+    answers.push_back({std::move(app), out->revision});
+  return answers;
 }
 
 persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, std::string url,
                                                            tracer* trace,
                                                            const model::time_source* clock,
-                                                           metrics* instruments) {
+                                                           metrics* instruments,
+                                                           http::turn_hook* turns) {
   self->state.url = std::move(url);
+  self->state.turns = turns;
   self->state.trace = trace;
   self->state.clock = clock;
   self->state.instruments = instruments;
   self->state.errors = log_limiter(*clock, std::chrono::seconds(10));
   return {
-    // Group commit: the saves of many uploads in one transaction.
     [=](save_atom, save_batch& batch) -> caf::result<save_batch_result> {
-      std::vector<span> spans;
-      std::vector<db::batch_save> saves;
-      spans.reserve(batch.size());
-      saves.reserve(batch.size());
-      for (auto& item : batch) {
-        spans.emplace_back(*self->state.trace, item.trace, "persistence", "save");
-        saves.push_back(std::move(item.save));
-      }
-      auto db = self->state.session();
-      auto started = self->state.clock->steady_now();
-      auto out = db ? (*db)->save_batch(saves) : model::result<save_batch_result>(db.err());
-      const auto& m = *self->state.instruments;
-      if (!out) {
-        m.db_errors.add();
-        self->state.log_failure("save",
-                                "database save of " + std::to_string(batch.size())
-                                  + " uploads failed: " + out.err().message());
-        for (auto& s : spans)
-          s.outcome("error");
-        return db_failure(out.err().message());
-      }
-      m.commit_duration.observe(self->state.clock->steady_now() - started);
-      m.save_batch_size.observe(static_cast<double>(batch.size()));
-      for (std::size_t i = 0; i < spans.size(); ++i) {
-        const auto& saved = (*out)[i];
-        spans[i].outcome(saved ? "ok (batch of " + std::to_string(batch.size()) + ")" : "error");
-        if (!saved) {
-          m.db_errors.add();
-          self->state.log_failure("save one", "database save failed: " + saved.err().message());
-        }
-      }
-      return std::move(out).value();
+      return reply<save_batch_result>(self, save(self, batch));
     },
     [=](authenticate_atom, const auth_batch& batch) -> caf::result<auth_batch_result> {
-      std::vector<span> spans;
-      std::vector<std::string> hashes;
-      for (const auto& [ctx, hash] : batch) {
-        spans.emplace_back(*self->state.trace, ctx, "persistence", "authenticate");
-        hashes.push_back(hash);
-      }
-      auto db = self->state.session();
-      auto out
-        = db ? (*db)->apps_by_token_hashes(hashes) : model::result<db::token_lookups>(db.err());
-      for (auto& s : spans)
-        s.outcome(out ? "ok" : "error");
-      if (!out) {
-        self->state.instruments->db_errors.add();
-        self->state.log_failure("token lookup", "token lookup failed: " + out.err().message());
-        return db_failure(out.err().message());
-      }
-      auth_batch_result answers;
-      answers.reserve(out->apps.size());
-      for (auto& app : out->apps) // each tagged with the revision of their common snapshot
-        answers.push_back({std::move(app), out->revision});
-      return answers;
+      return reply<auth_batch_result>(self, authenticate(self, batch));
     },
     // Outside any upload: no trace, no span.
     [=](auth_revision_atom) -> caf::result<std::int64_t> {
@@ -325,8 +355,8 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
 
 persistence_worker_actor spawn_persistence_worker(caf::actor_system& sys, const std::string& url,
                                                   tracer& trace, const model::time_source& clock,
-                                                  metrics& instruments) {
-  return sys.spawn<caf::detached>(persistence_worker, url, &trace, &clock, &instruments);
+                                                  metrics& instruments, http::turn_hook* turns) {
+  return sys.spawn<caf::detached>(persistence_worker, url, &trace, &clock, &instruments, turns);
 }
 
 } // namespace receiptd::actors

@@ -13,6 +13,7 @@
 #include "actors/tracing.hpp"
 #include "model/clock.hpp"
 #include "db/database.hpp"
+#include "http/turn_hook.hpp"
 
 namespace receiptd::actors {
 
@@ -43,9 +44,11 @@ using persistence_worker_actor = persistence_calls::extend<
 // One worker: its own thread and database session (opened on first use and
 // reopened after a failure).
 // `instruments`: save batch sizes and commit times, database errors.
+// `turns`: its answers are handed on in a turn of its thread (actors/scheduler.hpp).
 persistence_worker_actor spawn_persistence_worker(caf::actor_system& sys, const std::string& url,
                                                   tracer& trace, const model::time_source& clock,
-                                                  metrics& instruments);
+                                                  metrics& instruments,
+                                                  http::turn_hook* turns = nullptr);
 
 inline caf::error db_failure(const std::string& what) {
   return caf::make_error(caf::sec::runtime_error, "database: " + what);

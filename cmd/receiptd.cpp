@@ -179,11 +179,15 @@ int main(int argc, char** argv) {
   const auto& clock = model::system_time();
   actors::tracer trace(s.trace, clock);
   actors::metrics instruments(s.metrics.token, clock); // GET /metrics
+  // The reactors' and the outbound thread's turns run the actor work they cause
+  // when the scheduler's threads sleep (actors/scheduler.hpp); attached below.
+  actors::scheduler_turns turns;
   http::outbound_client outbound({.ca_file = s.outbound.ca_file,
                                   .connect_timeout = s.outbound.connect_timeout,
                                   .max_connections_per_host = s.outbound.max_connections_per_host,
                                   .max_open_connections = s.store_a.max_concurrent
-                                    + s.store_b.max_concurrent + s.webhooks.batch});
+                                    + s.store_b.max_concurrent + s.webhooks.batch,
+                                  .turns = &turns});
   // The store clients' calls at outbound.store-http-version; webhooks at curl's choice.
   http::versioned_transport store_calls(
     outbound, model::parse_http_version(s.outbound.store_http_version).value());
@@ -192,8 +196,10 @@ int main(int argc, char** argv) {
     actors::use_sharing_scheduler(cfg);
   {
     caf::actor_system sys{cfg};
+    turns.attach(sys);
     auto persistence = actors::spawn_persistence_pool(
-      sys, {.db_url = s.db.url, .workers = s.db.pool_size}, trace, clock, instruments);
+      sys, {.db_url = s.db.url, .workers = s.db.pool_size, .turns = &turns}, trace, clock,
+      instruments);
     auto store_b = actors::spawn_store_b_client(sys, s.store_b, s.outbound, store_calls, trace,
                                                 clock, instruments);
     auto store_a
@@ -241,7 +247,7 @@ int main(int argc, char** argv) {
     http::server server(s.http, [supervisor](http::inbound_request r, http::reply_sink_ptr sink) {
       caf::anon_send(supervisor, actors::upload_atom_v,
                      actors::inbound{std::move(r), std::move(sink)});
-    });
+    }, &turns);
     try {
       port = server.start();
     } catch (const std::exception& e) {

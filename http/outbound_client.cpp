@@ -19,6 +19,8 @@
 
 #include <curl/curl.h>
 
+#include "http/turn_hook.hpp"
+
 namespace receiptd::http {
 
 namespace {
@@ -80,6 +82,9 @@ std::size_t on_body(char* data, std::size_t size, std::size_t n, void* user) {
   t->response.body.append(data, len);
   return len;
 }
+
+// The client whose loop runs on this thread, if any.
+thread_local const void* running_loop = nullptr;
 
 // curl_global_init is not thread-safe: run it once, before any handle exists.
 void init_curl_once() {
@@ -336,50 +341,70 @@ struct outbound_client::impl {
     t->done(std::move(t->response));
   }
 
+  void handle(const epoll_event& event) {
+    int fd = event.data.fd;
+    if (fd == wake_fd) {
+      std::uint64_t count = 0;
+      [[maybe_unused]] auto r = ::read(wake_fd, &count, sizeof count);
+      return;
+    }
+    if (auto it = sockets.find(fd); it != sockets.end() && !it->second.wanted) {
+      // An idle connection stirred (the store closed it): curl finds it dead
+      // when it next tries to reuse it. Until then it is not watched.
+      epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+      it->second.events = 0;
+      return;
+    }
+    int flags = 0;
+    if (event.events & EPOLLIN)
+      flags |= CURL_CSELECT_IN;
+    if (event.events & EPOLLOUT)
+      flags |= CURL_CSELECT_OUT;
+    if (event.events & (EPOLLERR | EPOLLHUP))
+      flags |= CURL_CSELECT_ERR;
+    int still = 0;
+    curl_multi_socket_action(multi, fd, flags, &still);
+  }
+
+  bool calls_queued() {
+    std::lock_guard<std::mutex> guard(mtx);
+    return !queued.empty();
+  }
+
+  // Each round is one turn (options::turns): the sockets that were ready, the
+  // calls submitted since the last round, curl's timer and the finished calls,
+  // whose callbacks hand the answers to actors. When the turn ends, this thread
+  // may run those actors itself, and they may submit calls at once (no eventfd
+  // write from this thread: the next round starts them without waiting).
   void run() {
+    running_loop = this;
     std::vector<epoll_event> events(256);
+    int ready = 0;
     while (!stopping) {
-      std::deque<std::unique_ptr<transfer>> batch;
       {
-        std::lock_guard<std::mutex> guard(mtx);
-        batch.swap(queued);
+        turn t(opts.turns);
+        for (int i = 0; i < ready; ++i)
+          handle(events[i]);
+        std::deque<std::unique_ptr<transfer>> batch;
+        {
+          std::lock_guard<std::mutex> guard(mtx);
+          batch.swap(queued);
+        }
+        for (auto& t : batch)
+          start(std::move(t)); // curl_multi_add_handle arms a 0 ms timer
+        fire_timer_if_due();
+        collect_done();
       }
-      for (auto& t : batch)
-        start(std::move(t)); // curl_multi_add_handle arms a 0 ms timer
-      fire_timer_if_due();
-      collect_done();
       int wait_ms = 1000;
-      if (timer) {
+      if (calls_queued())
+        wait_ms = 0;
+      else if (timer) {
         auto left = std::chrono::ceil<std::chrono::milliseconds>(*timer - steady::now()).count();
         wait_ms = static_cast<int>(std::clamp<long long>(left, 0, 1000));
       }
-      int n = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), wait_ms);
-      for (int i = 0; i < n; ++i) {
-        int fd = events[i].data.fd;
-        if (fd == wake_fd) {
-          std::uint64_t count = 0;
-          [[maybe_unused]] auto r = ::read(wake_fd, &count, sizeof count);
-          continue;
-        }
-        if (auto it = sockets.find(fd); it != sockets.end() && !it->second.wanted) {
-          // An idle connection stirred (the store closed it): curl finds it dead
-          // when it next tries to reuse it. Until then it is not watched.
-          epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
-          it->second.events = 0;
-          continue;
-        }
-        int flags = 0;
-        if (events[i].events & EPOLLIN)
-          flags |= CURL_CSELECT_IN;
-        if (events[i].events & EPOLLOUT)
-          flags |= CURL_CSELECT_OUT;
-        if (events[i].events & (EPOLLERR | EPOLLHUP))
-          flags |= CURL_CSELECT_ERR;
-        int still = 0;
-        curl_multi_socket_action(multi, fd, flags, &still);
-      }
-      fire_timer_if_due();
-      collect_done();
+      ready = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), wait_ms);
+      if (ready < 0)
+        ready = 0;
     }
     // Shutting down: whatever is queued or running fails.
     std::deque<std::unique_ptr<transfer>> batch;
@@ -415,7 +440,9 @@ void outbound_client::submit(outbound_request req, callback done) {
     was_empty = impl_->queued.empty();
     impl_->queued.push_back(std::move(t));
   }
-  if (was_empty) // otherwise a wake-up is already pending for this batch
+  // Otherwise a wake-up is already pending for this batch; the loop's own thread
+  // (actors it runs at the end of a round) needs none: it looks before it waits.
+  if (was_empty && running_loop != impl_.get())
     impl_->wake();
 }
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "http/turn_hook.hpp"
 #include "model/url_policy.hpp"
 
 namespace receiptd::http {
@@ -82,6 +83,9 @@ public:
     // least the calls the store clients may have in flight (0: no bound).
     std::size_t max_open_connections = 8192;
     std::size_t max_response_bytes = 4 * 1024 * 1024;
+    // Marks each round of the client's loop (calls started, answers handed on) as
+    // a turn (null: none); it must outlive the client.
+    turn_hook* turns = nullptr;
   };
 
   explicit outbound_client(options opts);

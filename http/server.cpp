@@ -25,6 +25,7 @@ namespace ph = Pistache::Http;
 struct server::shared_state {
   config::http_settings settings;
   dispatch_fn dispatch;
+  turn_hook* turns = nullptr; // each reactor's handling of a client's input is a turn
   std::atomic<bool> draining{false};
   std::atomic<std::size_t> in_flight{0};
   std::atomic<std::size_t> connections{0};
@@ -436,6 +437,9 @@ Pistache::Tcp::Handler& early_gate::http() {
 
 void early_gate::onInput(const char* buffer, size_t len,
                          const std::shared_ptr<Pistache::Tcp::Peer>& peer) {
+  // Ends after every lock below is let go of: the actor work the input caused
+  // may run on this thread then, and answer on this connection or another.
+  turn t(state_->turns);
   auto c = connection_of(*peer);
   if (!c)
     return http().onInput(buffer, len, peer);
@@ -468,10 +472,11 @@ struct server::endpoint_holder {
   std::unique_ptr<Pistache::Http::Endpoint> endpoint;
 };
 
-server::server(config::http_settings settings, dispatch_fn dispatch)
+server::server(config::http_settings settings, dispatch_fn dispatch, turn_hook* turns)
   : state_(std::make_shared<shared_state>()), endpoint_(std::make_unique<endpoint_holder>()) {
   state_->settings = std::move(settings);
   state_->dispatch = std::move(dispatch);
+  state_->turns = turns;
 }
 
 server::~server() {

@@ -11,6 +11,7 @@
 
 #include "config/settings.hpp"
 #include "http/reply.hpp"
+#include "http/turn_hook.hpp"
 
 namespace receiptd::http {
 
@@ -18,7 +19,9 @@ class server {
 public:
   using dispatch_fn = std::function<void(inbound_request, reply_sink_ptr)>;
 
-  server(config::http_settings settings, dispatch_fn dispatch);
+  // `turns`: marks each reactor's handling of a client's input as a turn (null:
+  // none); it must outlive the server.
+  server(config::http_settings settings, dispatch_fn dispatch, turn_hook* turns = nullptr);
   ~server();
 
   // Binds and starts the reactor threads; returns the bound port.
