@@ -12,6 +12,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -108,10 +109,15 @@ struct outbound_client::impl {
   std::mutex mtx;
   std::deque<std::unique_ptr<transfer>> queued; // guarded by mtx
   std::atomic<bool> stopping{false};
-  std::unordered_map<CURL*, std::unique_ptr<transfer>> running; // loop thread only
-  std::vector<CURL*> idle_handles;                              // loop thread only
-  std::optional<steady::time_point> timer;                      // curl's timeout, loop thread only
-  // The sockets registered with epoll (loop thread only), and whether curl is
+  // The multi handle and everything below, held by the loop for a round and by a
+  // submitter that starts its call itself (submit: curl handles are used by one
+  // thread at a time, not by one thread only).
+  std::mutex curl_mutex;
+  std::unordered_map<CURL*, std::unique_ptr<transfer>> running;
+  std::vector<CURL*> idle_handles;
+  std::optional<steady::time_point> timer; // curl's timeout
+  steady::time_point loop_wakes_by;        // the latest the loop looks again (its epoll_wait)
+  // The sockets registered with epoll, and whether curl is
   // waiting on each. A store connection's socket stays registered between the
   // calls it carries: curl lets go of it when a call ends and asks for it again,
   // mostly with the same events, when the next call reuses the connection, and
@@ -371,42 +377,76 @@ struct outbound_client::impl {
     return !queued.empty();
   }
 
+  // Starts the calls queued so far, then `t` (curl_multi_add_handle arms a 0 ms
+  // timer: fire_timer_if_due sends them), and hands on the calls that ended. The
+  // caller holds curl_mutex.
+  void start_calls(std::unique_ptr<transfer> t = nullptr) {
+    std::deque<std::unique_ptr<transfer>> batch;
+    {
+      std::lock_guard<std::mutex> guard(mtx);
+      batch.swap(queued);
+    }
+    for (auto& q : batch)
+      start(std::move(q));
+    if (t)
+      start(std::move(t));
+    fire_timer_if_due();
+    collect_done();
+  }
+
+  // A call submitted while the loop waits is started by the submitting thread
+  // itself: its request is on the wire at once, and the loop wakes only for the
+  // answer (no eventfd write and read, no wake-up of this thread per call). The
+  // loop is woken only when curl now wants to be called back before the loop
+  // would look again. Returns `t` back when the loop holds curl: it is queued then.
+  std::unique_ptr<transfer> try_start_here(std::unique_ptr<transfer> t) {
+    std::unique_lock<std::mutex> guard(curl_mutex, std::try_to_lock);
+    if (!guard || stopping)
+      return t;
+    start_calls(std::move(t));
+    bool sooner = timer && *timer < loop_wakes_by;
+    guard.unlock();
+    if (sooner && running_loop != this) // the loop itself looks at the timer before it waits
+      wake();
+    return nullptr;
+  }
+
   // Each round is one turn (options::turns): the sockets that were ready, the
   // calls submitted since the last round, curl's timer and the finished calls,
-  // whose callbacks hand the answers to actors. When the turn ends, this thread
-  // may run those actors itself, and they may submit calls at once (no eventfd
-  // write from this thread: the next round starts them without waiting).
+  // whose callbacks hand the answers to actors. When the turn ends (curl let go
+  // of), this thread may run those actors itself, and they may start calls at
+  // once (try_start_here).
   void run() {
+    pthread_setname_np(pthread_self(), "outbound"); // top -H, bench/load --threads
     running_loop = this;
     std::vector<epoll_event> events(256);
     int ready = 0;
     while (!stopping) {
       {
         turn t(opts.turns);
+        std::lock_guard<std::mutex> guard(curl_mutex);
         for (int i = 0; i < ready; ++i)
           handle(events[i]);
-        std::deque<std::unique_ptr<transfer>> batch;
-        {
-          std::lock_guard<std::mutex> guard(mtx);
-          batch.swap(queued);
-        }
-        for (auto& t : batch)
-          start(std::move(t)); // curl_multi_add_handle arms a 0 ms timer
-        fire_timer_if_due();
-        collect_done();
+        start_calls();
       }
+      // After the turn: the actors it ran may have started or queued calls.
       int wait_ms = 1000;
-      if (calls_queued())
-        wait_ms = 0;
-      else if (timer) {
-        auto left = std::chrono::ceil<std::chrono::milliseconds>(*timer - steady::now()).count();
-        wait_ms = static_cast<int>(std::clamp<long long>(left, 0, 1000));
+      {
+        std::lock_guard<std::mutex> guard(curl_mutex);
+        if (calls_queued())
+          wait_ms = 0;
+        else if (timer) {
+          auto left = std::chrono::ceil<std::chrono::milliseconds>(*timer - steady::now()).count();
+          wait_ms = static_cast<int>(std::clamp<long long>(left, 0, 1000));
+        }
+        loop_wakes_by = steady::now() + std::chrono::milliseconds(wait_ms);
       }
       ready = epoll_wait(epoll_fd, events.data(), static_cast<int>(events.size()), wait_ms);
       if (ready < 0)
         ready = 0;
     }
     // Shutting down: whatever is queued or running fails.
+    std::lock_guard<std::mutex> curl_guard(curl_mutex);
     std::deque<std::unique_ptr<transfer>> batch;
     {
       std::lock_guard<std::mutex> guard(mtx);
@@ -434,6 +474,9 @@ void outbound_client::submit(outbound_request req, callback done) {
   auto t = std::make_unique<transfer>();
   t->request = std::move(req);
   t->done = std::move(done);
+  t = impl_->try_start_here(std::move(t));
+  if (!t)
+    return;
   bool was_empty = false;
   {
     std::lock_guard<std::mutex> guard(impl_->mtx);

@@ -6,6 +6,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <future>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -26,11 +29,11 @@ using receiptd::http::outbound_response;
 
 namespace {
 
-// Answers every GET with 200 "ok" on a connection it keeps open; counts the
-// connections it accepted.
+// Answers every GET with 200 "ok" on a connection it keeps open, after `delay`;
+// counts the connections it accepted.
 class keep_alive_server {
 public:
-  keep_alive_server() {
+  explicit keep_alive_server(std::chrono::milliseconds delay = {}) : delay_(delay) {
     listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -98,6 +101,7 @@ private:
         for (auto end = c.in.find("\r\n\r\n"); end != std::string::npos;
              end = c.in.find("\r\n\r\n")) {
           c.in.erase(0, end + 4);
+          std::this_thread::sleep_for(delay_);
           const std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
           REQUIRE(write(c.fd, answer.data(), answer.size()) == static_cast<ssize_t>(answer.size()));
         }
@@ -106,6 +110,7 @@ private:
     }
   }
 
+  std::chrono::milliseconds delay_;
   int listener_ = -1;
   std::uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
@@ -145,13 +150,17 @@ TEST_CASE("connections are reused when the calls in flight dip and rise again",
   opts.max_open_connections = 64;
   outbound_client client(opts);
   REQUIRE(round_of(client, server.url(), 16) == 16);
-  auto opened = server.accepted();
-  CHECK(opened <= 16);
+  CHECK(server.accepted() <= 16);
   for (int i = 0; i < 5; ++i) {
     REQUIRE(round_of(client, server.url(), 1) == 1);   // one in flight: curl's default
     REQUIRE(round_of(client, server.url(), 16) == 16); // kept four connections for reuse
   }
-  CHECK(server.accepted() == opened); // every later call found an open connection
+  // Every later call found an open connection: never more connections than calls
+  // in flight at once. (Calls go out as they are submitted, so the first round
+  // may need fewer than 16 at once and a later one open the rest: the bound, not
+  // the first round's count, is what a dip must not break. curl's default cache
+  // closed 12 connections in each dip, reopened in each rise.)
+  CHECK(server.accepted() <= 16);
 }
 
 namespace {
@@ -179,4 +188,65 @@ TEST_CASE("a store connection closed while idle is let go of and replaced", "[ht
   REQUIRE(round_of(client, server.url(), 4) == 4); // on new connections
   CHECK(server.accepted() > opened);
   REQUIRE(round_of(client, server.url(), 4) == 4);
+}
+
+namespace {
+
+// How often the outbound client's loop thread ("outbound") went to sleep and was woken.
+long loop_wake_ups() {
+  long total = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    if (!std::getline(comm, name) || name != "outbound")
+      continue;
+    std::ifstream status(task.path() / "status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
+        total += std::stol(line.substr(line.find(':') + 1));
+  }
+  return total;
+}
+
+} // namespace
+
+TEST_CASE("a call submitted while the loop waits is sent by the submitting thread",
+          "[http][outbound]") {
+  // The loop then wakes once per call, for its answer; handing the call to the
+  // loop took a second wake-up (the eventfd) per call.
+  // Each call is submitted a while after the last answer (the loop is asleep then)
+  // to a store that takes a while to answer (the loop sleeps again meanwhile).
+  keep_alive_server server(std::chrono::milliseconds(5));
+  outbound_client client(outbound_client::options{});
+  REQUIRE(round_of(client, server.url(), 1) == 1); // the connection is open
+  constexpr int calls = 60;
+  auto before = loop_wake_ups();
+  for (int i = 0; i < calls; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    REQUIRE(round_of(client, server.url(), 1) == 1);
+  }
+  // One wake-up per answer; two per call when the loop sent them.
+  CHECK(loop_wake_ups() - before < calls * 13 / 10);
+}
+
+TEST_CASE("calls submitted from many threads at once all get their answers",
+          "[http][outbound]") {
+  // Submitters start calls themselves while the loop waits and queue them while
+  // it runs: every call is answered once, whichever way it went out.
+  keep_alive_server server;
+  outbound_client::options opts;
+  opts.max_open_connections = 64;
+  outbound_client client(opts);
+  constexpr int threads = 8;
+  constexpr int each = 150;
+  std::vector<std::future<int>> done;
+  for (int t = 0; t < threads; ++t)
+    done.push_back(std::async(std::launch::async, [&] {
+      int ok = 0;
+      for (int i = 0; i < each; ++i)
+        ok += round_of(client, server.url(), 1 + i % 3) == 1 + i % 3;
+      return ok;
+    }));
+  for (auto& f : done)
+    CHECK(f.get() == each);
 }
