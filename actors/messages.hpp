@@ -177,7 +177,7 @@ using voided_purchases = std::vector<model::store_b::voided_purchase>;
 // Webhook deliveries claimed for the dispatcher (actors/webhook_dispatcher.hpp).
 using webhook_deliveries = std::vector<model::webhook_delivery>;
 
-// An HTTP transfer finished (curl thread → store client).
+// An HTTP transfer finished (outbound client → store client).
 struct http_done {
   std::uint64_t call_id = 0;
   http::outbound_response response;

@@ -1,8 +1,10 @@
 #pragma once
-// Outbound HTTP(S) to the stores: one thread drives every transfer through a
-// libcurl multi handle (connection reuse, HTTP/2, TLS checks, timeouts come with
-// it). Callers on any thread submit; completions run on the client's thread and
-// must only hand the result on (the store-client actors anon_send it).
+// Outbound HTTP(S) to the stores: one libcurl multi handle carries every transfer
+// (connection reuse, HTTP/2, TLS checks, timeouts come with it), driven by the
+// client's thread ("outbound"). Callers on any thread submit; a call submitted
+// while that thread waits is started by the caller itself. Completions run on
+// whichever thread holds curl at the time (mostly the client's) and must only hand
+// the result on (the store-client actors anon_send it).
 
 #include <chrono>
 #include <cstddef>
