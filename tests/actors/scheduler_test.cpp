@@ -11,36 +11,19 @@
 #include <caf/scoped_actor.hpp>
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "actors/scheduler.hpp"
+#include "tests/support/threads/thread_stats.hpp"
 
 using namespace std::chrono_literals;
 using receiptd::actors::use_sharing_scheduler;
+using receiptd::test::wake_ups;
 
 namespace {
-
-// How often this process's threads named `name` went to sleep and were woken
-// (voluntary context switches, /proc/self/task/*/status).
-long wake_ups(const std::string& name) {
-  long total = 0;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(task.path() / "comm");
-    std::string comm_name;
-    if (!std::getline(comm, comm_name) || comm_name != name)
-      continue;
-    std::ifstream status(task.path() / "status");
-    for (std::string line; std::getline(status, line);)
-      if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
-        total += std::stol(line.substr(line.find(':') + 1));
-  }
-  return total;
-}
 
 caf::behavior echo() {
   return {[](int x) { return x; }};

@@ -14,8 +14,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -27,6 +25,7 @@
 #include "actors/scheduler.hpp"
 #include "sqlite_pool.hpp"
 #include "tests/support/db/test_db.hpp"
+#include "tests/support/threads/thread_stats.hpp"
 
 using namespace std::chrono_literals;
 using namespace receiptd;
@@ -35,28 +34,9 @@ using receiptd::actors::use_sharing_scheduler;
 
 namespace {
 
-// The /proc/self/task entries of this process's threads named `name`.
-std::vector<std::filesystem::path> tasks_named(const std::string& name) {
-  std::vector<std::filesystem::path> out;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(task.path() / "comm");
-    std::string comm_name;
-    if (std::getline(comm, comm_name) && comm_name == name)
-      out.push_back(task.path());
-  }
-  return out;
-}
-
 // How often the scheduler's threads went to sleep and were woken.
 long scheduler_wake_ups() {
-  long total = 0;
-  for (const auto& task : tasks_named("caf.multiplexer")) {
-    std::ifstream status(task / "status");
-    for (std::string line; std::getline(status, line);)
-      if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
-        total += std::stol(line.substr(line.find(':') + 1));
-  }
-  return total;
+  return test::wake_ups("caf.multiplexer");
 }
 
 // Waits (at most 10 s) until every scheduler thread sleeps: a turn helps only then.
@@ -65,15 +45,7 @@ long scheduler_wake_ups() {
 void await_scheduler_asleep() {
   auto deadline = std::chrono::steady_clock::now() + 10s;
   for (;;) {
-    bool asleep = true;
-    for (const auto& task : tasks_named("caf.multiplexer")) {
-      std::ifstream stat(task / "stat");
-      std::string line;
-      std::getline(stat, line);
-      auto state = line.substr(line.rfind(')') + 2, 1); // after "pid (comm) "
-      asleep = asleep && state == "S";
-    }
-    if (asleep)
+    if (test::all_asleep("caf.multiplexer"))
       return;
     if (std::chrono::steady_clock::now() > deadline)
       FAIL("the scheduler thread never fell asleep");
@@ -96,6 +68,14 @@ caf::actor_system_config& sharing(caf::actor_system_config& cfg) {
   use_sharing_scheduler(cfg);
   return cfg;
 }
+
+// An actor system on the sharing scheduler (one thread) with turns attached.
+struct system_with_turns {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{sharing(cfg)};
+  scheduler_turns turns;
+  system_with_turns() { turns.attach(sys); }
+};
 
 // Where each message was handled: the thread's id, in arrival order.
 struct places {
@@ -123,12 +103,9 @@ caf::behavior noting(caf::event_based_actor*, std::shared_ptr<places> where) {
 
 } // namespace
 
-TEST_CASE("a turn's actor work runs on the turn's thread while the scheduler sleeps",
-          "[actors][scheduler][turns]") {
-  caf::actor_system_config cfg;
-  caf::actor_system sys{sharing(cfg)};
-  scheduler_turns turns;
-  turns.attach(sys);
+TEST_CASE_METHOD(system_with_turns,
+                 "a turn's actor work runs on the turn's thread while the scheduler sleeps",
+                 "[actors][scheduler][turns]") {
   auto me = std::this_thread::get_id();
 
   SECTION("at the turn's end, on its thread, without waking the scheduler thread") {
@@ -203,11 +180,8 @@ TEST_CASE("a turn's actor work runs on the turn's thread while the scheduler sle
   }
 }
 
-TEST_CASE("an awake scheduler thread takes a turn's work", "[actors][scheduler][turns]") {
-  caf::actor_system_config cfg;
-  caf::actor_system sys{sharing(cfg)};
-  scheduler_turns turns;
-  turns.attach(sys);
+TEST_CASE_METHOD(system_with_turns, "an awake scheduler thread takes a turn's work",
+                 "[actors][scheduler][turns]") {
   auto me = std::this_thread::get_id();
   // Holds the scheduler thread until released (a test's stand-in for a long job).
   std::promise<void> started, release;
@@ -236,12 +210,9 @@ TEST_CASE("an awake scheduler thread takes a turn's work", "[actors][scheduler][
   caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE("a turn that causes more work than it may run hands the rest on",
-          "[actors][scheduler][turns]") {
-  caf::actor_system_config cfg;
-  caf::actor_system sys{sharing(cfg)};
-  scheduler_turns turns;
-  turns.attach(sys);
+TEST_CASE_METHOD(system_with_turns,
+                 "a turn that causes more work than it may run hands the rest on",
+                 "[actors][scheduler][turns]") {
   auto me = std::this_thread::get_id();
   constexpr std::size_t actors = 300; // each one job: more than a turn runs
   auto where = std::make_shared<places>();
@@ -293,7 +264,7 @@ TEST_CASE("a thread that helped does not keep the actor system from ending",
       leave_future.wait_for(30s); // alive while the system ends
     });
     bool ok = helped.get_future().wait_for(10s) == std::future_status::ready
-              && spawned->all.get_future().wait_for(10s) == std::future_status::ready;
+      && spawned->all.get_future().wait_for(10s) == std::future_status::ready;
     caf::anon_send_exit(spawner, caf::exit_reason::user_shutdown);
     return ok; // then the system ends, the helper still alive
   });

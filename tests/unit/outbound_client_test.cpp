@@ -6,8 +6,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <filesystem>
-#include <fstream>
 #include <future>
 #include <mutex>
 #include <string>
@@ -22,6 +20,7 @@
 #include <unistd.h>
 
 #include "http/outbound_client.hpp"
+#include "tests/support/threads/thread_stats.hpp"
 
 using receiptd::http::outbound_client;
 using receiptd::http::outbound_request;
@@ -194,18 +193,7 @@ namespace {
 
 // How often the outbound client's loop thread ("outbound") went to sleep and was woken.
 long loop_wake_ups() {
-  long total = 0;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(task.path() / "comm");
-    std::string name;
-    if (!std::getline(comm, name) || name != "outbound")
-      continue;
-    std::ifstream status(task.path() / "status");
-    for (std::string line; std::getline(status, line);)
-      if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
-        total += std::stol(line.substr(line.find(':') + 1));
-  }
-  return total;
+  return receiptd::test::wake_ups("outbound");
 }
 
 } // namespace
@@ -229,8 +217,7 @@ TEST_CASE("a call submitted while the loop waits is sent by the submitting threa
   CHECK(loop_wake_ups() - before < calls * 13 / 10);
 }
 
-TEST_CASE("calls submitted from many threads at once all get their answers",
-          "[http][outbound]") {
+TEST_CASE("calls submitted from many threads at once all get their answers", "[http][outbound]") {
   // Submitters start calls themselves while the loop waits and queue them while
   // it runs: every call is answered once, whichever way it went out.
   keep_alive_server server;
