@@ -75,11 +75,20 @@ private:
 // At the end of a turn: when no scheduler thread is awake, the helping thread runs
 // what is queued (what its turn caused, and what follows from it) up to `budget`
 // jobs, as a scheduler thread would; what is left then wakes a scheduler thread.
-// When one is awake it takes the queue, as it would have anyway.
+// When one is awake it takes the queue, as it would have anyway; with more than
+// one scheduler thread, one that sleeps is woken too (the awake one may be deep
+// in a long job), as CAF's own policy would have on the push.
 void shared_queue::help(std::size_t budget) {
   std::unique_lock<std::mutex> guard(lock);
-  if (closed || sleeping < workers)
+  if (closed)
     return;
+  if (sleeping < workers) {
+    bool wake_one = sleeping > 0 && !jobs.empty();
+    guard.unlock();
+    if (wake_one)
+      wake.notify_one();
+    return;
+  }
   ++helping;
   // CAF's spawn makes the spawning thread hold the system's logger (spawn_impl sets
   // the thread's current logger), and ~actor_system waits until nothing holds it:

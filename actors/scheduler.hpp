@@ -41,7 +41,8 @@ void use_sharing_scheduler(caf::actor_system_config& cfg);
 // thread; when the turn ends and every scheduler thread is asleep, the turn's
 // thread runs the queue itself (at most a few dozen jobs, then a scheduler
 // thread gets the rest), as a scheduler thread would; when one is awake, it takes
-// them. Actors never block (DESIGN.md §1), so a reactor, the outbound thread or a
+// them (and, with more than one scheduler thread, one that sleeps is woken).
+// Actors never block (DESIGN.md §1), so a reactor, the outbound thread or a
 // persistence worker runs them as safely as a scheduler thread does. A turn must
 // not wait for the actor work it hands on (that work runs when the turn ends).
 //

@@ -62,9 +62,9 @@ void settle(caf::actor_system& sys) {
   await_scheduler_asleep();
 }
 
-caf::actor_system_config& sharing(caf::actor_system_config& cfg) {
+caf::actor_system_config& sharing(caf::actor_system_config& cfg, std::size_t threads = 1) {
   cfg.set("scheduler.policy", caf::atom("sharing"));
-  cfg.set("scheduler.max-threads", 1);
+  cfg.set("scheduler.max-threads", threads);
   use_sharing_scheduler(cfg);
   return cfg;
 }
@@ -203,6 +203,42 @@ TEST_CASE_METHOD(system_with_turns, "an awake scheduler thread takes a turn's wo
   }
   // Left in the queue for the scheduler thread, which is busy: not run here.
   CHECK(done.wait_for(0s) == std::future_status::timeout);
+  release.set_value();
+  REQUIRE(done.wait_for(10s) == std::future_status::ready);
+  CHECK(where->on(me) == 0);
+  caf::anon_send_exit(busy, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("with two scheduler threads, one busy, a turn's work wakes the one asleep",
+          "[actors][scheduler][turns]") {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{sharing(cfg, 2)};
+  scheduler_turns turns;
+  turns.attach(sys);
+  auto me = std::this_thread::get_id();
+  // Holds one scheduler thread until released (a long job); the other sleeps on.
+  std::promise<void> started, release;
+  auto release_future = release.get_future().share();
+  auto busy = sys.spawn([&started, release_future](caf::event_based_actor*) -> caf::behavior {
+    return {[&started, release_future](int) {
+      started.set_value();
+      release_future.wait_for(10s);
+    }};
+  });
+  auto where = std::make_shared<places>();
+  auto actor = sys.spawn(noting, where);
+  auto done = where->all.get_future();
+  settle(sys); // the spawns' work done, both scheduler threads asleep
+  caf::anon_send(busy, 1);
+  REQUIRE(started.get_future().wait_for(10s) == std::future_status::ready);
+  await_scheduler_asleep(); // the other one (the busy one waits, which looks asleep too)
+  {
+    http::turn t(&turns);
+    caf::anon_send(actor, 1);
+  }
+  // Run by the sleeping scheduler thread, not after the long job, nor here.
+  CHECK(done.wait_for(5s) == std::future_status::ready);
   release.set_value();
   REQUIRE(done.wait_for(10s) == std::future_status::ready);
   CHECK(where->on(me) == 0);
