@@ -1,10 +1,11 @@
 #pragma once
 // A turn of one of the service's own threads: a Pistache reactor handling what a
-// client sent, or the outbound client's loop handling what the stores answered.
-// What such a turn hands to the actors (an upload, a store's answer) the actor
-// scheduler may let that thread run itself once the turn is over, instead of
-// waking a scheduler thread for it (actors/scheduler.hpp: a wake-up is the dearest
-// thing an upload pays for at everyday load). The http folder only marks where
+// client sent, the outbound client's loop handling what the stores answered, or a
+// persistence worker answering a call. What such a turn hands to the actors (an
+// upload, a store's answer, a saved record) the actor scheduler may let that
+// thread run itself once the turn is over, instead of waking a scheduler thread
+// for it (actors/scheduler.hpp: a wake-up is the dearest thing an upload pays for
+// at everyday load). The http folder only marks where
 // its turns begin and end; it knows nothing of actors.
 
 namespace receiptd::http {
