@@ -27,10 +27,10 @@ using persistence_calls = caf::typed_actor<
   caf::replies_to<reschedule_atom, trace_context, model::validation_job>::with<bool>,
   // the auth revision now (db::database::auth_revision): the token cache's check
   caf::replies_to<auth_revision_atom>::with<std::int64_t>,
-  // the revalidation queue now (db::database::queue_figures): GET /metrics (issue 10)
+  // the revalidation queue now (db::database::queue_figures): GET /metrics
   caf::replies_to<queue_figures_atom>::with<db::job_queue_figures>,
   // how many of this build's migrations the database lacks, or the error that says
-  // it does not answer (db::database::missing_migrations): GET /readyz (issue 10)
+  // it does not answer (db::database::missing_migrations): GET /readyz
   caf::replies_to<ready_atom>::with<std::int32_t>,
   // an app by id (store notifications name their app in the URL)
   caf::replies_to<find_app_atom, std::string>::with<std::optional<model::app>>,
@@ -41,7 +41,7 @@ using persistence_calls = caf::typed_actor<
   caf::replies_to<find_order_atom, trace_context, std::string,
                   std::string>::with<std::optional<model::purchase_order_record>>,
   // a Google Play RTDN recorded once (by messageId), with the purchase order as
-  // the Play Developer API now has it (none: only recorded) (issue 9)
+  // the Play Developer API now has it (none: only recorded)
   caf::replies_to<apply_atom, trace_context, std::string, model::store_b::rtdn,
                   std::optional<model::purchase_order_record>>::with<notification_result>,
   // due webhook deliveries, leased to owner for lease_ms
@@ -77,7 +77,7 @@ using persistence_actor = persistence_calls::extend<
 // Store B (Google Play) client: OAuth token per app, Play Developer API calls.
 using store_b_client_actor = caf::typed_actor<
   caf::replies_to<check_atom, store_b_check>::with<store_b_answer>,
-  // acknowledge a Play purchase (issue 9)
+  // acknowledge a Play purchase
   caf::replies_to<acknowledge_atom, store_b_acknowledge>::with<model::store_b::acknowledge_answer>,
   // a page of an app's voided purchases list, or an error saying why not
   caf::replies_to<voided_atom, store_b_voided_query>::with<model::store_b::voided_page>,
@@ -89,7 +89,7 @@ using store_b_client_actor = caf::typed_actor<
 using store_a_client_actor = caf::typed_actor<
   caf::replies_to<check_atom, store_a_check>::with<store_a_answer>,
   caf::replies_to<check_atom, store_a_transaction_check>::with<store_a_transaction_answer>,
-  // the transaction's subscription, Get All Subscription Statuses (issue 9)
+  // the transaction's subscription, Get All Subscription Statuses
   caf::replies_to<refresh_atom, store_a_transaction_check>::with<store_a_statuses_answer>,
   caf::reacts_to<http_done_atom, http_done>, // internal: a transfer finished
   caf::reacts_to<tick_atom>>;                // internal: calls past their deadline are answered
@@ -104,7 +104,7 @@ using webhook_dispatcher_actor
   = caf::typed_actor<caf::reacts_to<tick_atom>, caf::reacts_to<http_done_atom, http_done>>;
 
 // The upkeep: ticks to sweep each store's subscriptions due for a refresh and
-// to poll the apps' Play voided purchases lists (issue 9).
+// to poll the apps' Play voided purchases lists.
 using upkeep_actor
   = caf::typed_actor<caf::reacts_to<refresh_atom, model::record_kind>, caf::reacts_to<voided_atom>>;
 

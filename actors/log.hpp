@@ -1,5 +1,5 @@
 #pragma once
-// Operator-facing log lines on stderr, one line per event (issue 10):
+// Operator-facing log lines on stderr, one line per event:
 //   text: "2026-11-21T23:59:59.123Z WARN message trace_id=… key=value"
 //   json: {"ts":"2026-11-21T23:59:59.123Z","level":"warning","msg":"message",
 //          "trace_id":"…","key":"value"}

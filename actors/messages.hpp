@@ -55,7 +55,7 @@ struct app_context {
   model::app app;
   std::shared_ptr<const model::store_b::licence_key> licence_key;         // null: none usable
   std::shared_ptr<const model::store_b::service_account> service_account; // null: none usable
-  // App Store Server API credentials (issue 8); null: none, or unusable.
+  // App Store Server API credentials; null: none, or unusable.
   std::shared_ptr<const model::store_a::server_api_key> server_api_key;
   // Why a configured credential is unusable, per store: Store B's licence key or
   // service account; the App Store Server API key.
@@ -91,7 +91,7 @@ struct store_b_answer {
   model::play_purchase purchase;
 };
 
-// Validator → Store B client: acknowledge the record's Play purchase (issue 9).
+// Validator → Store B client: acknowledge the record's Play purchase.
 struct store_b_acknowledge {
   trace_context trace;
   app_context_ptr app;
@@ -129,7 +129,7 @@ struct store_a_answer {
 };
 
 // Validator → Store A client: one App Store Server API Get Transaction Info call
-// (check_atom), or Get All Subscription Statuses (refresh_atom, issue 9),
+// (check_atom), or Get All Subscription Statuses (refresh_atom),
 // at the host of the transaction's environment first, then — only when the
 // transaction is unknown there (404 TransactionIdNotFound) — once at the other.
 struct store_a_transaction_check {
@@ -147,7 +147,7 @@ struct store_a_transaction_answer {
   std::string signed_transaction_info;
 };
 
-// Get All Subscription Statuses' answer (issue 9, the scheduled refresh;
+// Get All Subscription Statuses' answer (the scheduled refresh;
 // asked with a store_a_transaction_check): confirmed carries the entries, which
 // the validator still verifies (model/store_a/refresh.hpp).
 struct store_a_statuses_answer {
@@ -170,7 +170,7 @@ struct notification_result {
   std::int32_t events = 0;
 };
 
-// Voided purchases polls claimed for the upkeep actor (issue 9).
+// Voided purchases polls claimed for the upkeep actor.
 using voided_polls = std::vector<model::store_b::claimed_voided_poll>;
 using voided_purchases = std::vector<model::store_b::voided_purchase>;
 

@@ -1,4 +1,4 @@
-// receiptd's Prometheus instruments (issue 10): the registry, the labelled children
+// receiptd's Prometheus instruments: the registry, the labelled children
 // looked up once, the answer-counting reply sink, and the scrape-time figures.
 #include "actors/metrics.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-// receiptd's Prometheus instruments (issue 10; README "Metrics and readiness"): one
+// receiptd's Prometheus instruments (README "Metrics and readiness"): one
 // registry, every name prefixed receiptd_ (plus the process_* figures), served as
 // text by GET /metrics (actors/operational_handler.cpp).
 //

@@ -1,5 +1,5 @@
 #pragma once
-// Store notifications in (issue 9): one actor per App Store Server Notification,
+// Store notifications in: one actor per App Store Server Notification,
 // spawned by the supervisor like a validator. It finds the app the URL names,
 // verifies the signed payload against that app (model/store_a/notification_verify.hpp),
 // has the persistence pool apply it to the app's records in one transaction

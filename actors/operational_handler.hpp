@@ -1,5 +1,5 @@
 #pragma once
-// The operational endpoints the actors answer (issue 10): GET /metrics and GET
+// The operational endpoints the actors answer: GET /metrics and GET
 // /readyz, one short-lived actor per request, spawned (monitored) by the supervisor
 // outside the uploads' admission. (GET /healthz, liveness, is answered by the HTTP
 // layer alone.)

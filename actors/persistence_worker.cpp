@@ -178,7 +178,7 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
       return run<std::int64_t>(self, trace_context{}, "auth_revision",
                                [](db::database& db) { return db.auth_revision(); });
     },
-    // GET /metrics and /readyz (issue 10): outside any upload.
+    // GET /metrics and /readyz: outside any upload.
     [=](queue_figures_atom) -> caf::result<db::job_queue_figures> {
       return run<db::job_queue_figures>(
         self, trace_context{}, "queue_figures",

@@ -113,7 +113,7 @@ void claim(pointer self) {
   auto room = claim_room(st);
   if (room <= 0) {
     // Full: a finishing revalidation claims again; the tick is the safety net that
-    // keeps polling even when none reports (issue 6 §10).
+    // keeps polling even when none reports.
     schedule_tick(self);
     return;
   }

@@ -1,5 +1,5 @@
 #pragma once
-// receiptd's CAF scheduler for scheduler.policy = 'sharing' (issue 7): CAF 0.17.6's
+// receiptd's CAF scheduler for scheduler.policy = 'sharing': CAF 0.17.6's
 // own work-sharing coordinator (one queue, threads asleep on a condition variable)
 // with fewer wake-ups per upload.
 //

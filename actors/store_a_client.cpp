@@ -147,8 +147,8 @@ const std::string& jwt_for(pointer self, const app_context& app) {
   return entry.value;
 }
 
-// One App Store Server API call (issue 8: Get Transaction Info; issue 9: Get
-// All Subscription Statuses): where it goes and how its answer reads.
+// One App Store Server API call (Get Transaction Info, Get All Subscription
+// Statuses): where it goes and how its answer reads.
 template <class Answer>
 struct server_api_call {
   const store_call* call_metrics::*measured; // its instruments in state::measured

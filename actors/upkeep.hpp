@@ -1,5 +1,5 @@
 #pragma once
-// The upkeep (issue 9): the periodic work that keeps purchases true after
+// The upkeep: the periodic work that keeps purchases true after
 // their upload.
 //  - Every store-b.refresh-interval (Play purchase orders) and every
 //    store-a.refresh-interval (StoreKit 2 transactions) it has the database

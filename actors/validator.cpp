@@ -76,7 +76,7 @@ void ask_store(caf::event_based_actor* self, const trace_context& ctx, const val
                       r.is_legacy,
                       deadline_from_now(deps)};
   auto shared = std::make_shared<model::purchase_order_record>(std::move(r));
-  // Whether receiptd acknowledges the purchase once the API has spoken (issue 9).
+  // Whether receiptd acknowledges the purchase once the API has spoken.
   auto acknowledges = check.app->app.acknowledge_purchases;
   self->request(deps.store_b, answered_by_deadline, check_atom_v, std::move(check))
     .then(
@@ -239,7 +239,7 @@ model::result<model::receipt_record> store_a_record(upload_run& u) {
   auto verified = model::store_a::verify_receipt(upload->receipt_bytes, *u.deps->trust,
                                                  app.bundle_id, upload->identifier_for_vendor,
                                                  u.deps->settings.store_a_verify);
-  // Our failure, not the receipt's (issue 6 §10): no verdict, nothing stored.
+  // Our failure, not the receipt's: no verdict, nothing stored.
   if (verified.internal_error) {
     log_warn("Store A verification failed internally: " + verified.detail);
     return model::error(model::errc::internal_error,

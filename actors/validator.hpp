@@ -45,7 +45,7 @@ struct validator_deps {
   validation_settings settings;
   // Never null: the real ones unless a test hands its own.
   tracer* trace = &tracer::off();
-  metrics* instruments = &metrics::off(); // issue 10: GET /metrics
+  metrics* instruments = &metrics::off(); // GET /metrics
   const model::time_source* clock = &model::system_time();
   model::random_source* random = &model::system_random();
 };

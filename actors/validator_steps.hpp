@@ -40,7 +40,7 @@ void save_and_answer(caf::event_based_actor* self, upload_ptr u, Record r) {
   auto first_attempt
     = deps.clock->now_ms() + model::backoff_delay_ms(deps.settings.retry, 0, deps.random->unit());
   auto own_verdict = r.fraud;
-  r.terms.announce = u->app->app.has_webhooks; // the save writes the event (issue 9)
+  r.terms.announce = u->app->app.has_webhooks; // the save writes the event
   self
     ->request(deps.persistence, caf::infinite, save_atom_v, u->root.child(), std::move(r),
               first_attempt)
@@ -69,8 +69,7 @@ void ask_store(caf::event_based_actor* self, const trace_context& ctx, const val
                app_context_ptr app, model::transaction_record r,
                std::function<void(model::transaction_record)> k);
 
-// A job's work on a record that is not pending (issue 9,
-// actors/validator_upkeep.cpp): a validated Play purchase is acknowledged, or a
+// A job's work on a record that is not pending (actors/validator_upkeep.cpp): a validated Play purchase is acknowledged, or a
 // subscription whose expiry has passed is refreshed; the job completes once
 // that is settled, or is rescheduled with backoff: an acknowledgement until
 // Google's deadline (then it is failed), a refresh until retry.max-attempts

@@ -1,4 +1,4 @@
-// The validator's jobs on records that are not pending (issue 9): Play
+// The validator's jobs on records that are not pending: Play
 // acknowledgements and subscription refreshes (Play and StoreKit 2), and the steps that end any job
 // (actors/validator_steps.hpp).
 #include <caf/event_based_actor.hpp>
@@ -75,7 +75,7 @@ void refresh(caf::event_based_actor* self, validator_deps_ptr deps, retry_schedu
           [land, shared](caf::error& e) mutable { land(deadline_verdict(e), shared->purchase); });
 }
 
-// A StoreKit 2 subscription past its expiry, asked again (issue 9): Get All
+// A StoreKit 2 subscription past its expiry, asked again: Get All
 // Subscription Statuses, landed like a notification (model/store_a/refresh.hpp).
 void refresh(caf::event_based_actor* self, validator_deps_ptr deps, retry_scheduler_actor scheduler,
              model::validation_job job, app_context_ptr app, model::transaction_record r,

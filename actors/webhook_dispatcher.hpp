@@ -1,5 +1,5 @@
 #pragma once
-// The webhook dispatcher (issue 9): the outbox's sender. Every poll interval it
+// The webhook dispatcher: the outbox's sender. Every poll interval it
 // claims due deliveries (leased to this instance, fenced by version: the
 // database hands out only the first undelivered event per endpoint and record,
 // so a record's events arrive in order), POSTs each event's exact body to its

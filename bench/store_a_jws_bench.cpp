@@ -1,4 +1,4 @@
-// Local StoreKit 2 verification cost (issue 8): verify_jws on real Apple JWS
+// Local StoreKit 2 verification cost: verify_jws on real Apple JWS
 // (a 2025 signed transaction, and a notification carrying two nested JWS),
 // cold (fresh trust anchors: every x5c certificate decoded, the chain built
 // and checked) and warm (the chain remembered: one ES256 verification), plus

@@ -1,7 +1,7 @@
 // receiptctl: the operator's tool. Creates and lists apps, sets their store
 // credentials, issues and revokes access tokens (printed once, stored as a
 // SHA-256 hash), shows records, jobs and an upload's trace, manages webhook
-// endpoints (issue 9: the secret is printed once), prints an app's Google Play
+// endpoints (the secret is printed once), prints an app's Google Play
 // RTDN push URL. Same database options as receiptd (--db.url, --config-file).
 
 #include <boost/json.hpp>
@@ -225,7 +225,7 @@ int issue_token(const args& a, db::database& db, const model::app& app) {
   return 0;
 }
 
-// ---- Google Play RTDN (issue 9) ---------------------------------------------------
+// ---- Google Play RTDN ---------------------------------------------------
 
 // receiptd's address as the stores reach it: http.public-url, else its listening
 // address and port (an IPv6 address in brackets).
@@ -421,7 +421,7 @@ int jobs_command(const args& a, db::database& db) {
   return 0;
 }
 
-// ---- webhooks (issue 9) ---------------------------------------------------------
+// ---- webhooks ---------------------------------------------------------
 
 json::array events_json(const std::vector<model::event_type>& events) {
   json::array list;

@@ -47,18 +47,18 @@ public:
   std::string name, bundle_id, package_name, license_key, license_key_file, service_account_file,
     shared_secret;
   bool accept_storekit_test_receipts = false;
-  bool acknowledge_purchases = false; // issue 9: receiptd acknowledges Play purchases
+  bool acknowledge_purchases = false; // receiptd acknowledges Play purchases
   std::string transfer_policy = "transfer";
-  // App Store Server API credentials (issue 8).
+  // App Store Server API credentials.
   std::string app_store_issuer_id, app_store_key_id, app_store_private_key_file;
   bool clear_app_store_credentials = false;
   // trace (not given: receiptd's trace.file).
   std::string trace_file;
-  // webhook add (issue 9): the endpoint's URL and the events it wants ("": every one).
+  // webhook add: the endpoint's URL and the events it wants ("": every one).
   std::string url, events;
   // webhook deliveries: how many, newest event first.
   int limit = 50;
-  // app rtdn-url (issue 9): the push URL's base (default: receiptd's
+  // app rtdn-url: the push URL's base (default: receiptd's
   // http.public-url), and whether to replace the app's token.
   std::string base_url;
   bool rotate = false;

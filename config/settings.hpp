@@ -70,14 +70,14 @@ struct store_a_settings {
   std::size_t max_queued = 4096; // calls waiting for one of max_concurrent
   double retry_rate = 50;        // revalidations started per second (0: unlimited)
   bool exclude_old_transactions = true;
-  // Apple Root CA (receipts) and Apple Root CA - G3 (StoreKit 2 JWS, issue 8).
+  // Apple Root CA (receipts) and Apple Root CA - G3 (StoreKit 2 JWS).
   std::vector<std::string> trust_roots{"trust/apple-root-ca.pem", "trust/apple-root-ca-g3.pem"};
   std::vector<std::string> intermediates{"trust/apple-itunes-store-ca.pem",
                                          "trust/apple-wwdr-ca.pem"};
   std::string storekit_test_root;          // empty: Xcode StoreKit test receipts are refused
   std::size_t max_in_app_purchases = 2000; // more in one receipt: malformed_receipt (402)
   // StoreKit 2 subscriptions whose expiry passed while live, asked again through
-  // Get All Subscription Statuses (issue 9; 0: never).
+  // Get All Subscription Statuses (0: never).
   milliseconds refresh_interval = 1h;
   std::size_t refresh_batch = 100;
 };
@@ -89,14 +89,14 @@ struct store_b_settings {
   std::size_t max_queued = 4096; // calls waiting for one of max_concurrent
   double retry_rate = 50;        // revalidations started per second (0: unlimited)
   milliseconds token_refresh_margin = 5min;
-  // Play upkeep (issue 9): each app's voided purchases list, polled this often;
+  // Play upkeep: each app's voided purchases list, polled this often;
   // validated subscriptions whose expiry passed, refreshed (0: never).
   bool voided_purchases = true;
   milliseconds voided_purchases_interval = 15min;
   std::size_t voided_purchases_page_size = 1000;
   milliseconds refresh_interval = 1h;
   std::size_t refresh_batch = 100;
-  // Pub/Sub push authentication (issue 9, optional): with a JWKS file, every
+  // Pub/Sub push authentication (optional): with a JWKS file, every
   // RTDN push must carry an OIDC token that verifies under it, for this
   // audience (and from this service account, when set).
   std::string rtdn_oidc_jwks;
@@ -115,7 +115,7 @@ struct retry_settings {
   milliseconds claim_timeout = 30s;
 };
 
-// Webhooks out (issue 9): the delivery of events to apps' endpoints.
+// Webhooks out: the delivery of events to apps' endpoints.
 struct webhook_settings {
   bool allow_http = false;    // plain-http endpoint URLs beyond loopback
   milliseconds timeout = 10s; // one delivery: connect, send, answer
@@ -136,13 +136,13 @@ struct trace_settings {
   std::size_t buffer = 65536;                    // spans held before dropping
 };
 
-// Operator log lines on stderr (actors/log.hpp, issue 10).
+// Operator log lines on stderr (actors/log.hpp).
 struct log_settings {
   std::string format = "text"; // text or json (one object per line)
   std::string level = "info";  // debug, info, warning or error: the least severe written
 };
 
-// GET /metrics (issue 10).
+// GET /metrics.
 struct metrics_settings {
   std::string token; // empty: anyone may scrape; else Authorization: Bearer <token>
 };

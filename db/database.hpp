@@ -181,7 +181,7 @@ public:
   // Every job, for operators and tests.
   virtual model::result<std::vector<model::validation_job>> list_jobs() = 0;
 
-  // ---- operations (issue 10) -------------------------------------------------
+  // ---- operations -------------------------------------------------
   // The revalidation queue at `now`, in one query (db/sql_metrics.hpp).
   virtual model::result<job_queue_figures> queue_figures(model::unix_ms now) = 0;
   // How many of this build's migrations (db/migrations.hpp) the database has not
@@ -191,7 +191,7 @@ public:
   // empty database).
   virtual model::result<int> missing_migrations() = 0;
 
-  // ---- store notifications (issue 9) ---------------------------------------
+  // ---- store notifications ---------------------------------------
   // In one transaction: records the notification (store_notifications: app,
   // store "store_a", notificationUUID, type, subtype, environment, signedDate,
   // received_at); when that app already has one with this id, nothing else
@@ -206,7 +206,7 @@ public:
                              const model::store_a::verified_notification& v, model::unix_ms now)
     = 0;
 
-  // Store B (issue 9): the app's purchase order of this purchase token.
+  // Store B: the app's purchase order of this purchase token.
   virtual model::result<std::optional<model::purchase_order_record>>
   find_purchase_order_by_token(const std::string& app_id, const std::string& purchase_token) = 0;
   // In one transaction: records the RTDN (store_notifications, store "store_b",
@@ -221,7 +221,7 @@ public:
                              model::unix_ms now)
     = 0;
 
-  // ---- Play upkeep (issue 9) -------------------------------------------------
+  // ---- Play upkeep -------------------------------------------------
   // The scheduled refresh's sweep of one store (`kind`), oldest expiry first:
   // gives a job, due at `now`, to up to `limit` records last updated before
   // `stale_before` that have no job and are
@@ -261,7 +261,7 @@ public:
                     std::optional<model::unix_ms> keep_lease_until)
     = 0;
 
-  // ---- webhooks (issue 9) ---------------------------------------------------
+  // ---- webhooks ---------------------------------------------------
   // Events are written by the changes that cause them, in the same transaction
   // (the outbox): a save whose record carries terms.announce, a completed job, an
   // applied notification. Each event gets one delivery per endpoint of its app

@@ -1,5 +1,5 @@
 #pragma once
-// store_notifications, and the records a store notification is about (issue 9),
+// store_notifications, and the records a store notification is about,
 // through statements prepared once per session.
 
 #include <optional>

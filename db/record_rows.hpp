@@ -6,7 +6,7 @@
 //   identity: set at the first upload, never rewritten
 //   upload:   rewritten by a re-upload (model::merge_reupload)
 //   verdict:  rewritten by a re-upload and by a completed revalidation job
-//   notified: what store notifications say (issue 9): written with the verdict
+//   notified: what store notifications say: written with the verdict
 //             by a completed job or an applied notification, whose record was
 //             read from the row, but not by a re-upload, whose upload knows
 //             nothing of them

@@ -1,5 +1,5 @@
 #pragma once
-// Database errors without the data (issue 6 §9). SOCI's soci_error::what() adds
+// Database errors without the data. SOCI's soci_error::what() adds
 // the statement and every bound value ("… with :token=\"…\""), and PostgreSQL's
 // DETAIL line repeats a failing row ("Failing row contains (…)", "Key (…)=(…)"):
 // receipts, purchase tokens, IP addresses, a service account's private key. What

@@ -9,7 +9,7 @@ namespace receiptd::db::sql::apps {
 
 inline constexpr std::string_view insert = "INSERT INTO apps ({columns}) VALUES ({parameters})";
 // The SELECTs below list app_row::read_columns: the stored columns, then this
-// computed one (model::app::has_webhooks, issue 9), an integer 0/1 on both
+// computed one (model::app::has_webhooks), an integer 0/1 on both
 // databases. webhook_endpoints is indexed by app_id.
 inline constexpr const char* has_webhooks_column
   = "CASE WHEN EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.app_id = apps.id)"
@@ -52,7 +52,7 @@ namespace receiptd::db::sql::auth_revision {
 inline constexpr std::string_view read = "SELECT revision FROM auth_revision WHERE id = 1";
 
 // The triggers that bump it on every change to apps, access_tokens or
-// webhook_endpoints (an app's has_webhooks, issue 9), so that a change made by
+// webhook_endpoints (an app's has_webhooks), so that a change made by
 // anyone (receiptctl, SQL by hand, another instance) is seen.
 // Per dialect, installed when missing (db::install_auth_revision_triggers); each
 // count query answers how many of them exist.

@@ -1,4 +1,4 @@
-// sql_database: what the operational endpoints read (issue 10): the revalidation
+// sql_database: what the operational endpoints read: the revalidation
 // queue (GET /metrics) and whether the schema is current (GET /readyz).
 #include <filesystem>
 #include <set>

@@ -41,7 +41,7 @@ void keep_notified(model::receipt_record& out, const model::receipt_record& stor
 void keep_notified(model::transaction_record& out, const model::transaction_record& stored) {
   auto& t = out.transaction;
   const auto& s = stored.transaction;
-  // A scheduled refresh (issue 9) brings an answer of its own, newer than what
+  // A scheduled refresh brings an answer of its own, newer than what
   // is stored: it stands, unless a notification signed later was stored since.
   if (t.notified_at && (!s.notified_at || *s.notified_at < *t.notified_at))
     return;

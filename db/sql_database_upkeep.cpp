@@ -1,4 +1,4 @@
-// sql_database: the upkeep (issue 9): the subscription refresh sweeps (Play and
+// sql_database: the upkeep: the subscription refresh sweeps (Play and
 // StoreKit 2) and the Play voided purchases polls.
 #include "db/sql_database.hpp"
 #include "model/resource_json.hpp"

@@ -1,4 +1,4 @@
-// sql_database: store notifications in, webhook endpoints and deliveries out (issue 9).
+// sql_database: store notifications in, webhook endpoints and deliveries out.
 #include "db/sql_database.hpp"
 #include "model/identifiers.hpp"
 #include "model/resource_json.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// What the operational endpoints read (issue 10): the revalidation queue for
+// What the operational endpoints read: the revalidation queue for
 // GET /metrics. (GET /readyz reads the migrator's own list, sql_migrations.hpp.)
 
 #include <string_view>

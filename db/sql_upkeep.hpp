@@ -1,5 +1,5 @@
 #pragma once
-// The upkeep's statements (issue 9): the subscription refresh sweeps (Play and
+// The upkeep's statements: the subscription refresh sweeps (Play and
 // StoreKit 2) and the Play voided purchases polls. {columns} is rendered from voided_poll_row
 // (db/upkeep_repository.hpp).
 

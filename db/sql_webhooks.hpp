@@ -1,5 +1,5 @@
 #pragma once
-// Webhooks out and store notifications in (issue 9; db/migrations/006). {columns}
+// Webhooks out and store notifications in (db/migrations/006). {columns}
 // etc. are rendered from the rows of db/webhook_repository.hpp and
 // db/notification_repository.hpp; :key_* parameters are lookup keys.
 

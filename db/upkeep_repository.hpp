@@ -1,5 +1,5 @@
 #pragma once
-// The Play upkeep's tables (issue 9): refresh candidates among the purchase
+// The Play upkeep's tables: refresh candidates among the purchase
 // orders, and store_b_voided_polls, through statements prepared once per session.
 
 #include <functional>

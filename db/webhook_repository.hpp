@@ -1,5 +1,5 @@
 #pragma once
-// webhook_endpoints, webhook_events and webhook_deliveries (issue 9) through
+// webhook_endpoints, webhook_events and webhook_deliveries through
 // statements prepared once per session; and the outbox that a write transaction
 // writes its events through.
 

@@ -153,7 +153,7 @@ std::variant<reply, std::string> own_answer(const ph::Request& req, const matche
   } else if (info(*m.target).token_in_query) {
     token = query_token(req); // absent or wrong: the actors answer 401
   } else if (*m.target == route::metrics) {
-    // Checked by the actors against metrics.token, which may be unset (issue 10).
+    // Checked by the actors against metrics.token, which may be unset.
     if (auto bearer = bearer_token(req))
       token = std::move(bearer).value();
   }

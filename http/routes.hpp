@@ -20,8 +20,8 @@ enum class route {
   store_a_get,                // GET  /client/store_a/receipts/{id}
   store_b_get,                // GET  /client/store_b/purchase_orders/{id}
   store_a_transaction_get,    // GET  /client/store_a/transactions/{id}
-  store_a_notification,       // POST /notifications/store_a/{app id} (issue 9)
-  store_b_notification,       // POST /notifications/store_b/{app id}?token=… (issue 9)
+  store_a_notification,       // POST /notifications/store_a/{app id}
+  store_b_notification,       // POST /notifications/store_b/{app id}?token=…
   health,                     // GET  /healthz: liveness (answered by the HTTP layer)
   ready,                      // GET  /readyz: readiness (database, migrations, trust)
   metrics,                    // GET  /metrics: Prometheus text format

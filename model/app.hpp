@@ -15,24 +15,24 @@ struct app {
   std::string store_a_shared_secret;   // verifyReceipt "password"; may be empty
   std::string store_b_public_key;      // Play licence key: base64 X.509 SubjectPublicKeyInfo
   std::string store_b_service_account; // service-account JSON text; may be empty
-  // App Store Server API (issue 8): App Store Connect's in-app purchase key.
+  // App Store Server API: App Store Connect's in-app purchase key.
   // All three set, or none (empty: none); checked with
   // store_a::server_api_key::parse before they are stored.
   std::string app_store_issuer_id;
   std::string app_store_key_id;
   std::string app_store_private_key; // PEM text of the .p8 file
   // Xcode StoreKit test receipts (signed with a key that ships with every Xcode) are
-  // accepted, as environment xcode, only for an app that opts in (issue 6 §4).
+  // accepted, as environment xcode, only for an app that opts in.
   bool accept_storekit_test_receipts = false;
   transfer_policy transfers; // a re-upload naming another user_identifier
-  // Store B real-time developer notifications (issue 9): the secret of the push
+  // Store B real-time developer notifications: the secret of the push
   // URL's ?token=, compared in constant time; empty until `receiptctl app
   // rtdn-url` makes one (then pushes are refused: 401).
   std::string rtdn_token;
-  // Play purchases validated for this app are acknowledged by receiptd (issue 9,
-  // model/store_b/acknowledgement.hpp); off: the app acknowledges them itself.
+  // Play purchases validated for this app are acknowledged by receiptd
+  // (model/store_b/acknowledgement.hpp); off: the app acknowledges them itself.
   bool acknowledge_purchases = false;
-  // Read, never written: the app has at least one webhook endpoint (issue 9).
+  // Read, never written: the app has at least one webhook endpoint.
   // A change to its endpoints bumps the auth revision, so a cached app learns of
   // it within auth.revocation-check.
   bool has_webhooks = false;

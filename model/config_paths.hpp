@@ -1,5 +1,5 @@
 #pragma once
-// Relative paths in the configuration (issue 10): a path written in a config
+// Relative paths in the configuration: a path written in a config
 // file means a place beside that file, wherever receiptd was started from, the
 // way /etc/receiptd/receiptd.ini names "trust/apple-root-ca.pem". Pure: the
 // caller chooses the base (config/options.cpp: the config file's folder for

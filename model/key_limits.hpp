@@ -1,6 +1,5 @@
 #pragma once
-// Sane sizes for the public keys receiptd verifies signatures with (issue 6
-// §10). A key comes with the bytes it checks (an embedded PKCS#7 signer, a
+// Sane sizes for the public keys receiptd verifies signatures with. A key comes with the bytes it checks (an embedded PKCS#7 signer, a
 // transaction receipt's leaf) or from an operator (a Play licence key), and its
 // size sets what one verification costs: OpenSSL accepts RSA moduli up to 16,384
 // bits and, up to 3,072 bits, public exponents as long as the modulus, which

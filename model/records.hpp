@@ -34,7 +34,7 @@ struct upload_terms {
   // (errc::conflict).
   std::optional<field_error> refused;
   // The app has webhook endpoints (model::app::has_webhooks, as its uploads saw
-  // the app): the save writes an event for what changed (issue 9).
+  // the app): the save writes an event for what changed.
   bool announce = false;
 };
 
@@ -50,7 +50,7 @@ enum class purchase_state { unknown, purchased, cancelled, refunded, pending };
 std::string_view to_string(purchase_state x);
 purchase_state parse_purchase_state(std::string_view text); // unknown for any other text
 
-// Whether receiptd acknowledges a Play purchase for the app (issue 9): it will
+// Whether receiptd acknowledges a Play purchase for the app: it will
 // (a job is due), it did or Play says it is, or it gave up (Google's three-day
 // deadline passed, the attempts ran out or Play refused it). None: receiptd
 // leaves it to the app (the app does not enable it, or the purchase is not one
@@ -72,7 +72,7 @@ struct play_purchase {
   std::optional<unix_ms> expiry_time;            // subscriptions
   std::optional<std::string> subscription_state; // subscriptionsv2 "SUBSCRIPTION_STATE_…"
   bool is_test = false;                          // purchaseType 0 / testPurchase
-  // Refunded or charged back, as Play's voided purchases list says (issue 9):
+  // Refunded or charged back, as Play's voided purchases list says:
   // when, why (voidedReason 0–7), by whom (voidedSource 0 user, 1 developer,
   // 2 Google) and, for a quantity-based partial refund, how many. A voided
   // purchase's purchase_state is refunded whatever the API's purchase says.
@@ -146,7 +146,7 @@ struct receipt_record : record_base {
   std::vector<apple_in_app_purchase> in_app_purchases;
 };
 
-// ---- Store A StoreKit 2 transactions (issue 8) ------------------------------
+// ---- Store A StoreKit 2 transactions ------------------------------
 
 // A signed transaction as the resource shows it: the verified JWS payload, then
 // the App Store Server API's signedTransactionInfo where it says more. Apple's
@@ -168,7 +168,7 @@ struct apple_transaction {
   std::optional<std::int64_t> price; // milliunits
   std::optional<std::string> currency;
   // The subscription this transaction belongs to (its originalTransactionId), as
-  // the newest App Store Server Notification about it says (issue 9); none
+  // the newest App Store Server Notification about it says; none
   // until one arrives. Status is Apple's subscription status by name: "active"
   // (1), "expired" (2), "billing_retry" (3), "grace_period" (4), "revoked" (5).
   std::optional<std::string> subscription_status;
@@ -212,7 +212,7 @@ struct validation_job {
   std::optional<unix_ms> lease_until;
 };
 
-// ---- Re-uploads (DESIGN.md §2, issue 6 §2, §3, §11) -------------------------
+// ---- Re-uploads (DESIGN.md §2) -------------------------
 
 // A re-upload of the same proof by the same app keeps id and created_at, takes
 // the new echo fields where sent (ip_address always) and the new verdict, except:
@@ -237,7 +237,7 @@ purchase_order_record merge_reupload(const purchase_order_record& existing,
 receipt_record merge_reupload(const receipt_record& existing, const receipt_record& incoming);
 transaction_record merge_reupload(const transaction_record& existing,
                                   const transaction_record& incoming);
-// What App Store Server Notifications told about a purchase (issue 9) survives a
+// What App Store Server Notifications told about a purchase survives a
 // later upload or store answer that does not say it: `now` takes from `before`
 // the subscription fields and notified_at it lacks, and — with `revocation`, for
 // a re-upload of a JWS signed before the refund — the revocation; in-app

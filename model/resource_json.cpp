@@ -53,7 +53,7 @@ void put_common(json::object& o, const std::string& id, const std::string& app_i
     = fraud == fraud_reason::none ? json::value(nullptr) : json::value(to_string(fraud));
   o["environment"] = to_string(env);
   o["user_identifier"] = opt(echo.user_identifier);
-  // Transfers between users (issue 6 §11): the owners before the current one.
+  // Transfers between users: the owners before the current one.
   json::array owners;
   for (const auto& p : previous)
     owners.emplace_back(p);
@@ -118,7 +118,7 @@ json::object in_app_purchase_json(const play_purchase& p) {
     {"quantity", opt_value(p.quantity)},
     {"purchased_at", timestamp_json(p.purchase_time)},
     {"expires_at", timestamp_json(p.expiry_time)},
-    // Refunded or charged back, as Play's voided purchases list says (issue 9):
+    // Refunded or charged back, as Play's voided purchases list says:
     // voidedReason, voidedSource and voidedQuantity by Play's numbers.
     {"voided_at", timestamp_json(p.voided_time)},
     {"voided_reason", opt_value(p.voided_reason)},
@@ -158,7 +158,7 @@ json::object purchase_order_json(const purchase_order_record& r) {
   o["is_legacy"] = r.is_legacy;
   o["purchase_token"] = r.purchase_token;
   o["order_id"] = opt(r.order_id);
-  // What receiptd did about acknowledging the purchase (issue 9); null: the app's part.
+  // What receiptd did about acknowledging the purchase; null: the app's part.
   o["acknowledgement_state"]
     = r.acknowledgement ? json::value(to_string(*r.acknowledgement)) : json::value(nullptr);
   o["in_app_purchase"] = in_app_purchase_json(r.purchase);
@@ -204,7 +204,7 @@ json::object transaction_json(const transaction_record& r) {
   o["price"] = opt_value(t.price);
   o["currency"] = opt(t.currency);
   // The subscription, as the newest App Store Server Notification tells it
-  // (issue 9); null until one arrives. notified_at is internal (ordering).
+  //; null until one arrives. notified_at is internal (ordering).
   o["subscription_status"] = opt(t.subscription_status);
   o["subscription_expires_date"] = timestamp_json(t.subscription_expires_date);
   o["auto_renew"] = opt_value(t.auto_renew);

@@ -1,6 +1,6 @@
 #pragma once
 // What a re-upload of a proof already bound to one user_identifier may do when it
-// names another one (issue 6 §11; hosted validators call this the restore policy).
+// names another one (hosted validators call this the restore policy).
 
 #include <optional>
 #include <string>

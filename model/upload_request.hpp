@@ -83,7 +83,7 @@ struct store_b_legacy_upload {
   upload_common common;
 };
 
-// POST /client/store_a/transactions (issue 8): a StoreKit 2 signed transaction.
+// POST /client/store_a/transactions: a StoreKit 2 signed transaction.
 struct store_a_transaction_upload {
   std::string signed_transaction; // compact JWS, exactly as sent
   upload_common common;
@@ -96,7 +96,7 @@ result<store_a_transaction_upload> parse_store_a_transaction_upload(std::string_
 result<store_b_upload> parse_store_b_upload(std::string_view body);
 result<store_b_legacy_upload> parse_store_b_legacy_upload(std::string_view body);
 
-// App Store Server Notifications V2 (issue 9): {"signedPayload": "<JWS>"}, the
+// App Store Server Notifications V2: {"signedPayload": "<JWS>"}, the
 // JWS at most max_notification_length bytes and three base64url segments
 // (store_a::split_jws). Other fields are ignored (Apple may add some). Anything
 // else is an error with code bad_request (400: the store, not an app, sent it),

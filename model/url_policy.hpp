@@ -1,5 +1,5 @@
 #pragma once
-// Which store URLs receiptd may call (issue 6 §10): the stores' answers decide
+// Which store URLs receiptd may call: the stores' answers decide
 // whether a purchase is genuine, so they must come over HTTPS. Plain http is
 // allowed to a loopback host (a local emulator or proxy: nothing crosses a
 // network) or anywhere when the operator says so (outbound.allow-http).

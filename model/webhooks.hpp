@@ -1,5 +1,5 @@
 #pragma once
-// Webhooks out (issue 9): the events receiptd tells an app's backend about, their
+// Webhooks out: the events receiptd tells an app's backend about, their
 // JSON (Mbaasy's event shape), their signatures, and the endpoints that receive
 // them. Pure: no I/O; the database stores events and deliveries
 // (db/migrations/006), the webhook dispatcher sends them

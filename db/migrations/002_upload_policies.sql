@@ -1,4 +1,4 @@
--- 002: per-app upload policies and the transfer history of a proof (issue 6 §4, §11).
+-- 002: per-app upload policies and the transfer history of a proof.
 --
 -- accept_storekit_test_receipts: 0/1, Xcode StoreKit test receipts are accepted
 --   (environment xcode) only when 1.

@@ -1,4 +1,4 @@
--- 003: the auth revision (issue 7): one counter that every change to apps or
+-- 003: the auth revision: one counter that every change to apps or
 -- access_tokens bumps, so that receiptd may cache token lookups and still refuse a
 -- revoked token within auth.revocation-check, whoever revoked it (receiptctl, SQL
 -- by hand, another instance). A token lookup is read together with the revision

@@ -1,4 +1,4 @@
--- 004: per-app App Store Server API credentials (issue 8): App Store Connect's
+-- 004: per-app App Store Server API credentials: App Store Connect's
 -- in-app purchase key, checked by receiptctl before it is stored
 -- (model/store_a/server_api.hpp). All three empty: the app has none.
 --

@@ -1,4 +1,4 @@
--- 005: StoreKit 2 signed transactions (issue 8).
+-- 005: StoreKit 2 signed transactions.
 --
 -- (app_id, transaction_key) identifies a re-upload. transaction_key is Apple's
 -- transactionId for a JWS whose signature and Apple chain verified; any other JWS

@@ -1,4 +1,4 @@
--- 006: store notifications in, webhooks out (issue 9).
+-- 006: store notifications in, webhooks out.
 --
 -- Portable SQL as in 001. The triggers that bump the auth revision on a change to
 -- webhook_endpoints (an app's has_webhooks is cached with its token lookups) are

@@ -1,4 +1,4 @@
--- 007: Google Play Real-time developer notifications (issue 9).
+-- 007: Google Play Real-time developer notifications.
 --
 -- rtdn_token: the secret of the app's push URL (?token=, compared in constant
 -- time), made by `receiptctl app rtdn-url` (32 CSPRNG bytes, hex). '' until

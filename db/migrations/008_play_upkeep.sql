@@ -1,4 +1,4 @@
--- 008: Play acknowledgement, voided purchases and the subscription refresh (issue 9).
+-- 008: Play acknowledgement, voided purchases and the subscription refresh.
 --
 -- Portable SQL as in 001 (SQLite and PostgreSQL both take partial indexes).
 

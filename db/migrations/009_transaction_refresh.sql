@@ -1,4 +1,4 @@
--- 009: the scheduled refresh of StoreKit 2 subscriptions (issue 9).
+-- 009: the scheduled refresh of StoreKit 2 subscriptions.
 --
 -- Portable SQL as in 001 (SQLite and PostgreSQL both take partial indexes on
 -- an expression).

@@ -1,6 +1,6 @@
 #pragma once
 // StoreKit 2 and App Store Server API signed data: compact JWS (RFC 7515) signed
-// ES256 by Apple, with the certificate chain in the header's x5c (issue 8).
+// ES256 by Apple, with the certificate chain in the header's x5c.
 // Pure: text in, values out; no I/O, no clock (the instant is the payload's).
 //
 // What Apple signs this way: Transaction.jwsRepresentation and the Server API's

@@ -1,4 +1,4 @@
-// App Store Server Notifications V2 (notification.hpp, issue 9): the verified
+// App Store Server Notifications V2 (notification.hpp): the verified
 // signedPayload (Apple, "responseBodyV2DecodedPayload") and signedRenewalInfo
 // ("JWSRenewalInfoDecodedPayload") parsed, and what a notification does to the
 // records it is about.

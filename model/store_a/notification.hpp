@@ -1,5 +1,5 @@
 #pragma once
-// App Store Server Notifications V2 (issue 9): the decoded signedPayload, the
+// App Store Server Notifications V2: the decoded signedPayload, the
 // renewal info it may carry, and what a notification does to the records it is
 // about. Pure: the JWS (outer and nested) are verified by verify_jws before
 // anything here reads them; this file parses verified payloads and applies them.

@@ -1,5 +1,5 @@
 #pragma once
-// An App Store Server Notification's signedPayload checked end to end (issue 9):
+// An App Store Server Notification's signedPayload checked end to end:
 // the outer JWS and the nested signedTransactionInfo / signedRenewalInfo
 // verified under Apple's chain, parsed, and matched to the app the URL names.
 // Pure, like verify_jws.

@@ -46,7 +46,7 @@ public:
 
 // Runs a verification on OpenSSL with the error queue guarded. An exception
 // (bad_alloc, an allocation OpenSSL could not make) is a failure of ours that
-// says nothing about the input: never a fraud verdict (issue 6 §10), the result
+// says nothing about the input: never a fraud verdict, the result
 // says internal_error. `fault_for_tests` is the test seam: called inside.
 template <class Verification, class Verify>
 Verification guarded_verification(void (*fault_for_tests)(), Verify&& verify) {

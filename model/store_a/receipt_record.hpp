@@ -29,7 +29,7 @@ verify_endpoint first_endpoint(const receipt_record& r);
 void apply_store_verdict(receipt_record& r, const store_verdict& v,
                          const std::vector<apple_in_app_purchase>& enriched);
 
-// ---- unified receipts through the App Store Server API (issue 8) ------------
+// ---- unified receipts through the App Store Server API ------------
 
 // Whether a receipt is confirmed with the App Store Server API instead of
 // verifyReceipt (store-a.confirm-with): only unified receipts, and — under

@@ -1,5 +1,5 @@
 #pragma once
-// Scheduled refresh of StoreKit 2 subscriptions (issue 9): a notification that
+// Scheduled refresh of StoreKit 2 subscriptions: a notification that
 // never came must not leave a subscription live forever. A validated
 // auto-renewable transaction whose subscription's expiry has passed while its
 // status is unknown or live gets a job (the sweep: db::database::

@@ -1,5 +1,5 @@
 #pragma once
-// The App Store Server API (issue 8): the per-app credentials, the ES256 JWT
+// The App Store Server API: the per-app credentials, the ES256 JWT
 // that authenticates each call, the Get Transaction Info URL and how its answer
 // becomes a verdict. Pure: no I/O, the caller supplies the clock's reading.
 
@@ -91,7 +91,7 @@ transaction_info_answer classify_transaction_info(int http_status, std::string_v
                                                   std::string_view transport_error,
                                                   std::string_view retry_after_header, unix_ms now);
 
-// ---- Get All Subscription Statuses (issue 9: the scheduled refresh) ----------
+// ---- Get All Subscription Statuses (the scheduled refresh) ----------
 
 // GET {base}/inApps/v1/subscriptions/{transactionId} (the id path-escaped;
 // trailing '/' of base dropped).

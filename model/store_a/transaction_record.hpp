@@ -1,6 +1,6 @@
 #pragma once
 // From a StoreKit 2 upload and its local verification to a transaction record,
-// and how the App Store Server API's answer lands on it (issue 8).
+// and how the App Store Server API's answer lands on it.
 
 #include <string_view>
 

@@ -1,8 +1,8 @@
 // verify_receipt: the local fraud checks of DESIGN.md §2. Each step decodes only
 // what it needs, so unverified bytes cost little: the wrapper's shape, then the
 // signature, then (unified) the payload without its in-app purchases for the
-// creation date, then the chain, and only then the payload in full (issue 6 §5:
-// an unsigned receipt of 65,500 in-app purchases used to be decoded, stored
+// creation date, then the chain, and only then the payload in full (an
+// unsigned receipt of 65,500 in-app purchases used to be decoded, stored
 // and answered in full).
 
 #include <algorithm>

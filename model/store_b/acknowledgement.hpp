@@ -1,5 +1,5 @@
 #pragma once
-// Play acknowledgement (issue 9): Google refunds a purchase nobody acknowledged
+// Play acknowledgement: Google refunds a purchase nobody acknowledged
 // within three days of it. For an app that enables it, receiptd acknowledges
 // each validated Play purchase the Play Developer API calls unacknowledged
 // (purchases.products.acknowledge, purchases.subscriptions.acknowledge), through

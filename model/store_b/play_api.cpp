@@ -56,7 +56,7 @@ void enrich_subscription(const boost::json::object& o, play_purchase& p, store_v
     if (auto t = parse_rfc3339(json_text(o, "startTime")))
       p.purchase_time = *t;
   // The token must be for the product the upload claims: a cheap subscription's
-  // token is no proof of an expensive one (issue 6 §2).
+  // token is no proof of an expensive one.
   const boost::json::object* line = nullptr;
   std::string first_product;
   if (auto* items = o.if_contains("lineItems"); items && items->is_array()) {

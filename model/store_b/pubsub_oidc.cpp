@@ -106,7 +106,7 @@ ossl::evp_pkey_ptr rsa_public_key(std::string_view n, std::string_view e) {
       || EVP_PKEY_fromdata(ctx.get(), &raw, EVP_PKEY_PUBLIC_KEY, params.get()) != 1)
     return nullptr;
   ossl::evp_pkey_ptr key{raw};
-  // An operator's file sets what each push costs to verify (issue 6 §10).
+  // An operator's file sets what each push costs to verify.
   if (!rsa_key_problem(key.get()).empty())
     return nullptr;
   return key;

@@ -1,5 +1,5 @@
 #pragma once
-// Pub/Sub push authentication (issue 9, optional): a push subscription with
+// Pub/Sub push authentication (optional): a push subscription with
 // authentication sends "Authorization: Bearer <ID token>", an OIDC JWT Google
 // signs with RS256 under the keys it publishes as a JWKS
 // (https://www.googleapis.com/oauth2/v3/certs). receiptd verifies it against

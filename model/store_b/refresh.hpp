@@ -1,5 +1,5 @@
 #pragma once
-// Scheduled refresh of Play subscriptions (issue 9): a notification that never
+// Scheduled refresh of Play subscriptions: a notification that never
 // came must not leave a subscription live forever. A validated subscription
 // whose expiry has passed while its state still says it is live gets a job (the
 // sweep: db::database::enqueue_refreshes) and is asked again through the Play

@@ -1,4 +1,4 @@
-// Google Play Real-time developer notifications (rtdn.hpp, issue 9): the
+// Google Play Real-time developer notifications (rtdn.hpp): the
 // Pub/Sub push envelope and the DeveloperNotification inside it.
 //
 // Sources: Pub/Sub push (https://cloud.google.com/pubsub/docs/push: "message"

@@ -1,5 +1,5 @@
 #pragma once
-// Google Play Real-time developer notifications (issue 9): the Pub/Sub push
+// Google Play Real-time developer notifications: the Pub/Sub push
 // body, parsed. Pure. The content is not signed: receiptd never trusts what it
 // says about a purchase, only which purchase to look at again (the Play
 // Developer API's answer is applied, actors/notification_handler.cpp).

@@ -1,5 +1,5 @@
 #pragma once
-// Play's voided purchases list (issue 9): purchases refunded, cancelled or
+// Play's voided purchases list: purchases refunded, cancelled or
 // charged back. receiptd polls it per app (purchases.voidedpurchases.list, with
 // subscriptions: type=1) and marks the purchase orders it names. Google keeps
 // 30 days of it and refuses a startTime further back.

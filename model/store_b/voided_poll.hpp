@@ -1,6 +1,6 @@
 #pragma once
-// One app's voided purchases poll as the database leases it (issue 9,
-// db::database::claim_voided_polls).
+// One app's voided purchases poll as the database leases it
+// (db::database::claim_voided_polls).
 
 #include <cstdint>
 #include <string>

@@ -1,4 +1,4 @@
-// Relative paths in the configuration (issue 10): from the config file and the
+// Relative paths in the configuration: from the config file and the
 // defaults, relative to the config file's folder; from the command line,
 // relative to the working directory.
 #include <catch2/catch.hpp>

@@ -59,7 +59,7 @@ struct persistence_log {
   std::vector<caf::typed_response_promise<std::int64_t>> unanswered_checks;
   // get: record id → what the pool finds (absent: no such record).
   std::map<std::string, actors::found_record> records;
-  // Store notifications (issue 9): find_app answers from apps_by_id; applied
+  // Store notifications: find_app answers from apps_by_id; applied
   // notifications are recorded.
   std::map<std::string, model::app> apps_by_id;
   std::vector<std::pair<std::string, model::store_a::verified_notification>> notifications;
@@ -77,7 +77,7 @@ struct persistence_log {
   std::vector<model::webhook_delivery> deliveries_to_claim;
   int delivery_claims = 0;
   std::vector<model::webhook_delivery> finished;
-  // The Play upkeep (issue 9): sweeps counted; voided polls handed out by
+  // The Play upkeep: sweeps counted; voided polls handed out by
   // claims, and the pages applied (fenced: apply_voided_overtaken answers none).
   int refresh_sweeps = 0;
   std::vector<model::record_kind> refresh_kinds; // each sweep's store, in order
@@ -89,7 +89,7 @@ struct persistence_log {
   };
   std::vector<voided_applied> voided_pages;
   bool apply_voided_overtaken = false;
-  // The operational endpoints (issue 10): what the queue figures and the
+  // The operational endpoints: what the queue figures and the
   // readiness check answer, or an error for both while database_down.
   db::job_queue_figures queue;
   int queue_reads = 0;

@@ -1,4 +1,4 @@
-// The limits of issue 6 §6–§7 are options with sane defaults; values that cannot
+// The per-request limits are options with sane defaults; values that cannot
 // work stop the start and name the option.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// Log lines (issue 10): one event per line; json lines are valid JSON whatever
+// Log lines: one event per line; json lines are valid JSON whatever
 // the message holds; [log] level drops the less severe.
 #include <catch2/catch.hpp>
 

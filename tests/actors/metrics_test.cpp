@@ -1,4 +1,4 @@
-// The instruments where their logic lives (issue 10): the supervisor's dispatch of
+// The instruments where their logic lives: the supervisor's dispatch of
 // GET /metrics and /readyz outside admission, the answers it counts, the store
 // call outcomes, and the persistence pool's batch histogram, job counters, queue
 // figures and readiness check against a real SQLite file.

@@ -1,5 +1,5 @@
 // An internal failure while a Store A receipt is checked is ours, not the
-// receipt's (issue 6 §10): the upload is answered 500 with the error shape and
+// receipt's: the upload is answered 500 with the error shape and
 // nothing is stored — never a fraud verdict. The failure is injected through
 // verify_options' test seam, which the validator passes on from its settings.
 
@@ -63,7 +63,7 @@ TEST_CASE("an internal verification failure is a 500, never a fraud verdict",
   store_a_bench b;
   b.upload([] { throw std::bad_alloc(); });
   REQUIRE(b.sink->replies.size() == 1);
-  CHECK(b.sink->replies[0].status == 500); // before issue 6: 402 malformed_receipt, stored
+  CHECK(b.sink->replies[0].status == 500); // it was once 402 malformed_receipt, stored
   auto body = boost::json::parse(b.sink->replies[0].body);
   CHECK(body.at("errors").at(0).at("code") == "internal_error");
   CHECK_FALSE(body.as_object().contains("receipt")); // no record was made

@@ -1,4 +1,4 @@
-// The Store A client's App Store Server API check (issue 8) on the deterministic
+// The Store A client's App Store Server API check on the deterministic
 // scheduler, against a transport the test answers: Get Transaction Info at the
 // transaction's host, the ES256 JWT (claims, cached per app and key, renewed 5
 // minutes before its 30-minute expiry, dropped after a 401), the one flip on
@@ -404,7 +404,7 @@ TEST_CASE("a deadline passed before the call could go: unreachable, never sent",
   }
 }
 
-// ---- Get All Subscription Statuses (issue 9: the StoreKit 2 refresh) ----------
+// ---- Get All Subscription Statuses (the StoreKit 2 refresh) ----------
 
 TEST_CASE("Get All Subscription Statuses at the transaction's host, once at the other on 404, "
           "with the same JWT",

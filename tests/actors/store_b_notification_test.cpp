@@ -1,5 +1,5 @@
 // Google Play RTDN pushes through the supervisor on the deterministic scheduler
-// (issue 9): the URL's token and the package are checked before anything is
+//: the URL's token and the package are checked before anything is
 // looked up or applied; only the Play Developer API's confirmed answer changes
 // a purchase order; a store that does not answer gets a 503 and nothing recorded.
 #include <catch2/catch.hpp>

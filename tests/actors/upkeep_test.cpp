@@ -1,4 +1,4 @@
-// The Play upkeep actor on the deterministic scheduler (issue 9): the voided
+// The Play upkeep actor on the deterministic scheduler: the voided
 // purchases poll read page by page, its failures and take-overs, and the
 // subscription refresh sweep's cadence.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// The validator's jobs on records that are not pending (issue 9), claimed by
+// The validator's jobs on records that are not pending, claimed by
 // the retry scheduler: Play acknowledgements and subscription refreshes.
 #include <catch2/catch.hpp>
 
@@ -209,7 +209,7 @@ TEST_CASE("a refresh job asks Play again and never downgrades the subscription",
   }
 }
 
-// ---- StoreKit 2 subscription refresh (issue 9) -----------------------------------
+// ---- StoreKit 2 subscription refresh -----------------------------------
 
 namespace {
 

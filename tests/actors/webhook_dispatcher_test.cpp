@@ -1,4 +1,4 @@
-// The webhook dispatcher (issue 9) on the deterministic scheduler: what it sends,
+// The webhook dispatcher on the deterministic scheduler: what it sends,
 // how many at once per endpoint, and what each outcome records.
 #include <catch2/catch.hpp>
 

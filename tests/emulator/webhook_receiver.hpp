@@ -1,6 +1,6 @@
 #pragma once
 // The webhook receiver (PROTOCOL.md "Webhook receiver"): named endpoints on the
-// control port that take receiptd's webhook deliveries (issue 9), record each
+// control port that take receiptd's webhook deliveries, record each
 // exactly as it came, and answer as told: a status, late, or never (hang).
 
 #include <cstdint>

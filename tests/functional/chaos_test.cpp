@@ -1,4 +1,4 @@
-// The short cases of bench/chaos (issue 10, "Prove"): a store failing part of its calls
+// The short cases of bench/chaos ("Prove"): a store failing part of its calls
 // then serving HTML pages is never a fraud verdict, and a full SQLite file system is a
 // 503 with Retry-After and a log line, then 200 again without a restart.
 #include <catch2/catch.hpp>

@@ -1,6 +1,6 @@
 // Relative paths in the config file resolve against its folder, wherever receiptd
 // and receiptctl are started from; on the command line, against the working
-// directory (issue 10). A copy of config/ (receiptd.ini, trust/) in a folder of
+// directory. A copy of config/ (receiptd.ini, trust/) in a folder of
 // its own, receiptd started from a sibling folder: its database lands where the
 // config file's "../var/receiptd.db" says, the trust files are found, and
 // receiptctl started from a third folder sees the same database. The folders'

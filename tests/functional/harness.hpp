@@ -92,7 +92,7 @@ struct suite {
   std::string db_url;
   test_support::test_pki pki;   // configured as trusted
   test_support::test_pki rogue; // not configured anywhere
-  // Apple-shaped StoreKit chains (issue 9's notifications are signed here): the
+  // Apple-shaped StoreKit chains (store notifications are signed here): the
   // first configured as trusted, the second nowhere.
   test_support::test_pki jws_pki;
   test_support::test_pki rogue_jws_pki;

@@ -1,4 +1,4 @@
-// One request must not cost more than a request (issue 6 §6–§8), through the real
+// One request must not cost more than a request, through the real
 // binary: field maxima, in-flight bytes, the store-call queue and its deadlines,
 // requests refused before their body, slow clients and the connection cap.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// Drop-in for Mbaasy integrations (issue 10): Mbaasy's original paths are aliases
+// Drop-in for Mbaasy integrations: Mbaasy's original paths are aliases
 // of the neutral ones, through the real binary on the database under test. An
 // upload through one path and a re-upload through the other are one record; a
 // record reads the same through both. And GET /openapi.yaml serves the document

@@ -1,4 +1,4 @@
-// GET /metrics and GET /readyz through the real binary (issue 10): exact counts
+// GET /metrics and GET /readyz through the real binary: exact counts
 // after known traffic, every line in the Prometheus text format, metrics.token, the
 // revalidation queue as jobs come and go, and readiness following the database
 // away and back. Each case runs a receiptd of its own on a database of its own, so

@@ -1,4 +1,4 @@
-// The Play upkeep through the real binary (issue 9), on the database under
+// The Play upkeep through the real binary, on the database under
 // test, against the emulator's Play Developer API: acknowledgement of validated
 // purchases (retried durably, across a kill -9), the voided purchases poll, and
 // the refresh of subscriptions whose expiry passed without a notification. Its

@@ -1,4 +1,4 @@
-// receiptctl app rtdn-url through the real binary (issue 9): the Google Play RTDN
+// receiptctl app rtdn-url through the real binary: the Google Play RTDN
 // push URL of an app, <base>/notifications/store_b/<app id>?token=<64 hex>; the
 // token is made once and kept, --rotate replaces it, `app show` never prints it;
 // the base comes from --base-url, receiptd's http.public-url, or its address and

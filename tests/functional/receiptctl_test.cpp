@@ -1,7 +1,7 @@
-// receiptctl's options through the real binary (issue 11): a misspelled option or
+// receiptctl's options through the real binary: a misspelled option or
 // an option of another command is refused with its name and exit status 2 before
 // the database is touched; boolean options take --flag, --flag=true, --flag=false.
-// App Store Server API credentials (issue 8) are checked before they are stored
+// App Store Server API credentials are checked before they are stored
 // and never printed.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// receiptctl's webhook commands through the real binary (issue 9): an endpoint's
+// receiptctl's webhook commands through the real binary: an endpoint's
 // secret is printed once and never listed; URLs are held to https (loopback and
 // webhooks.allow-http aside); unknown ids fail with exit status 1; deliveries
 // list what receiptd's uploads announced.

@@ -1,4 +1,4 @@
-// Issue 6 §9 through the real binaries: with database calls failing, nothing an
+// Database errors without the data, through the real binaries: with database calls failing, nothing an
 // upload or an app carried (purchase token, user, IP, metadata, receipt bytes, a
 // service account's private key, a shared secret) reaches a log or the trace file.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// Issue 6 §2, §3, §4, §11 through the real binary: what a hostile re-upload may
+// Re-uploads through the real binary: what a hostile re-upload may
 // not change, a legacy upload claiming another product, Xcode test receipts as a
 // per-app opt-in, and the per-app transfer policy; on the database under test.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-// Pub/Sub push authentication through the real binary (issue 9, optional):
+// Pub/Sub push authentication through the real binary (optional):
 // with store-b.rtdn-oidc-jwks set, an RTDN push counts only when it also
 // carries a Google-shaped OIDC token (RS256, the configured audience and
 // service account) that verifies under the configured keys; the ?token= is

@@ -1,4 +1,4 @@
-// Hostile Store A uploads through the real binary (issue 6 §1, §5, §10): a
+// Hostile Store A uploads through the real binary: a
 // developer certificate from the configured WWDR-like CA signing a transaction
 // receipt, an in-app flood signed by nobody and by the configured test PKI, the
 // largest answer a genuine receipt can produce, and oversized keys — on the
@@ -122,7 +122,7 @@ TEST_CASE("an in-app flood gets a complete answer and is stored without its purc
     auto body = body_of(ts::make_signed_data(parts));
     REQUIRE(body.size() > 1000000); // ~1 MiB, under http.max-body-bytes
     auto t = post(s, app, body);
-    // Before issue 6: decoded, 65,500 rows written, a ~16 MB answer Pistache
+    // Without the bound: decoded, 65,500 rows written, a ~16 MB answer Pistache
     // would not send: no answer at all.
     auto id = expect_refused_without_purchases(s, app, t, "invalid_signature");
     CHECK(t.seconds < 5);

@@ -1,4 +1,4 @@
-// StoreKit 2 signed transactions through the real binary (issue 8): verified
+// StoreKit 2 signed transactions through the real binary: verified
 // locally, confirmed with the App Store Server API (the emulator), stored on the
 // database under test. Real Apple JWS and ones the emulator's Apple-shaped PKI
 // signs; forgeries made with test PKIs.

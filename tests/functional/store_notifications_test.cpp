@@ -1,4 +1,4 @@
-// App Store Server Notifications V2 through the real binary (issue 9): signed
+// App Store Server Notifications V2 through the real binary: signed
 // with an Apple-shaped test chain the suite's receiptd trusts (forgeries with one
 // it does not), applied to StoreKit 2 transactions and receipts on the database
 // under test, idempotently, answering only after the commit.

@@ -1,5 +1,5 @@
 // The scheduled refresh of StoreKit 2 subscriptions through the real binary
-// (issue 9), on the database under test, against the emulator's App Store
+//, on the database under test, against the emulator's App Store
 // Server API (Get All Subscription Statuses): a subscription whose period
 // ended without a notification is asked again, takes its renewal (and tells
 // the app's webhook endpoint), and once expired is not asked again. Its own

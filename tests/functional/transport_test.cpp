@@ -1,4 +1,4 @@
-// Issue 6 §10 through the real binaries: a store's verdict only over https (or
+// Outbound transport rules through the real binaries: a store's verdict only over https (or
 // plain http to a loopback host, as the emulator is reached here).
 #include <catch2/catch.hpp>
 

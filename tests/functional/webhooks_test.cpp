@@ -1,4 +1,4 @@
-// Webhooks out through the real binary (issue 9): endpoints added with
+// Webhooks out through the real binary: endpoints added with
 // receiptctl, events written with the change that causes them, delivered to the
 // emulator's webhook receiver (PROTOCOL.md) with Mbaasy's digest and receiptd's
 // replay-safe signature, retried while the endpoint fails, in order per record,

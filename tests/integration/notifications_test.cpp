@@ -1,4 +1,4 @@
-// App Store Server Notifications applied to the stored records (issue 9): once
+// App Store Server Notifications applied to the stored records: once
 // per notificationUUID, to the app's records it is about, with their events.
 #include <boost/json/parse.hpp>
 

@@ -1,4 +1,4 @@
-// The Play upkeep's storage (issue 9): jobs kept for acknowledgements, the
+// The Play upkeep's storage: jobs kept for acknowledgements, the
 // subscription refresh sweep, and the voided purchases polls with their pages.
 #include <algorithm>
 

@@ -116,7 +116,7 @@ TEST_CASE("a re-uploaded purchase order keeps its id and merges", "[records][reu
     REQUIRE(jobs.size() == 1);
     check_same(jobs[0], claimed[0]); // same id, version, schedule
   }
-  SECTION("rejected locally: the pending record and its job stay (issue 6 §3)") {
+  SECTION("rejected locally: the pending record and its job stay") {
     auto again = full_purchase_order(f.app.id, "token"); // package_name_mismatch
     auto kept = REQUIRE_OK(d.save_purchase_order(again, t0 + 100)).record;
     CHECK(kept.state == model::validation_state::pending);

@@ -1,4 +1,4 @@
-// Issue 6 §9: what db/ lets out of a failed call.
+// What db/ lets out of a failed call.
 #include <catch2/catch.hpp>
 
 #include <soci/soci.h>

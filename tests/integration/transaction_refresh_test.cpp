@@ -1,4 +1,4 @@
-// The StoreKit 2 subscription refresh sweep's storage (issue 9): which
+// The StoreKit 2 subscription refresh sweep's storage: which
 // transactions get a refresh job, on SQLite and PostgreSQL.
 #include "tests/integration/fixture.hpp"
 

@@ -1,4 +1,4 @@
-// Webhooks out (issue 9): endpoints, the outbox written with the changes that
+// Webhooks out: endpoints, the outbox written with the changes that
 // cause events, the claim's order per record, fencing and redelivery.
 #include <algorithm>
 #include <barrier>

@@ -1,4 +1,4 @@
-// Relative paths of the configuration resolve against a base folder (issue 10).
+// Relative paths of the configuration resolve against a base folder.
 #include <catch2/catch.hpp>
 
 #include "model/config_paths.hpp"

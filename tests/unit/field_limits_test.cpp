@@ -1,5 +1,5 @@
 // Every request field has a documented maximum and a 422 field error beyond it
-// (issue 6 §8); base64 arrives in any wrapping and is kept in canonical form (§6).
+//; base64 arrives in any wrapping and is kept in canonical form (§6).
 #include <catch2/catch.hpp>
 
 #include <boost/json/parse.hpp>

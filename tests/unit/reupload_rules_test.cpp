@@ -1,4 +1,4 @@
-// Issue 6 §2, §3, §4, §11: what a re-upload may change, product checks of Play
+// What a re-upload may change, product checks of Play
 // answers, transfer policies and the Xcode opt-in; pure model rules.
 #include <catch2/catch.hpp>
 

@@ -43,7 +43,7 @@ bool exercise(const std::string& bytes, const std::string& bundle) {
                               std::string("956328D9-CC6A-47F4-BE40-6953FB0AB6C7"));
   CHECK_FALSE(v.internal_error);
   // The two entry points agree on what is decodable. verify_receipt checks the
-  // signature and chain before it decodes the payload (issue 6 §5), so bytes
+  // signature and chain before it decodes the payload, so bytes
   // that do not decode may be refused for their signature first; either way
   // nothing they claim is kept.
   const bool past_chain = v.reason == fraud_reason::none

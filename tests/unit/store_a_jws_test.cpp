@@ -1,4 +1,4 @@
-// StoreKit 2 signed data (model/store_a/jws.hpp, issue 8): every public Apple
+// StoreKit 2 signed data (model/store_a/jws.hpp): every public Apple
 // JWS in tests/data/apple-jws-* verified against its expected.json with the
 // shipped Apple Root CA - G3, negatives made from those vectors, and generated
 // Apple-shaped EC chains for what a real vector cannot show (Apple's key signs

@@ -1,4 +1,4 @@
-// What one receipt may cost (issue 6 §5, §10): unverified bytes are not decoded
+// What one receipt may cost: unverified bytes are not decoded
 // beyond what the next check needs, the PKCS#7 wrapper's shape is bounded before
 // OpenSSL decodes it, keys outside sane sizes are refused before use, and an
 // internal failure is never a fraud verdict.
@@ -69,7 +69,7 @@ TEST_CASE("an unsigned in-app flood is refused without decoding its purchases",
   CHECK(v.detail == "expected exactly one signer");
   REQUIRE(v.receipt);
   CHECK(v.receipt->style == receipt_style::unified);
-  CHECK(v.receipt->in_app.empty()); // before issue 6: 65,500 purchases, stored as rows
+  CHECK(v.receipt->in_app.empty()); // unbounded: 65,500 purchases, stored as rows
   CHECK(v.receipt->bundle_id.empty());
   CHECK(ms < 50); // a linear walk of the wrapper, nothing decoded
 }
@@ -134,7 +134,7 @@ TEST_CASE("the wrapper's shape is bounded before it is decoded", "[store_a][host
     CHECK(verify_parts(p).reason == fraud_reason::invalid_signature);
   }
   SECTION("a nested SignedData as the content, full of certificates") {
-    // Before issue 6 OpenSSL decoded every certificate of the inner SignedData
+    // Unbounded, OpenSSL decoded every certificate of the inner SignedData
     // (113 ms for these 800 on this hardware) before the content type was checked.
     ts::signed_data_parts inner = p;
     for (int i = 0; i < 800; ++i)
@@ -363,7 +363,7 @@ TEST_CASE("an internal failure is never a fraud verdict", "[store_a][hostile][in
   }
   auto v = sa::verify_receipt(bytes, anchors(), bundle, std::nullopt, o);
   CHECK(v.internal_error);
-  CHECK(v.reason == fraud_reason::none); // before issue 6: malformed_receipt, a fraud verdict
+  CHECK(v.reason == fraud_reason::none); // once malformed_receipt, a fraud verdict
   CHECK_FALSE(v.receipt);
   CHECK(v.detail == "internal error during verification");
   // Without the fault the same bytes verify.

@@ -1,4 +1,4 @@
-// App Store Server Notifications V2 (model/store_a/notification.hpp, issue 9):
+// App Store Server Notifications V2 (model/store_a/notification.hpp):
 // every public Apple notification in tests/data/apple-jws-notification verified
 // at its signedDate under Apple Root CA - G3 and parsed against its
 // expected.json and payload.json, with the signed transaction and renewal info

@@ -1,5 +1,5 @@
-// A notification checked end to end (model/store_a/notification_verify.hpp,
-// issue 9): the public Apple notifications verify, nested JWS included, for
+// A notification checked end to end (model/store_a/notification_verify.hpp):
+// the public Apple notifications verify, nested JWS included, for
 // their own bundle id only; anything tampered with, foreign or test-signed is
 // unauthorized; a verified payload that is not a notification is bad_request.
 

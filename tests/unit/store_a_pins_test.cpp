@@ -1,4 +1,4 @@
-// iOS 6 transaction receipts are pinned per signature blob version (issue 6 §1):
+// iOS 6 transaction receipts are pinned per signature blob version:
 // a certificate that merely chains to Apple — a developer certificate from the
 // WWDR CA, whose private key every developer holds — signs nothing. The test
 // PKI carries Apple's markers and names (test_ca.hpp), the real vectors keep

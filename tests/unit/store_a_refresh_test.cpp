@@ -1,4 +1,4 @@
-// The scheduled refresh of StoreKit 2 subscriptions (issue 9), the pure rules:
+// The scheduled refresh of StoreKit 2 subscriptions, the pure rules:
 // Get All Subscription Statuses' URL and answers, the entry for a record's
 // subscription verified under the (generated, Apple-shaped) chain, and how it
 // lands on the record.

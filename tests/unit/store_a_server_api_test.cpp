@@ -1,4 +1,4 @@
-// App Store Server API (issue 8): the in-app purchase key, the ES256 JWT, the Get
+// App Store Server API: the in-app purchase key, the ES256 JWT, the Get
 // Transaction Info URL and how its answers map onto the status table.
 #include <catch2/catch.hpp>
 

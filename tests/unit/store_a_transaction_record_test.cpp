@@ -1,4 +1,4 @@
-// StoreKit 2 transactions (issue 8), the pure model rules: an upload's body,
+// StoreKit 2 transactions, the pure model rules: an upload's body,
 // its record from the local JWS verification, how the App Store Server API's
 // answer lands on it (and on a unified receipt confirmed that way), the
 // resource's JSON and the re-upload rules. Generated Apple-shaped EC chains

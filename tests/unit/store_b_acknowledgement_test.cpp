@@ -1,4 +1,4 @@
-// Play acknowledgement (issue 9): when receiptd acknowledges a purchase, the
+// Play acknowledgement: when receiptd acknowledges a purchase, the
 // acknowledge URLs, what Play's answers mean and how they land on the record;
 // what a record's job is for.
 #include <catch2/catch.hpp>

@@ -39,7 +39,7 @@ TEST_CASE("Play answers map onto the status table", "[store_b][api][status]") {
   CHECK_FALSE(p.subscription_state);
   CHECK(p.purchase_state == purchase_state::unknown);
   {
-    // A subscription Google has forgotten is an expired one (issue 9: the
+    // A subscription Google has forgotten is an expired one (the
     // scheduled refresh stops asking about it).
     play_purchase sub;
     sub.subscription_state = "SUBSCRIPTION_STATE_ACTIVE";

@@ -1,6 +1,6 @@
 // A Play licence key is operator-supplied; one larger than RSA-4096 (or with a
 // private-key-sized exponent) only makes every signature check of that app cost
-// more, so it is refused where it is loaded (issue 6 §10): receiptctl says so,
+// more, so it is refused where it is loaded: receiptctl says so,
 // and an app context never holds it.
 
 #include <catch2/catch.hpp>

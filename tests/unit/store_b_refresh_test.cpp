@@ -1,4 +1,4 @@
-// Scheduled refresh of Play subscriptions (issue 9): final states, and how a
+// Scheduled refresh of Play subscriptions: final states, and how a
 // refresh's answer lands on a validated purchase order without downgrading it.
 #include <catch2/catch.hpp>
 

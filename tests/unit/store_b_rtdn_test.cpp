@@ -1,4 +1,4 @@
-// Google Play Real-time developer notifications (model/store_b/rtdn.hpp, issue 9):
+// Google Play Real-time developer notifications (model/store_b/rtdn.hpp):
 // every Pub/Sub push body in tests/data/google-play-rtdn parsed against its
 // expected.json (the five valid ones field by field, the four negative ones
 // refused with bad_request on the field the header names), hand-made malformed

@@ -1,4 +1,4 @@
-// Play's voided purchases list (issue 9): the URL, pages read from hostile
+// Play's voided purchases list: the URL, pages read from hostile
 // answers, the poll's cursor over pages and windows, and what a voided entry
 // does to a purchase order.
 #include <catch2/catch.hpp>

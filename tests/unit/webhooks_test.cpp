@@ -1,4 +1,4 @@
-// Webhooks out (issue 9), the pure part: event bodies and what they say
+// Webhooks out, the pure part: event bodies and what they say
 // changed, their signatures, endpoint URLs and event lists, and what a send's
 // outcome does to a delivery.
 #include <catch2/catch.hpp>
@@ -273,7 +273,7 @@ TEST_CASE("changes: renewals, expiry and subscription status", "[webhooks]") {
   // An expiry moved earlier is no renewal.
   CHECK(changes(transaction_json(t), before, record_kind::store_a_transaction).empty());
 
-  // The notification fields, as the resource spells them (issue 9).
+  // The notification fields, as the resource spells them.
   auto status = [&](const char* s, unix_ms expires) {
     auto o = transaction_json(subscription_transaction());
     o["subscription_status"] = s;

@@ -194,7 +194,7 @@ struct transaction_receipt_params {
 std::string make_transaction_receipt(const transaction_receipt_params& params,
                                      const test_cert& leaf);
 
-// ---- hostile structures (issue 6) ---------------------------------------------
+// ---- hostile structures ---------------------------------------------
 
 // One DER TLV (definite length).
 std::string der_tlv(std::uint8_t tag, std::string_view content);

@@ -1,5 +1,5 @@
 #pragma once
-// StoreKit 2 test material (issue 8): an EC P-256 PKI shaped like Apple's
+// StoreKit 2 test material: an EC P-256 PKI shaped like Apple's
 // StoreKit chain, ES256 compact JWS, and transaction payloads in Apple's field
 // names and order (tests/data/apple-jws-transaction/*/payload.json).
 //

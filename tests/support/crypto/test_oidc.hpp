@@ -1,5 +1,5 @@
 #pragma once
-// Google-shaped OIDC test material (issue 9, Pub/Sub push authentication): RSA
+// Google-shaped OIDC test material (Pub/Sub push authentication): RSA
 // keys, their JWKS entries as https://www.googleapis.com/oauth2/v3/certs
 // writes them, and RS256-signed compact JWTs. Throws std::runtime_error when
 // OpenSSL fails.
