@@ -4,6 +4,7 @@
 
 #include <caf/event_based_actor.hpp>
 
+#include <algorithm>
 #include <functional>
 
 #include "actors/validator.hpp"
@@ -32,6 +33,28 @@ using upload_ptr = std::shared_ptr<upload_run>;
 void answer(upload_run& u, http::reply r);
 void answer_error(upload_run& u, const model::error& e);
 
+constexpr model::record_kind kind_of_record(const model::purchase_order_record&) {
+  return model::record_kind::store_b_purchase_order;
+}
+constexpr model::record_kind kind_of_record(const model::receipt_record&) {
+  return model::record_kind::store_a_receipt;
+}
+constexpr model::record_kind kind_of_record(const model::transaction_record&) {
+  return model::record_kind::store_a_transaction;
+}
+
+// How an app follows a 206 (RFC 9110 §10.2.3, §10.2.2): Retry-After, the seconds
+// until the store is asked again (at least 1), and Location, where the record reads.
+template <class Record>
+void follow_hints(http::reply& r, const Record& stored, model::unix_ms next_attempt_at,
+                  model::unix_ms now) {
+  if (r.status != 206)
+    return;
+  auto wait_ms = std::max<model::unix_ms>(next_attempt_at - now, 0);
+  r.retry_after_seconds = static_cast<int>(std::max<model::unix_ms>((wait_ms + 999) / 1000, 1));
+  r.location = http::record_path(kind_of_record(stored), stored.id);
+}
+
 // Saves the record (with a retry job when pending) and answers with what was
 // stored: 200, 206 or 402. A failed save answers 503: nothing was promised.
 template <class Record>
@@ -45,9 +68,11 @@ void save_and_answer(caf::event_based_actor* self, upload_ptr u, Record r) {
     ->request(deps.persistence, caf::infinite, save_atom_v, u->root.child(), std::move(r),
               first_attempt)
     .then(
-      [u, own_verdict](Record& stored) {
+      [u, own_verdict, first_attempt](Record& stored) {
         auto a = model::answer_for(stored, own_verdict);
-        answer(*u, http::reply{a.status, std::move(a.body)});
+        http::reply reply{a.status, std::move(a.body)};
+        follow_hints(reply, stored, first_attempt, u->deps->clock->now_ms());
+        answer(*u, std::move(reply));
       },
       [u](caf::error& e) {
         answer_error(
@@ -69,12 +94,12 @@ void ask_store(caf::event_based_actor* self, const trace_context& ctx, const val
                app_context_ptr app, model::transaction_record r,
                std::function<void(model::transaction_record)> k);
 
-// A job's work on a record that is not pending (actors/validator_upkeep.cpp): a validated Play purchase is acknowledged, or a
-// subscription whose expiry has passed is refreshed; the job completes once
-// that is settled, or is rescheduled with backoff: an acknowledgement until
-// Google's deadline (then it is failed), a refresh until retry.max-attempts
-// (then it completes with the record as it was). A Store A record's job has
-// nothing to do and completes.
+// A job's work on a record that is not pending (actors/validator_upkeep.cpp): a
+// validated Play purchase is acknowledged, or a subscription whose expiry has
+// passed is refreshed; the job completes once that is settled, or is rescheduled
+// with backoff: an acknowledgement until Google's deadline (then it is failed), a
+// refresh until retry.max-attempts (then it completes with the record as it
+// was). A Store A record's job has nothing to do and completes.
 void upkeep_job(caf::event_based_actor* self, validator_deps_ptr deps,
                 retry_scheduler_actor scheduler, model::validation_job job, app_context_ptr app,
                 model::purchase_order_record r, std::shared_ptr<span> root);

@@ -14,9 +14,11 @@
 #include <thread>
 #include <type_traits>
 
+#include "model/client_address.hpp"
 #include "model/config_paths.hpp"
 #include "model/store_a/server_api.hpp"
 #include "model/url_policy.hpp"
+#include "model/version.hpp"
 
 namespace receiptd::config {
 
@@ -26,8 +28,6 @@ namespace {
 constexpr const char* our_categories[]
   = {"http",  "db",       "auth",  "validator", "outbound", "store-a",   "store-b",
      "retry", "webhooks", "trace", "log",       "metrics",  "bootstrap", "scheduler"};
-
-constexpr const char* default_config_file = "config/receiptd.ini";
 
 caf::timespan ts(milliseconds ms) {
   return std::chrono::duration_cast<caf::timespan>(ms);
@@ -195,7 +195,15 @@ receiptd_config::receiptd_config() {
         const auto& u = s_.http.public_url;
         return u.empty() || u.rfind("https://", 0) == 0 || u.rfind("http://", 0) == 0;
       },
-      "must be empty or an http(s) URL");
+      "must be empty or an http(s) URL")
+    .add(s.http.trusted_proxies, "trusted-proxies",
+         "reverse proxies (addresses or CIDR networks) whose Forwarded or X-Forwarded-For "
+         "header names the client's address; anyone else's is ignored (empty: the peer's "
+         "address, always)")
+    .require(
+      "trusted-proxies",
+      [this] { return model::trusted_proxies::parse(s_.http.trusted_proxies).ok(); },
+      "must list IPv4 or IPv6 addresses or networks, e.g. [\"127.0.0.1\", \"10.0.0.0/8\"]");
   section{*this, "db"}
     .add_database_url(s.db.url, "url",
                       "database: sqlite3://db=FILE timeout=10 or postgresql://host=… dbname=… "
@@ -513,8 +521,10 @@ void receiptd_config::resolve_paths(const std::string& file, const std::set<std:
 }
 
 void receiptd_config::print_help(std::ostream& out) const {
-  out << "receiptd: validates and stores in-app purchase receipts.\n\n"
+  out << "receiptd " << model::version
+      << ": validates and stores in-app purchase receipts.\n\n"
          "usage: receiptd [--config-file=PATH] [--section.option=VALUE …]\n"
+         "       receiptd --help | --version\n"
          "Every option can be set in the config file (CAF INI: [section] then\n"
          "option=value; strings in double quotes) or on the command line, which wins.\n"
          "Default config file: "
@@ -556,6 +566,11 @@ model::status receiptd_config::load(int argc, char** argv, std::ostream& help_ou
   for (const auto& a : args) {
     if (a == "--help" || a == "-h" || a == "-?") {
       print_help(help_out);
+      help_printed = true;
+      return model::done{};
+    }
+    if (a == "--version") {
+      help_out << "receiptd " << model::version << "\n";
       help_printed = true;
       return model::done{};
     }

@@ -20,13 +20,17 @@
 
 namespace receiptd::config {
 
+// Read when no --config-file is given and it exists (relative to the working directory).
+inline constexpr const char* default_config_file = "config/receiptd.ini";
+
 class receiptd_config : public caf::actor_system_config {
 public:
   receiptd_config();
 
   // Reads --config-file=PATH (default: config/receiptd.ini when it exists) and
   // the command line, which wins; an error names the option and what it needs.
-  // --help prints every option to `help_out` and sets help_printed.
+  // --help prints every option to `help_out` (--version: the version) and sets
+  // help_printed.
   // Relative paths in options that name files (model/config_paths.hpp) resolve
   // against the config file's folder when the file or the default sets them
   // (config/ of the working directory when no file is read), and are left

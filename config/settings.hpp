@@ -31,6 +31,9 @@ struct http_settings {
   // Where the stores reach receiptd from outside (the push URLs receiptctl prints:
   // `app rtdn-url`); empty: http://<address>:<port>.
   std::string public_url;
+  // Reverse proxies whose Forwarded / X-Forwarded-For name the client
+  // (model/client_address.hpp): addresses or CIDR networks; empty: none.
+  std::vector<std::string> trusted_proxies;
 };
 
 struct db_settings {

@@ -11,8 +11,8 @@ reply error_reply(const model::error& e) {
   return reply{kind.status, model::error_body(e.fields()), kind.retry_after};
 }
 
-std::string response_text(const reply& r, const std::string& trace_id,
-                          connection_option connection) {
+std::string response_text(const reply& r, const std::string& trace_id, connection_option connection,
+                          bool head) {
   std::string text;
   text.reserve(256 + r.body.size());
   text += "HTTP/1.1 ";
@@ -32,10 +32,18 @@ std::string response_text(const reply& r, const std::string& trace_id,
     text += "X-Request-Id: " + trace_id + "\r\n";
   if (r.retry_after_seconds)
     text += "Retry-After: " + std::to_string(*r.retry_after_seconds) + "\r\n";
+  if (!r.location.empty())
+    text += "Location: " + r.location + "\r\n";
+  if (r.status == 405) {
+    text += "Allow: ";
+    text += r.allow;
+    text += "\r\n";
+  }
   if (r.status == 401)
     text += "WWW-Authenticate: Bearer realm=\"receiptd\"\r\n";
   text += "\r\n";
-  text += r.body;
+  if (!head)
+    text += r.body;
   return text;
 }
 

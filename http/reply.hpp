@@ -35,6 +35,10 @@ struct reply {
   std::string body; // JSON, unless content_type says otherwise
   std::optional<int> retry_after_seconds = std::nullopt;
   std::string_view content_type = "application/json";
+  // Location (a 206's record: the path that reads it), empty: none.
+  std::string location = {};
+  // Allow, on a 405: the methods the path has.
+  std::string_view allow = {};
 };
 
 // The answer for an error: status and Retry-After from the one table
@@ -47,9 +51,10 @@ enum class connection_option { none, keep_alive, close };
 
 // The whole HTTP/1.1 response for `r`, as written to the socket: status line,
 // Content-Type (r.content_type), Content-Length, Connection, X-Request-Id (when given: a
-// checked, visible-ASCII id), Retry-After, WWW-Authenticate on a 401, then the body.
-std::string response_text(const reply& r, const std::string& trace_id,
-                          connection_option connection);
+// checked, visible-ASCII id), Retry-After, Location, Allow, WWW-Authenticate on a 401,
+// then the body; to a HEAD request the same without the body (RFC 9110 §9.3.2).
+std::string response_text(const reply& r, const std::string& trace_id, connection_option connection,
+                          bool head = false);
 
 // Sends the response exactly once: later calls are ignored. Thread-safe.
 class reply_sink {

@@ -171,6 +171,7 @@ bool request_framer::request_line(std::string_view line) {
       refuse(errc::malformed_request, "the request line is not \"METHOD target HTTP/1.1\"");
     return false;
   }
+  target_.assign(target);
   if (std::find(known_methods.begin(), known_methods.end(), method) == known_methods.end()) {
     refuse(errc::method_not_allowed, "the method " + std::string(method) + " is not supported");
     return false;
@@ -229,6 +230,18 @@ bool request_framer::header_line(std::string_view line) {
       rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     }
   }
+  // A list field sent as several lines reaches the parser as one line, the values
+  // joined in order (RFC 9110 §5.3): Pistache keeps only the first of repeated
+  // fields, and of the proxies' headers the last value counts.
+  for (auto& joined : joined_) {
+    if (!iequals(name, joined.name))
+      continue;
+    if (!joined.value.empty())
+      joined.value += ", ";
+    joined.value.append(value);
+    joined.seen = true;
+    return true;
+  }
   if (!filter_ || filter_(name)) {
     out_.append(line);
     out_ += "\r\n";
@@ -253,6 +266,12 @@ request_framer::piece request_framer::end_of_head(std::size_t consumed) {
   if (length_too_large_)
     return refuse(errc::body_too_large, "the request body is larger than any this service takes");
   auto length = length_.value_or(0);
+  for (auto& joined : joined_) {
+    if (joined.seen && (!filter_ || filter_(joined.name)))
+      out_ += std::string(joined.name) + ": " + joined.value + "\r\n";
+    joined.value.clear();
+    joined.seen = false;
+  }
   // Ready for the next request's block (out_ is still this one's).
   seen_request_line_ = false;
   head_bytes_ = 0;

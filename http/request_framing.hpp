@@ -67,6 +67,10 @@ public:
   // says "keep-alive" (and not "close").
   bool keep_alive() const { return keep_alive_; }
 
+  // The target of the request line seen last (a refused method's Allow names the
+  // methods of its path).
+  const std::string& target() const { return target_; }
+
 private:
   enum class phase { head, body, chunk_size, chunk_data, chunk_end, trailers };
 
@@ -97,6 +101,14 @@ private:
   std::string codings_; // Transfer-Encoding values, joined by ","
   bool has_codings_ = false;
   std::string out_; // what the parser gets: the checked block, then a decoded request
+  std::string target_;
+  // The proxies' list fields, each handed on as one line (header_line).
+  struct joined_field {
+    std::string_view name;
+    std::string value;
+    bool seen = false;
+  };
+  joined_field joined_[2] = {{"Forwarded", {}, false}, {"X-Forwarded-For", {}, false}};
 
   std::uint64_t body_left_ = 0;    // of a Content-Length body
   std::uint64_t chunk_left_ = 0;   // of the current chunk's data

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include "http/openapi_document.hpp"
+#include "model/version.hpp"
 #include "model/encoding.hpp"
 #include "model/resource_json.hpp"
 
@@ -31,6 +32,26 @@ std::string peer_ip_of(const ph::Request& req) {
   if (host.size() > 2 && host.front() == '[' && host.back() == ']')
     host = host.substr(1, host.size() - 2);
   return host;
+}
+
+std::string client_ip_of(const ph::Request& req, const model::trusted_proxies& proxies) {
+  auto peer = peer_ip_of(req);
+  if (proxies.empty())
+    return peer;
+  // Raw headers and their values come back by value: kept here while read.
+  auto value_of = [&](const char* name) -> std::optional<std::string> {
+    if (auto raw = req.headers().tryGetRaw(name))
+      return raw->value();
+    return std::nullopt;
+  };
+  auto forwarded = value_of("Forwarded");
+  auto x_forwarded_for = value_of("X-Forwarded-For");
+  auto view = [](const std::optional<std::string>& v) -> std::optional<std::string_view> {
+    if (v)
+      return std::string_view(*v);
+    return std::nullopt;
+  };
+  return proxies.client_address(peer, view(forwarded), view(x_forwarded_for));
 }
 
 // "Bearer <token>" (scheme case-insensitive, RFC 6750 §2.1).
@@ -85,6 +106,12 @@ std::string query_token(const ph::Request& req) {
   return out.size() <= 512 ? out : std::string();
 }
 
+const std::string& health_body() {
+  static const std::string body
+    = std::string(R"({"status":"ok","version":")") + std::string(model::version) + "\"}";
+  return body;
+}
+
 matched match(ph::Method method, std::string_view path) {
   // Pistache hands the path without its query already; a caller holding a whole
   // request target gets the same route.
@@ -114,7 +141,8 @@ matched match(ph::Method method, std::string_view path) {
           continue;
         }
         m.target = r.id;
-        m.method_ok = method == (r.post ? ph::Method::Post : ph::Method::Get);
+        m.method_ok = r.post ? method == ph::Method::Post
+                             : method == ph::Method::Get || method == ph::Method::Head;
         m.id = std::string(id);
         return m;
       }
@@ -134,10 +162,13 @@ std::variant<reply, std::string> own_answer(const ph::Request& req, const matche
   using model::errc;
   if (!m.target)
     return error_reply({errc::not_found, "no such resource"});
-  if (!m.method_ok)
-    return error_reply({errc::method_not_allowed, "method not allowed here"});
+  if (!m.method_ok) {
+    auto r = error_reply({errc::method_not_allowed, "method not allowed here"});
+    r.allow = allowed_methods(info(*m.target));
+    return r;
+  }
   if (*m.target == route::health)
-    return reply{200, R"({"status":"ok"})"};
+    return reply{200, health_body()};
   if (draining)
     return error_reply({errc::shutting_down, "the service is shutting down"});
   // Public documentation: no token, the text embedded at build time.

@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "http/reply.hpp"
+#include "model/client_address.hpp"
 
 namespace Pistache::Tcp {
 class Peer;
@@ -23,6 +24,10 @@ namespace receiptd::http {
 std::string trace_id_of(const Pistache::Http::Request& req);
 
 std::string peer_ip_of(const Pistache::Http::Request& req);
+
+// The client's address: the peer's, or, when the peer is a trusted proxy, the one
+// its Forwarded / X-Forwarded-For header names (model/client_address.hpp).
+std::string client_ip_of(const Pistache::Http::Request& req, const model::trusted_proxies& proxies);
 
 // "Bearer <token>" (scheme case-insensitive, RFC 6750 §2.1; the token visible
 // ASCII, at most `max_bytes`), or an unauthorized error saying whether it is
@@ -38,6 +43,9 @@ model::result<std::string> bearer_token(const Pistache::Http::Request& req,
 // and keeps its values as sent, undecoded; of a repeated key the first counts.
 std::string query_token(const Pistache::Http::Request& req);
 
+// GET /healthz's answer: {"status":"ok","version":"<receiptd's version>"}.
+const std::string& health_body();
+
 struct matched {
   std::optional<route> target; // the route whose path this is (none: 404)
   bool method_ok = false;      // … with this method (else 405)
@@ -48,7 +56,7 @@ struct matched {
 // ("?…") is not part of the path: it never decides the route.
 matched match(Pistache::Http::Method method, std::string_view path);
 
-// The answer the HTTP layer gives by itself, if any: 404, 405, the health check,
+// The answer the HTTP layer gives by itself, if any: 404, 405 (with Allow), the health check,
 // 503 while draining, 401 for a missing or malformed token, 413 for a body over the
 // limit. `body_bytes` is the body's size (or, before it has arrived, its
 // Content-Length). When there is none, the request's secret

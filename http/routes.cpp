@@ -83,4 +83,15 @@ const route_info& info(route r) {
   return table[static_cast<std::size_t>(r)];
 }
 
+std::string_view allowed_methods(const route_info& r) {
+  return r.post ? "POST" : "GET, HEAD";
+}
+
+std::string record_path(model::record_kind kind, std::string_view id) {
+  for (const auto& r : table)
+    if (r.lookup == kind)
+      return std::string(r.path) + "/" + std::string(id);
+  return {};
+}
+
 } // namespace receiptd::http

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "model/records.hpp"
@@ -31,7 +32,7 @@ enum class route {
 struct route_info {
   route id = route::health;
   const char* name = ""; // in spans and logs
-  bool post = false;     // POST, else GET
+  bool post = false;     // POST, else GET (and HEAD)
   std::string_view path; // the path, or the prefix before "/{id}"
   bool takes_id = false;
   // GET of a record: its kind. Uploads and the health check: none.
@@ -53,5 +54,13 @@ struct route_info {
 
 std::span<const route_info> routes();
 const route_info& info(route r);
+
+// The methods a route's path has, as a 405's Allow lists them: "POST", or
+// "GET, HEAD" (HEAD on every GET route, RFC 9110 §9.3.2).
+std::string_view allowed_methods(const route_info& r);
+
+// The path a record of this kind reads at (its GET route's), e.g.
+// "/client/store_b/purchase_orders/<id>": a 206's Location.
+std::string record_path(model::record_kind kind, std::string_view id);
 
 } // namespace receiptd::http

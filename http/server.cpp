@@ -17,6 +17,7 @@
 
 #include "http/request_framing.hpp"
 #include "http/request_rules.hpp"
+#include "model/client_address.hpp"
 
 namespace receiptd::http {
 
@@ -24,6 +25,7 @@ namespace ph = Pistache::Http;
 
 struct server::shared_state {
   config::http_settings settings;
+  model::trusted_proxies proxies; // settings.trusted_proxies, parsed
   dispatch_fn dispatch;
   turn_hook* turns = nullptr; // each reactor's handling of a client's input is a turn
   std::atomic<bool> draining{false};
@@ -141,7 +143,8 @@ void flush_unsent(const connection_ptr& c) {
 
 // Writes the answer to the request being answered on `c`, from any thread. What
 // the socket does not take at once waits in `unsent` for flush_unsent().
-void answer(const connection_ptr& c, const reply& r, const std::string& trace_id) {
+void answer(const connection_ptr& c, const reply& r, const std::string& trace_id,
+            bool head = false) {
   std::lock_guard lock(c->mutex);
   auto peer = c->peer.lock();
   if (c->gone || !peer) {
@@ -151,13 +154,13 @@ void answer(const connection_ptr& c, const reply& r, const std::string& trace_id
     // Connection: close; the socket closes with the last reference to `c`. (A
     // client that is really gone makes the send fail, which is harmless.)
     if (c->busy) {
-      auto text = response_text(r, trace_id, connection_option::close);
+      auto text = response_text(r, trace_id, connection_option::close, head);
       (void)::send(c->fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
     }
     return answered(c);
   }
   peer->setIdle(true); // Pistache's keep-alive timeout runs from here (as its writer does)
-  auto text = response_text(r, trace_id, c->option);
+  auto text = response_text(r, trace_id, c->option, head);
   auto n = ::send(c->fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
   if (n == static_cast<ssize_t>(text.size()))
     return answered(c);
@@ -171,8 +174,11 @@ void answer(const connection_ptr& c, const reply& r, const std::string& trace_id
 class connection_reply final : public reply_sink {
 public:
   connection_reply(connection_ptr connection, std::string trace_id,
-                   std::shared_ptr<server::shared_state> state)
-    : connection_(std::move(connection)), trace_id_(std::move(trace_id)), state_(std::move(state)) {
+                   std::shared_ptr<server::shared_state> state, bool head)
+    : connection_(std::move(connection)),
+      trace_id_(std::move(trace_id)),
+      state_(std::move(state)),
+      head_(head) {
     ++state_->in_flight;
   }
 
@@ -184,7 +190,7 @@ public:
   bool send(reply r) override {
     if (sent_.exchange(true))
       return false;
-    answer(connection_, r, trace_id_);
+    answer(connection_, r, trace_id_, head_);
     flush_unsent(connection_);
     --state_->in_flight;
     return true;
@@ -196,6 +202,7 @@ private:
   connection_ptr connection_;
   std::string trace_id_;
   std::shared_ptr<server::shared_state> state_;
+  bool head_; // a HEAD request: the answer without its body
   std::atomic<bool> sent_{false};
 };
 
@@ -263,10 +270,11 @@ public:
     keep_or_close(req, *connection);
     auto trace_id = trace_id_of(req);
     auto m = match(req.method(), req.resource());
+    const bool head = req.method() == ph::Method::Head;
     auto own
       = own_answer(req, m, req.body().size(), state_->settings.max_body_bytes, state_->draining);
     if (auto* r = std::get_if<reply>(&own))
-      return answer(connection, *r, trace_id);
+      return answer(connection, *r, trace_id, head);
     inbound_request in(*m.target); // own_answer refuses what matches no route
     in.record_id = std::move(m.id);
     in.token = std::move(std::get<std::string>(own));
@@ -276,10 +284,10 @@ public:
     // The body is moved, not copied: the request is the parser's own (not const)
     // and is reset as soon as onRequest returns (Pistache 0.0.5 Handler::onInput).
     in.body = std::move(const_cast<std::string&>(req.body()));
-    in.peer_ip = peer_ip_of(req);
+    in.peer_ip = client_ip_of(req, state_->proxies);
     in.trace_id = trace_id;
-    auto sink
-      = std::make_shared<connection_reply>(std::move(connection), std::move(trace_id), state_);
+    auto sink = std::make_shared<connection_reply>(std::move(connection), std::move(trace_id),
+                                                   state_, head);
     state_->dispatch(std::move(in), std::move(sink));
   }
 
@@ -393,7 +401,10 @@ private:
   // the parser, and nothing after it is read as a request.
   void refuse(connection_state& c, const std::shared_ptr<Pistache::Tcp::Peer>& peer,
               const model::error& why) {
-    end_with(c, peer, error_reply(why), "");
+    auto r = error_reply(why);
+    if (auto m = match(ph::Method::Get, c.framer.target()); m.target)
+      r.allow = allowed_methods(info(*m.target)); // a method no route has
+    end_with(c, peer, r, "");
   }
 
   // No more answers on this connection: the client sees the end after this one,
@@ -474,6 +485,8 @@ struct server::endpoint_holder {
 
 server::server(config::http_settings settings, dispatch_fn dispatch, turn_hook* turns)
   : state_(std::make_shared<shared_state>()), endpoint_(std::make_unique<endpoint_holder>()) {
+  state_->proxies = model::trusted_proxies::parse(settings.trusted_proxies)
+                      .value(); // checked with the configuration
   state_->settings = std::move(settings);
   state_->dispatch = std::move(dispatch);
   state_->turns = turns;

@@ -161,7 +161,7 @@ std::string http_response::header(const std::string& lower_name) const {
 }
 
 http_response http_call(const std::string& method, const std::string& url, const std::string& body,
-                        const std::vector<std::string>& headers) {
+                        const std::vector<std::string>& headers, const call_options& options) {
   static std::once_flag init;
   std::call_once(init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   http_response r;
@@ -174,6 +174,13 @@ http_response http_call(const std::string& method, const std::string& url, const
   curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
+  if (method == "HEAD")
+    curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+  auto source = "host!" + options.source_ip; // an address, never an interface name
+  if (!options.source_ip.empty())
+    curl_easy_setopt(h, CURLOPT_INTERFACE, source.c_str());
+  if (!options.ca_file.empty())
+    curl_easy_setopt(h, CURLOPT_CAINFO, options.ca_file.c_str());
   if (method == "POST" || method == "PUT") {
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, body.data());
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));

@@ -19,8 +19,18 @@ struct http_response {
   std::string header(const std::string& lower_name) const;
 };
 
+// How a call is made beyond its request: from which local address (empty: the
+// system's choice; any of 127.0.0.0/8 on loopback), and the CA that signs an
+// https server's certificate (empty: the system's).
+struct call_options {
+  std::string source_ip;
+  std::string ca_file;
+};
+
+// HEAD is sent as HEAD (no body is read).
 http_response http_call(const std::string& method, const std::string& url,
-                        const std::string& body = {}, const std::vector<std::string>& headers = {});
+                        const std::string& body = {}, const std::vector<std::string>& headers = {},
+                        const call_options& options = {});
 
 // The OpenAPI check (tests/openapi/check_responses.py): when the environment names
 // a file in RECEIPTD_OPENAPI_RECORD (CTest does, one per database), every exchange

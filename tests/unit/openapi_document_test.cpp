@@ -18,6 +18,7 @@
 #include "http/openapi_document.hpp"
 #include "http/routes.hpp"
 #include "model/error_codes.hpp"
+#include "model/version.hpp"
 #include "model/webhooks.hpp"
 
 using namespace receiptd;
@@ -231,4 +232,17 @@ TEST_CASE("every webhook event is in the OpenAPI document's webhooks", "[openapi
     CHECK(names.count(name) == 1);
   }
   CHECK(names.size() == static_cast<std::size_t>(model::event_type::transaction_updated) + 1);
+}
+
+TEST_CASE("the OpenAPI document's info.version is receiptd's version", "[openapi][version]") {
+  // One number everywhere: CMake's project version, as --version, /healthz and
+  // receiptd_build_info say it.
+  auto doc = std::string(http::openapi_document());
+  auto at = doc.find("\ninfo:\n");
+  REQUIRE(at != std::string::npos);
+  auto version = doc.find("\n  version: ", at);
+  REQUIRE(version != std::string::npos);
+  auto line = doc.substr(version + 12, doc.find('\n', version + 1) - version - 12);
+  CHECK(line == "\"" + std::string(model::version) + "\"");
+  CHECK(std::string(model::version).find('.') != std::string::npos);
 }

@@ -234,3 +234,26 @@ TEST_CASE("a request that is not HTTP/1.1 is refused before the parser sees it",
     CHECK(p.parse.empty());
   }
 }
+
+TEST_CASE("a proxy header sent on several lines reaches the parser as one, values in order",
+          "[framing][proxy]") {
+  request_framer f(1024);
+  auto reqs = split("GET /healthz HTTP/1.1\r\nX-Forwarded-For: 1.2.3.4\r\nHost: x\r\n"
+                    "x-forwarded-for: 10.0.0.1, 10.0.0.2\r\nForwarded: for=1.1.1.1\r\n\r\n"
+                    "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+                    7, f);
+  REQUIRE(reqs.size() == 2);
+  CHECK(reqs[0].parsed
+        == "GET /healthz HTTP/1.1\r\nHost: x\r\nForwarded: for=1.1.1.1\r\n"
+           "X-Forwarded-For: 1.2.3.4, 10.0.0.1, 10.0.0.2\r\n\r\n");
+  // Nothing of it carries over to the next request.
+  CHECK(reqs[1].parsed == "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+}
+
+TEST_CASE("a refused method leaves its target for the 405's Allow", "[framing]") {
+  request_framer f(1024);
+  split("FROB /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 64, f);
+  REQUIRE(f.refusal());
+  CHECK(f.refusal()->code() == errc::method_not_allowed);
+  CHECK(f.target() == "/healthz");
+}
