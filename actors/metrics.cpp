@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "model/access_token.hpp"
+#include "model/version.hpp"
 
 namespace receiptd::actors {
 
@@ -274,6 +275,10 @@ struct metrics::impl {
                       {{"store", store}}),
            mailbox(actor)};
     }
+    // Which build answers, the Prometheus *_build_info way: always 1, the version a label.
+    make_gauge("receiptd_build_info", "receiptd's build: its version as the label, always 1",
+               {{"version", std::string(model::version)}})
+      .set(1);
   }
 
   gauge mailbox(const std::string& actor) {
@@ -332,6 +337,14 @@ metrics::metrics(std::string scrape_token, const model::time_source& clock)
     queue_oldest_due_age(impl_->make_gauge(
       "receiptd_revalidation_queue_oldest_due_age_seconds",
       "How long the longest-waiting due job has been due (0: none is); read at scrape time")),
+    webhook_pending(impl_->make_gauge(
+      "receiptd_webhook_deliveries_pending",
+      "Webhook deliveries not made yet (every instance's; dead ones not counted); read at "
+      "scrape time")),
+    webhook_oldest_pending_age(impl_->make_gauge(
+      "receiptd_webhook_oldest_pending_age_seconds",
+      "Age of the oldest event a webhook delivery still waits for (0: none waits): how far "
+      "the apps' backends lag; read at scrape time")),
     jobs_claimed(impl_->make_counter("receiptd_revalidation_jobs_claimed_total",
                                      "Jobs this instance claimed from the revalidation queue")),
     jobs_completed(impl_->job("completed")),
@@ -462,6 +475,8 @@ const store_call& metrics::store_call_of(std::string_view store, std::string_vie
   auto& slot = impl_->store_calls[key];
   if (!slot) {
     slot = std::make_unique<store_call>();
+    slot->store = std::string(store);
+    slot->call = std::string(call);
     for (std::size_t o = 0; o < call_outcomes; ++o)
       slot->outcomes_[o] = impl_->make_counter(
         "receiptd_store_requests_total",

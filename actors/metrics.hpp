@@ -1,5 +1,5 @@
 #pragma once
-// receiptd's Prometheus instruments (README "Metrics and readiness"): one
+// receiptd's Prometheus instruments (docs/operating.md, "Metrics"): one
 // registry, every name prefixed receiptd_ (plus the process_* figures), served as
 // text by GET /metrics (actors/operational_handler.cpp).
 //
@@ -87,6 +87,9 @@ public:
   // `took`: from submitting the call to its answer (waiting for a slot included).
   void record(const http::outbound_response& r, std::chrono::nanoseconds took) const;
 
+  // Its labels: "store_a", "verify_receipt".
+  std::string store, call;
+
 private:
   friend class metrics;
   counter outcomes_[call_outcomes];
@@ -161,6 +164,8 @@ public:
   const gauge jobs_running, retry_scheduler_mailbox;
   // The revalidation queue, refreshed at scrape time (db::database::queue_figures).
   const gauge queue_due, queue_leased, queue_scheduled, queue_oldest_due_age;
+  // The webhook outbox, likewise: deliveries to make, and the age of the oldest event among them.
+  const gauge webhook_pending, webhook_oldest_pending_age;
 
   // ---- counters -----------------------------------------------------------------------
   // Jobs claimed by this instance; jobs that ended with a verdict (completed) or

@@ -49,6 +49,11 @@ void scrape(caf::event_based_actor* self, inbound in, validator_deps_ptr deps) {
         auto waited = q.oldest_due_at ? deps->clock->now_ms() - *q.oldest_due_at : 0;
         m.queue_oldest_due_age.set(static_cast<double>(std::max<model::unix_ms>(waited, 0))
                                    / 1000.0);
+        m.webhook_pending.set(static_cast<double>(q.webhook_pending));
+        auto lag
+          = q.webhook_oldest_pending_at ? deps->clock->now_ms() - *q.webhook_oldest_pending_at : 0;
+        m.webhook_oldest_pending_age.set(static_cast<double>(std::max<model::unix_ms>(lag, 0))
+                                         / 1000.0);
         answer_metrics(in, *deps);
       },
       [=](caf::error& e) {

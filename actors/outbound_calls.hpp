@@ -24,11 +24,13 @@
 #include <deque>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <set>
 #include <unordered_map>
 #include <vector>
 
+#include "actors/log.hpp"
 #include "actors/metrics.hpp"
 #include "actors/tracing.hpp"
 #include "actors/type_ids.hpp"
@@ -36,6 +38,19 @@
 #include "model/clock.hpp"
 
 namespace receiptd::actors {
+
+// Store calls that failed, in the operator's log: the first of each store and
+// kind (no answer, unavailable, bad answer) at once, then at most one line a
+// minute with the count of those left out (log_limiter). Which upload or job
+// a call was for is in its span (the line carries the trace id).
+class store_failure_log {
+public:
+  explicit store_failure_log(const model::time_source& clock) : lines_(clock) {}
+  void note(const store_call& call, const http::outbound_response& r);
+
+private:
+  log_limiter lines_;
+};
 
 class outbound_calls {
 public:
@@ -50,7 +65,8 @@ public:
       max_concurrent_(max_concurrent),
       max_waiting_(max_waiting),
       trace_(&trace),
-      clock_(&clock) {}
+      clock_(&clock),
+      failures_(std::make_shared<store_failure_log>(clock)) {}
 
   // `self`: a strong handle of the owning actor, to which completions are sent.
   // `until`: when the caller stops waiting for the answer (none: it always waits).
@@ -139,11 +155,15 @@ public:
   std::size_t waiting() const { return waiting_.size(); }
 
   // `k`, once the answer is counted in `call`: its HTTP outcome, and the time
-  // from now (submission: the wait for a free slot included) to the answer.
+  // from now (submission: the wait for a free slot included) to the answer. A
+  // failure (no answer, 5xx or 429, an HTML page) is logged too: one line per
+  // store and kind of failure a minute, saying how many more there were
+  // (store_failure_log).
   continuation counted(const store_call& call, continuation k) const {
-    return [clock = clock_, &call, start = clock_->steady_now(),
+    return [clock = clock_, &call, start = clock_->steady_now(), failures = failures_,
             k = std::move(k)](http::outbound_response& r) {
       call.record(r, clock->steady_now() - start);
+      failures->note(call, r);
       k(r);
     };
   }
@@ -227,6 +247,7 @@ private:
   std::unordered_map<std::uint64_t, pending> running_;
   std::deque<pending> waiting_;
   std::multiset<model::time_source::steady_time> ticks_; // when the armed timers fire
+  std::shared_ptr<store_failure_log> failures_ = std::make_shared<store_failure_log>(*clock_);
 };
 
 } // namespace receiptd::actors

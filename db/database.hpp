@@ -67,14 +67,18 @@ struct token_info {
   std::optional<model::unix_ms> revoked_at;
 };
 
-// The revalidation queue at a glance (GET /metrics): every job is in exactly one
-// state. Due: next_attempt_at has come and its lease is free or expired (a claim
-// would take it); leased: its lease runs; scheduled: not due yet.
+// The revalidation queue and the webhook outbox at a glance (GET /metrics): every job is in exactly
+// one state. Due: next_attempt_at has come and its lease is free or expired (a claim would take
+// it); leased: its lease runs; scheduled: not due yet.
 struct job_queue_figures {
   std::int64_t due = 0;
   std::int64_t leased = 0;
   std::int64_t scheduled = 0;
   std::optional<model::unix_ms> oldest_due_at; // the earliest next_attempt_at of the due ones
+  // Webhook deliveries not delivered yet (nor dead), and when the oldest event
+  // among them was made: how far the app backends lag behind.
+  std::int64_t webhook_pending = 0;
+  std::optional<model::unix_ms> webhook_oldest_pending_at;
 };
 
 // Token lookups read in one snapshot, and the auth revision of that snapshot.

@@ -1,5 +1,5 @@
 // sql_database: what the operational endpoints read: the revalidation
-// queue (GET /metrics) and whether the schema is current (GET /readyz).
+// queue and the webhook outbox (GET /metrics) and whether the schema is current (GET /readyz).
 #include <filesystem>
 #include <set>
 
@@ -26,6 +26,13 @@ model::result<job_queue_figures> sql_database::queue_figures(model::unix_ms now)
     out.scheduled = total - due - leased;
     if (oldest_ind == soci::i_ok)
       out.oldest_due_at = oldest;
+    long long pending = 0, oldest_pending = 0;
+    soci::indicator oldest_pending_ind = soci::i_null;
+    conn().session() << std::string(sql::metrics::webhook_outbox), soci::into(pending),
+      soci::into(oldest_pending, oldest_pending_ind);
+    out.webhook_pending = pending;
+    if (oldest_pending_ind == soci::i_ok)
+      out.webhook_oldest_pending_at = oldest_pending;
     return out;
   });
 }

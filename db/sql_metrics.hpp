@@ -1,6 +1,6 @@
 #pragma once
-// What the operational endpoints read: the revalidation queue for
-// GET /metrics. (GET /readyz reads the migrator's own list, sql_migrations.hpp.)
+// What the operational endpoints read: the revalidation queue and the webhook
+// outbox for GET /metrics. (GET /readyz reads the migrator's own list, sql_migrations.hpp.)
 
 #include <string_view>
 
@@ -20,5 +20,11 @@ inline constexpr std::string_view job_queue
     " MIN(CASE WHEN next_attempt_at <= :oldest_now"
     "   AND (lease_until IS NULL OR lease_until <= :oldest_free_now) THEN next_attempt_at END)"
     " FROM validation_jobs";
+
+// The webhook deliveries still to make (pending: not delivered, not dead), and
+// when the oldest of their events was made.
+inline constexpr std::string_view webhook_outbox
+  = "SELECT COUNT(*), MIN(e.created_at) FROM webhook_deliveries d"
+    " JOIN webhook_events e ON e.id = d.event_id WHERE d.state = 'pending'";
 
 } // namespace receiptd::db::sql::metrics

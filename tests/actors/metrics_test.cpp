@@ -113,8 +113,12 @@ std::string error_message(const http::reply& r) {
 TEST_CASE("a scrape is answered while uploads are refused for want of room, and is no upload",
           "[actors][metrics]") {
   operational_bench b;
-  b.log->queue
-    = {.due = 3, .leased = 1, .scheduled = 2, .oldest_due_at = manual_time::start_ms - 90'000};
+  b.log->queue = {.due = 3,
+                  .leased = 1,
+                  .scheduled = 2,
+                  .oldest_due_at = manual_time::start_ms - 90'000,
+                  .webhook_pending = 4,
+                  .webhook_oldest_pending_at = manual_time::start_ms - 45'000};
   b.start();
   auto held = b.send(http::route::store_b_legacy_upload, good_token, legacy_body);
   CHECK(held->replies.empty()); // its validator holds the one place, waiting on the store
@@ -131,6 +135,8 @@ TEST_CASE("a scrape is answered while uploads are refused for want of room, and 
   CHECK(series(text, R"(receiptd_revalidation_queue_jobs{state="leased"})") == 1);
   CHECK(series(text, R"(receiptd_revalidation_queue_jobs{state="scheduled"})") == 2);
   CHECK(series(text, "receiptd_revalidation_queue_oldest_due_age_seconds") == 90);
+  CHECK(series(text, "receiptd_webhook_deliveries_pending") == 4);
+  CHECK(series(text, "receiptd_webhook_oldest_pending_age_seconds") == 45);
   CHECK(series(text, R"(receiptd_uploads_total{endpoint="store_b_legacy_upload",status="503"})")
         == 1);
   CHECK(series(text, R"(receiptd_admission_requests{stage="admitted"})") == 1);

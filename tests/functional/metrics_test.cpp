@@ -265,6 +265,14 @@ TEST_CASE("/metrics counts known traffic exactly, in the Prometheus text format"
     CHECK(m.value("process_resident_memory_bytes").value_or(0) > 1e6);
     CHECK(m.value("process_open_fds").value_or(0) > 3);
     CHECK(m.types.at("process_cpu_seconds_total") == "counter");
+    // Which build answers: the version /healthz and --version say.
+    auto version
+      = std::string(http_call("GET", svc.url("/healthz")).json().at("version").as_string());
+    CHECK_FALSE(version.empty());
+    CHECK(m.value("receiptd_build_info", {{"version", version}}) == 1);
+    CHECK(m.types.at("receiptd_build_info") == "gauge");
+    CHECK(m.value("receiptd_webhook_deliveries_pending") == 0);
+    CHECK(m.value("receiptd_webhook_oldest_pending_age_seconds") == 0);
   }
 
   SECTION("the revalidation queue while Store B is down, and after") {
@@ -273,6 +281,15 @@ TEST_CASE("/metrics counts known traffic exactly, in the Prometheus text format"
     auto pending = upload(svc, s, app, true);
     INFO(pending.body);
     REQUIRE(pending.status == 206);
+    // How to follow it: when the store is asked again, and where the record reads.
+    auto id = std::string(pending.json().at("id").as_string());
+    CHECK(pending.header("location") == std::string(orders) + "/" + id);
+    auto retry_after = std::stoi(pending.header("retry-after"));
+    CHECK((retry_after >= 1 && retry_after <= 1)); // retry.initial 200ms, rounded up
+    // The store's failure is in the log, once however many calls failed.
+    CHECK(eventually([&] {
+      return svc.log().find("store_b products call failed: no answer") != std::string::npos;
+    }));
     // One job on this database, in whichever state the scheduler has it now.
     auto m = scraped(svc);
     CHECK(m.sum("receiptd_revalidation_queue_jobs") == 1);
@@ -296,6 +313,38 @@ TEST_CASE("/metrics counts known traffic exactly, in the Prometheus text format"
     auto after = scraped(svc);
     CHECK(after.value("receiptd_revalidation_jobs_total", {{"outcome", "given_up"}}) == 0);
     CHECK(after.value("receiptd_revalidation_jobs_total", {{"outcome", "overtaken"}}) == 0);
+    // Every failed call of that outage, one log line: more would say how many.
+    auto log = svc.log();
+    auto first = log.find("store_b products call failed");
+    CHECK(log.find("store_b products call failed", first + 1) == std::string::npos);
+  }
+
+  SECTION("the webhook outbox while an endpoint fails, and after") {
+    auto endpoint = unique("lagging");
+    auto added = run_program({RECEIPTCTL_BINARY, "--db.url=" + db_url, "--json", "webhook", "add",
+                              app.id, "--url=" + s.emulator.control_url("/webhooks/" + endpoint)});
+    INFO(added.err);
+    REQUIRE(added.exit_code == 0);
+    s.emulator.control("POST", "/control/webhooks/" + endpoint + "/mode",
+                       json::parse(R"({"status":500})"));
+    // Seen by the running service within auth.revocation-check; then an upload
+    // writes an event for the endpoint.
+    CHECK(eventually([&] {
+      auto r = upload(svc, s, app, true);
+      REQUIRE(r.status == 200);
+      auto m = scraped(svc);
+      return m.value("receiptd_webhook_deliveries_pending").value_or(0) >= 1
+        && m.value("receiptd_webhook_oldest_pending_age_seconds").value_or(0) > 0;
+    }));
+    s.emulator.control("POST", "/control/webhooks/" + endpoint + "/mode",
+                       json::parse(R"({"status":200})"));
+    CHECK(eventually(
+      [&] {
+        auto m = scraped(svc);
+        return m.value("receiptd_webhook_deliveries_pending") == 0
+          && m.value("receiptd_webhook_oldest_pending_age_seconds") == 0;
+      },
+      std::chrono::seconds(60)));
   }
   CHECK(svc.stop() == 0);
 }
