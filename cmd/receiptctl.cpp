@@ -1,17 +1,23 @@
 // receiptctl: the operator's tool. Creates and lists apps, sets their store
 // credentials, issues and revokes access tokens (printed once, stored as a
 // SHA-256 hash), shows records, jobs and an upload's trace, manages webhook
-// endpoints (the secret is printed once), prints an app's Google Play
-// RTDN push URL. Same database options as receiptd (--db.url, --config-file).
+// endpoints (the secret is printed once), prints an app's Google Play RTDN push
+// URL. Same database options as receiptd (--db.url, --config-file). Text out,
+// unless --json.
 
 #include <boost/json.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "cmd/receiptctl_options.hpp"
 #include "cmd/startup.hpp"
@@ -22,6 +28,7 @@
 #include "model/store_a/server_api.hpp"
 #include "model/store_b/licence_key.hpp"
 #include "model/store_b/service_account.hpp"
+#include "model/version.hpp"
 #include "model/webhooks.hpp"
 
 using namespace receiptd;
@@ -88,6 +95,28 @@ void print(const args& a, const json::value& v, const std::string& human) {
     std::cout << json::serialize(v) << "\n";
   else
     std::cout << human;
+}
+
+// A value as text: strings as they are, timestamps as their UTC text, null as
+// "-", anything else as compact JSON.
+std::string text_of(const json::value& v) {
+  if (v.is_string())
+    return std::string(v.get_string());
+  if (v.is_null())
+    return "-";
+  if (v.is_object())
+    if (auto* utc = v.get_object().if_contains("utc");
+        utc && utc->is_string() && v.get_object().size() == 2 && v.get_object().contains("ms"))
+      return std::string(utc->get_string());
+  return json::serialize(v);
+}
+
+// An object as "key: value" lines, in its order.
+std::string text_lines(const json::object& o, const std::string& indent = "") {
+  std::string out;
+  for (const auto& [key, value] : o)
+    out += indent + std::string(key) + ": " + text_of(value) + "\n";
+  return out;
 }
 
 // The App Store Server API credentials: --clear-app-store-credentials removes
@@ -225,7 +254,7 @@ int issue_token(const args& a, db::database& db, const model::app& app) {
   return 0;
 }
 
-// ---- Google Play RTDN ---------------------------------------------------
+// ---- Google Play RTDN ----------------------------------------------------------
 
 // receiptd's address as the stores reach it: http.public-url, else its listening
 // address and port (an IPv6 address in brackets).
@@ -326,11 +355,15 @@ int app_command(const args& a, db::database& db, const config::http_settings& ht
     if (!tokens)
       return fail(problem);
     auto o = app_json(*app);
+    auto human = text_lines(o) + "tokens:\n";
+    for (const auto& t : *tokens)
+      human += "  " + text_of(t.at("id")) + "  created " + text_of(t.at("created_at"))
+        + (t.at("revoked_at").is_null() ? "" : "  revoked " + text_of(t.at("revoked_at"))) + "\n";
     o["tokens"] = std::move(*tokens);
-    print(a, o, json::serialize(o) + "\n");
+    print(a, o, human);
     return 0;
   }
-  return fail("unknown app command\n" + a.usage(), 2);
+  return fail("missing arguments\n" + a.command_usage(), 2); // a known command (parse)
 }
 
 int token_command(const args& a, db::database& db) {
@@ -367,10 +400,15 @@ int token_command(const args& a, db::database& db) {
     auto tokens = tokens_json(db, app->id, problem);
     if (!tokens)
       return fail(problem);
-    print(a, *tokens, json::serialize(*tokens) + "\n");
+    std::string human;
+    for (const auto& t : *tokens)
+      human += text_of(t.at("id")) + "  created " + text_of(t.at("created_at"))
+        + (t.at("revoked_at").is_null() ? "  active" : "  revoked " + text_of(t.at("revoked_at")))
+        + "\n";
+    print(a, *tokens, human.empty() ? "No tokens.\n" : human);
     return 0;
   }
-  return fail("unknown token command\n" + a.usage(), 2);
+  return fail("missing arguments\n" + a.command_usage(), 2); // a known command (parse)
 }
 
 int record_command(const args& a, db::database& db) {
@@ -384,7 +422,7 @@ int record_command(const args& a, db::database& db) {
     auto o = model::purchase_order_json(**po);
     o["kind"] = "store_b_purchase_order";
     o["store_detail"] = (*po)->store_detail;
-    std::cout << json::serialize(o) << "\n";
+    print(a, o, text_lines(o));
     return 0;
   }
   auto r = db.find_receipt(id);
@@ -394,7 +432,17 @@ int record_command(const args& a, db::database& db) {
     auto o = model::receipt_json(**r);
     o["kind"] = "store_a_receipt";
     o["store_detail"] = (*r)->store_detail;
-    std::cout << json::serialize(o) << "\n";
+    print(a, o, text_lines(o));
+    return 0;
+  }
+  auto t = db.find_transaction(id);
+  if (!t)
+    return fail(t.err().message());
+  if (*t) {
+    auto o = model::transaction_json(**t);
+    o["kind"] = "store_a_transaction";
+    o["store_detail"] = (*t)->store_detail;
+    print(a, o, text_lines(o));
     return 0;
   }
   return fail("no record with id " + id);
@@ -405,7 +453,12 @@ int jobs_command(const args& a, db::database& db) {
   if (!jobs)
     return fail(jobs.err().message());
   json::array list;
-  for (const auto& j : *jobs)
+  std::string human;
+  for (const auto& j : *jobs) {
+    human += j.id + "  " + std::string(model::to_string(j.kind)) + " " + j.record_id + "  attempts="
+      + std::to_string(j.attempts) + "  next=" + text_of(model::timestamp_json(j.next_attempt_at))
+      + (j.lease_owner ? "  leased by " + *j.lease_owner : std::string())
+      + (j.last_error.empty() ? std::string() : "  last_error=" + j.last_error) + "\n";
     list.push_back(json::object{
       {"id", j.id},
       {"kind", model::to_string(j.kind)},
@@ -417,11 +470,12 @@ int jobs_command(const args& a, db::database& db) {
       {"lease_owner", j.lease_owner ? json::value(*j.lease_owner) : json::value(nullptr)},
       {"lease_until",
        j.lease_until ? json::value(model::timestamp_json(*j.lease_until)) : json::value(nullptr)}});
-  std::cout << json::serialize(list) << "\n";
+  }
+  print(a, list, human.empty() ? "No jobs.\n" : human);
   return 0;
 }
 
-// ---- webhooks ---------------------------------------------------------
+// ---- webhooks --------------------------------------------------------------------
 
 json::array events_json(const std::vector<model::event_type>& events) {
   json::array list;
@@ -571,73 +625,216 @@ int webhook_command(const args& a, db::database& db, bool allow_http) {
     print(a, list, human.empty() ? "No deliveries.\n" : human);
     return 0;
   }
-  return fail("unknown webhook command\n" + a.usage(), 2);
+  return fail(a.command_usage(), 2); // a known command (parse)
 }
 
-// Span lines → Trace Event Format ("X" complete events, µs), one lane per actor.
-int trace_command(const args& a, const std::string& trace_file) {
-  if (a.words.size() < 2)
-    return fail("usage: trace TRACE-ID [--trace-file=PATH]", 2);
-  const auto& wanted = a.words[1];
-  std::ifstream in(trace_file);
-  if (!in)
-    return fail("cannot read the trace file " + trace_file);
+// ---- trace ---------------------------------------------------------------------------
+
+// One span line of the trace file (actors/tracing.cpp): ids are hex text, a root's
+// parent_id is empty.
+struct span_line {
+  std::string actor, message, outcome;
+  std::int64_t start_us = 0, duration_us = 0;
+  std::string span_id, parent_id;
+};
+
+std::int64_t signed_of(const json::value* v) {
+  if (v && v->is_int64())
+    return v->get_int64();
+  if (v && v->is_uint64())
+    return static_cast<std::int64_t>(v->get_uint64());
+  return 0;
+}
+
+std::string string_of(const json::value* v) {
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+// The spans of `wanted` in the span file and the one it rotated to (FILE.1).
+std::vector<span_line> read_spans(const std::string& trace_file, const std::string& wanted,
+                                  bool& readable) {
+  std::vector<span_line> spans;
+  readable = false;
+  for (const auto& path : {trace_file + ".1", trace_file}) {
+    std::ifstream in(path);
+    if (!in)
+      continue;
+    readable = true;
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.find(wanted) == std::string::npos)
+        continue;
+      boost::system::error_code ec;
+      auto v = json::parse(line, ec);
+      if (ec || !v.is_object())
+        continue;
+      const auto& o = v.get_object();
+      if (string_of(o.if_contains("trace_id")) != wanted)
+        continue;
+      spans.push_back({string_of(o.if_contains("actor")), string_of(o.if_contains("message")),
+                       string_of(o.if_contains("outcome")), signed_of(o.if_contains("start_us")),
+                       signed_of(o.if_contains("duration_us")), string_of(o.if_contains("span_id")),
+                       string_of(o.if_contains("parent_id"))});
+    }
+  }
+  return spans;
+}
+
+// Every span's parent is there (a child ends, and is written, before its parent).
+bool whole(const std::vector<span_line>& spans) {
+  std::set<std::string> ids;
+  for (const auto& s : spans)
+    ids.insert(s.span_id);
+  return !spans.empty() && std::all_of(spans.begin(), spans.end(), [&](const span_line& s) {
+    return s.parent_id.empty() || ids.count(s.parent_id);
+  });
+}
+
+// The trace's spans once they are all written: receiptd's tracer writes what it
+// holds about once a second, so a trace is read until it is whole (every parent
+// there) and has not grown for longer than that, or until `wait` has passed.
+std::vector<span_line> wait_for_spans(const std::string& trace_file, const std::string& wanted,
+                                      std::chrono::nanoseconds wait, bool& readable) {
+  using clock = std::chrono::steady_clock;
+  constexpr auto settled = std::chrono::milliseconds(1200); // the tracer's interval, and some
+  auto deadline = clock::now() + wait;
+  auto whole_since = clock::time_point::max(); // max: not whole at the last read
+  std::size_t whole_count = 0;
+  for (;;) {
+    auto spans = read_spans(trace_file, wanted, readable);
+    auto now = clock::now();
+    if (!whole(spans)) {
+      whole_since = clock::time_point::max();
+    } else if (whole_since == clock::time_point::max() || spans.size() != whole_count) {
+      whole_since = now;
+      whole_count = spans.size();
+    } else if (now - whole_since >= settled) {
+      return spans;
+    }
+    if (now >= deadline)
+      return spans;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+// Spans → Trace Event Format ("X" complete events, µs), one lane per actor.
+json::object trace_events(const std::vector<span_line>& spans) {
   std::map<std::string, int> lanes;
   json::array events;
-  std::string line;
-  while (std::getline(in, line)) {
-    boost::system::error_code ec;
-    auto v = json::parse(line, ec);
-    if (ec || !v.is_object())
-      continue;
-    auto& o = v.get_object();
-    auto* id = o.if_contains("trace_id");
-    if (!id || !id->is_string() || id->get_string() != wanted)
-      continue;
-    std::string actor(o["actor"].as_string());
-    auto lane = lanes.emplace(actor, static_cast<int>(lanes.size()) + 1).first->second;
-    events.push_back(json::object{{"name", actor + ": " + std::string(o["message"].as_string())},
-                                  {"cat", "receiptd"},
-                                  {"ph", "X"},
-                                  {"ts", o["start_us"]},
-                                  {"dur", o["duration_us"]},
+  for (const auto& s : spans) {
+    auto lane = lanes.emplace(s.actor, static_cast<int>(lanes.size()) + 1).first->second;
+    events.push_back(json::object{
+      {"name", s.actor + ": " + s.message},
+      {"cat", "receiptd"},
+      {"ph", "X"},
+      {"ts", s.start_us},
+      {"dur", s.duration_us},
+      {"pid", 1},
+      {"tid", lane},
+      {"args",
+       json::object{{"outcome", s.outcome}, {"span_id", s.span_id}, {"parent_id", s.parent_id}}}});
+  }
+  for (const auto& [actor, lane] : lanes)
+    events.push_back(json::object{{"name", "thread_name"},
+                                  {"ph", "M"},
                                   {"pid", 1},
                                   {"tid", lane},
-                                  {"args",
-                                   json::object{{"outcome", o["outcome"]},
-                                                {"span_id", o["span_id"]},
-                                                {"parent_id", o["parent_id"]}}}});
+                                  {"args", json::object{{"name", actor}}}});
+  return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+}
+
+// Spans as a timeline: start (ms after the first), duration, actor and message
+// indented under their parent, outcome.
+std::string timeline(const std::string& trace_id, std::vector<span_line> spans) {
+  std::sort(spans.begin(), spans.end(),
+            [](const span_line& a, const span_line& b) { return a.start_us < b.start_us; });
+  std::map<std::string, int> depth;
+  auto t0 = spans.front().start_us;
+  std::int64_t end = t0;
+  for (const auto& s : spans)
+    end = std::max(end, s.start_us + s.duration_us);
+  char head[160];
+  std::snprintf(head, sizeof head, "trace %s: %zu spans over %.3f ms\n", trace_id.c_str(),
+                spans.size(), static_cast<double>(end - t0) / 1000.0);
+  std::string out = head;
+  out += "   start ms  duration ms  actor: message  outcome\n";
+  for (const auto& s : spans) {
+    auto parent = depth.find(s.parent_id);
+    int d = s.parent_id.empty() || parent == depth.end() ? 0 : parent->second + 1;
+    depth[s.span_id] = d;
+    char row[64];
+    std::snprintf(row, sizeof row, "%11.3f %12.3f  ", static_cast<double>(s.start_us - t0) / 1000.0,
+                  static_cast<double>(s.duration_us) / 1000.0);
+    out += row + std::string(static_cast<std::size_t>(2 * d), ' ') + s.actor + ": " + s.message
+      + (s.outcome.empty() ? "" : "  " + s.outcome) + "\n";
   }
-  if (events.empty())
-    return fail("no spans of trace " + wanted + " in " + trace_file);
-  json::array names;
-  for (const auto& [actor, lane] : lanes)
-    names.push_back(json::object{{"name", "thread_name"},
-                                 {"ph", "M"},
-                                 {"pid", 1},
-                                 {"tid", lane},
-                                 {"args", json::object{{"name", actor}}}});
-  for (auto& n : names)
-    events.push_back(n);
-  std::cout << json::serialize(json::object{{"traceEvents", events}, {"displayTimeUnit", "ms"}})
-            << "\n";
+  return out;
+}
+
+int trace_command(const args& a, const std::string& trace_file) {
+  if (a.words.size() != 2)
+    return fail("usage: trace TRACE-ID [--trace-file=PATH] [--wait=DURATION]", 2);
+  const auto& wanted = a.words[1];
+  bool readable = false;
+  auto spans = wait_for_spans(trace_file, wanted, a.wait, readable);
+  if (!readable)
+    return fail("cannot read the trace file " + trace_file);
+  if (spans.empty())
+    return fail(
+      "no spans of trace " + wanted + " in " + trace_file + " (waited "
+      + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(a.wait).count())
+      + " ms; is trace.enabled on, and is this receiptd's trace.file?)");
+  if (!whole(spans))
+    std::cerr << "receiptctl: some spans of trace " << wanted
+              << " are not written yet (see --wait); showing those that are\n";
+  print(a, trace_events(spans), timeline(wanted, spans));
   return 0;
+}
+
+// Whether receiptd's configuration is known: a config file named, or found where
+// receiptd looks for it, or the option the command needs on the command line.
+// Without it the defaults would point at a database of their own, relative to
+// wherever receiptctl runs.
+bool configured(const args& a) {
+  for (const auto& opt : a.receiptd_args) {
+    if (opt.rfind("--config-file=", 0) == 0)
+      return true;
+    if (a.uses_database() && opt.rfind("--db.url=", 0) == 0)
+      return true;
+    if (!a.uses_database() && opt.rfind("--trace.file=", 0) == 0)
+      return true;
+  }
+  if (!a.uses_database() && a.given("trace-file"))
+    return true;
+  std::error_code ec;
+  return std::filesystem::exists(config::default_config_file, ec);
 }
 
 } // namespace
 
 int main(int argc, char** argv) {
   args a;
-  if (auto parsed = a.parse(argc, argv); !parsed)
+  auto parsed = a.parse(argc, argv);
+  if (a.version) {
+    std::cout << "receiptctl " << model::version << "\n";
+    return 0;
+  }
+  if (!parsed)
     return fail(parsed.err().message(), 2);
   if (a.help) {
-    std::cout << a.usage();
+    std::cout << (a.words.empty() ? a.usage() : a.command_usage());
     return 0;
   }
   if (a.words.empty()) {
     std::cerr << a.usage();
     return 2;
   }
+  if (!configured(a))
+    return fail(std::string("no configuration: ") + config::default_config_file
+                  + " is not in this folder. Pass receiptd's --config-file=PATH (installed: "
+                    "/etc/receiptd/receiptd.ini)"
+                  + (a.uses_database() ? " or --db.url=URL" : " or --trace-file=PATH"),
+                2);
   config::receiptd_config cfg;
   std::vector<char*> cargv;
   for (auto& s : a.receiptd_args)
@@ -645,9 +842,9 @@ int main(int argc, char** argv) {
   if (auto loaded = cfg.load(static_cast<int>(cargv.size()), cargv.data(), std::cerr); !loaded)
     return fail(loaded.err().message(), 2);
   const auto& s = cfg.values();
-  if (a.words[0] == "trace")
+  if (a.command() == "trace")
     return trace_command(a, a.given("trace-file") ? a.trace_file : s.trace.file);
-  auto db = cmd::open_database(s.db.url, "receiptctl");
+  auto db = cmd::open_database(s.db.url, "receiptctl", !a.reads_only());
   if (!db)
     return 1;
   if (a.words[0] == "app")
@@ -658,7 +855,5 @@ int main(int argc, char** argv) {
     return record_command(a, *db);
   if (a.words[0] == "jobs")
     return jobs_command(a, *db);
-  if (a.words[0] == "webhook")
-    return webhook_command(a, *db, s.webhooks.allow_http);
-  return fail("unknown command " + a.words[0] + "\n" + a.usage(), 2);
+  return webhook_command(a, *db, s.webhooks.allow_http);
 }

@@ -3,69 +3,112 @@
 #include <caf/config_option_adder.hpp>
 #include <caf/config_value.hpp>
 
+#include <algorithm>
+#include <optional>
 #include <sstream>
+#include <vector>
+
+#include "model/version.hpp"
 
 namespace receiptd::cmd {
 
 namespace {
 
-// The commands that take options of their own, and the group (category) they take;
-// every command takes the "global" ones.
-struct command_group {
-  const char* command;
-  const char* group;
+// Every command: its words, its arguments, what it does, the group (category) of
+// the options it takes besides the global ones, and whether it only reads.
+struct command_doc {
+  const char* name;     // "app create"
+  const char* synopsis; // its arguments, as the usage shows them
+  const char* summary;
+  const char* group; // its options' category, "" when it takes none of its own
+  bool reads_only;
+  const char* section; // the usage's heading above it
 };
-constexpr command_group commands_with_options[]
-  = {{"app create", "app"}, {"app update", "app"},      {"app rtdn-url", "rtdn"},
-     {"trace", "trace"},    {"webhook add", "webhook"}, {"webhook deliveries", "deliveries"}};
+constexpr command_doc commands[] = {
+  {"app create", "--name=NAME [APP OPTIONS]", "create an app and issue its first token", "app",
+   false, "Apps and tokens"},
+  {"app update", "APP [APP OPTIONS]", "change an app (APP: its id or name)", "app", false, ""},
+  {"app list", "", "list apps", "", true, ""},
+  {"app show", "APP", "one app, with its tokens", "", true, ""},
+  {"app rtdn-url", "APP [RTDN OPTIONS]",
+   "the app's Google Play RTDN push URL (for its Pub/Sub push subscription); makes its "
+   "secret token on first use",
+   "rtdn", false, ""},
+  {"token issue", "APP", "a new access token (printed once)", "", false, ""},
+  {"token revoke", "TOKEN-OR-ID", "revoke by the token itself or its id", "", false, ""},
+  {"token list", "APP", "an app's tokens (ids, never the tokens)", "", true, ""},
+  {"record show", "ID", "a stored receipt, transaction or purchase order", "", true,
+   "Records and operations"},
+  {"jobs", "", "pending revalidation and upkeep jobs", "", true, ""},
+  {"trace", "TRACE-ID [TRACE OPTIONS]",
+   "an upload's spans as a timeline (--json: Trace Event JSON for Perfetto or "
+   "chrome://tracing); waits for spans still being written",
+   "trace", true, ""},
+  {"webhook add", "APP --url=URL [--events=LIST]",
+   "an endpoint of the app; prints its id and its secret (the secret only now)", "webhook", false,
+   "Webhooks (signed event deliveries to an app's backend)"},
+  {"webhook list", "[APP]", "endpoints, of one app or all (no secrets)", "", true, ""},
+  {"webhook remove", "ID", "remove an endpoint and its pending deliveries", "", false, ""},
+  {"webhook redeliver", "EVENT-ID", "send an event to its endpoints again", "", false, ""},
+  {"webhook deliveries", "[APP] [--limit=N]", "deliveries, newest event first", "deliveries", true,
+   ""},
+};
 
-constexpr const char* usage_head
-  = R"(usage: receiptctl [--db.url=URL | --config-file=PATH] [--json] COMMAND
-
-Apps and tokens:
-  app create --name=NAME [APP OPTIONS]   create an app and issue its first token
-  app update APP [APP OPTIONS]           change an app (APP: its id or name)
-  app list                               list apps
-  app show APP                           one app, with its tokens
-  app rtdn-url APP [RTDN OPTIONS]        the app's Google Play RTDN push URL (for its
-                                         Pub/Sub push subscription); makes its secret
-                                         token on first use
-  token issue APP                        a new access token (printed once)
-  token revoke TOKEN-OR-ID               revoke by the token itself or its id
-  token list APP                         an app's tokens (ids, never the tokens)
-Records and operations:
-  record show ID                         a stored receipt or purchase order
-  jobs                                   pending revalidation jobs
-  trace TRACE-ID [TRACE OPTIONS]         an upload's spans as Trace Event JSON
-                                         (open in Perfetto or chrome://tracing)
-Webhooks (signed event deliveries to an app's backend):
-  webhook add APP --url=URL [--events=LIST]
-                                         an endpoint of the app; prints its id and
-                                         its secret (the secret only now)
-  webhook list [APP]                     endpoints, of one app or all (no secrets)
-  webhook remove ID                      remove an endpoint and its pending deliveries
-  webhook redeliver EVENT-ID             send an event to its endpoints again
-  webhook deliveries [APP] [--limit=N]   deliveries, newest event first
-)";
-
-constexpr const char* usage_tail
-  = "Database: the options and config file of receiptd (default config/receiptd.ini);\n"
-    "webhook add also reads receiptd's webhooks.allow-http there.\n";
-
-// "app create", "token issue", "jobs", "trace": what names the command in messages.
-std::string command_of(const std::vector<std::string>& words) {
-  if (words.size() > 1
-      && (words[0] == "app" || words[0] == "token" || words[0] == "record"
-          || words[0] == "webhook"))
-    return words[0] + " " + words[1];
-  return words.empty() ? std::string() : words[0];
+// The words that start a two-word command.
+bool is_group_word(std::string_view w) {
+  return w == "app" || w == "token" || w == "record" || w == "webhook";
 }
 
-std::string group_of(const std::string& command) {
-  for (const auto& c : commands_with_options)
-    if (command == c.command)
-      return c.group;
-  return {};
+const command_doc* find_command(std::string_view name) {
+  for (const auto& c : commands)
+    if (name == c.name)
+      return &c;
+  return nullptr;
+}
+
+// Levenshtein distance, for "did you mean".
+std::size_t distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      auto above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// `unknown command "app creat" (did you mean "app create"?)`.
+std::string unknown_command(const std::string& given) {
+  const command_doc* nearest = nullptr;
+  std::size_t best = 3; // at most two edits away
+  for (const auto& c : commands)
+    if (auto d = distance(given, c.name); d < best) {
+      best = d;
+      nearest = &c;
+    }
+  return "unknown command \"" + given + "\""
+    + (nearest ? " (did you mean \"" + std::string(nearest->name) + "\"?)" : std::string())
+    + "; receiptctl --help lists the commands";
+}
+
+constexpr const char* usage_tail
+  = "\nThe database and the span file are receiptd's: receiptctl reads receiptd's config\n"
+    "file (--config-file=PATH, e.g. /etc/receiptd/receiptd.ini; default\n"
+    "config/receiptd.ini in the working directory) and takes its --db.*, --trace.*,\n"
+    "--http.* and --webhooks.* options. Without either, it stops (exit status 2)\n"
+    "rather than make a database of its own. Output is text; --json prints JSON.\n";
+
+// "app create", "token issue", "jobs", "trace": the words that name the command.
+std::string command_of(const std::vector<std::string>& words) {
+  if (words.size() > 1 && is_group_word(words[0]))
+    return words[0] + " " + words[1];
+  return words.empty() ? std::string() : words[0];
 }
 
 model::error refused(std::string message) {
@@ -140,8 +183,11 @@ ctl_options::ctl_options() {
          "App Store Server API: the in-app purchase key's .p8 file (EC P-256), read and stored")
     .add(clear_app_store_credentials, "clear-app-store-credentials",
          "remove the App Store Server API credentials (issuer id, key id, private key)");
-  caf::config_option_adder{declared_, "?trace"}.add(
-    trace_file, "trace-file", "the span file to read (default: receiptd's trace.file)");
+  caf::config_option_adder{declared_, "?trace"}
+    .add(trace_file, "trace-file", "the span file to read (default: receiptd's trace.file)")
+    .add(wait, "wait",
+         "how long to wait for the trace's spans to be written (receiptd writes them about "
+         "once a second); 0s: read the file once");
   caf::config_option_adder{declared_, "?webhook"}
     .add(url, "url",
          "where events are POSTed: https, or http to a loopback host (any http with "
@@ -161,10 +207,15 @@ ctl_options::ctl_options() {
 
 model::status ctl_options::parse(int argc, char** argv) {
   receiptd_args = {argv[0]};
+  std::optional<model::error> bad_option; // reported once the command is known
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
       help = true;
+      continue;
+    }
+    if (arg == "--version") {
+      version = true;
       return model::done{};
     }
     if (is_receiptd_option(arg)) {
@@ -175,29 +226,58 @@ model::status ctl_options::parse(int argc, char** argv) {
       words.push_back(arg);
       continue;
     }
+    if (bad_option)
+      continue;
     auto eq = arg.find('=');
     auto name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
     // Flat names only: "--app.name" is not an option of receiptctl.
     auto* opt
       = name.find('.') == std::string::npos ? declared_.cli_long_name_lookup(name) : nullptr;
-    if (!opt)
-      return refused("unknown option --" + name + " (see receiptctl --help)");
-    if (auto stored = store(*opt, arg); !stored)
-      return stored;
+    if (!opt) {
+      bad_option = refused("unknown option --" + name + " (see receiptctl --help)");
+      continue;
+    }
+    if (auto stored = store(*opt, arg); !stored) {
+      bad_option = stored.err();
+      continue;
+    }
     given_.insert(name);
   }
-  // Each option must belong to the command used (checked once the command is known).
   if (words.empty())
-    return model::done{}; // the caller prints the usage
-  auto command = command_of(words);
-  auto group = group_of(command);
+    return bad_option && !help ? model::status(*bad_option) : model::done{};
+  // A misspelled command first: its options cannot be judged.
+  auto named = command_of(words);
+  if (find_command(named)) {
+    command_ = named;
+  } else if (words.size() == 1 && is_group_word(words[0])) {
+    if (!help) { // "app --help" lists the app commands
+      std::string list;
+      for (const auto& c : commands)
+        if (std::string_view(c.name).starts_with(words[0] + " "))
+          list += (list.empty() ? "" : ", ") + std::string(c.name);
+      return refused("\"" + words[0] + "\" needs a command: " + list);
+    }
+  } else {
+    return refused(unknown_command(named));
+  }
+  if (help)
+    return model::done{};
+  if (bad_option)
+    return *bad_option;
+  // Each option must belong to the command used.
+  std::string group = find_command(command_)->group;
   for (const auto& name : given_) {
     auto category = declared_.cli_long_name_lookup(name)->category();
     if (category != "global" && category != group)
-      return refused("option --" + name + " does not apply to " + command
-                     + " (see receiptctl --help)");
+      return refused("option --" + name + " does not apply to " + command_ + " (see receiptctl "
+                     + command_ + " --help)");
   }
   return model::done{};
+}
+
+bool ctl_options::reads_only() const {
+  auto* c = find_command(command_);
+  return c && c->reads_only;
 }
 
 // "--flag", "--flag=true|false", "--name=VALUE". A string is taken as typed: CAF's
@@ -227,23 +307,95 @@ model::status ctl_options::store(const caf::config_option& opt, const std::strin
   return model::done{};
 }
 
+namespace {
+
+constexpr const char* options_heading(std::string_view group) {
+  if (group == "app")
+    return "APP OPTIONS";
+  if (group == "rtdn")
+    return "RTDN OPTIONS";
+  if (group == "trace")
+    return "TRACE OPTIONS";
+  if (group == "webhook")
+    return "WEBHOOK ADD OPTIONS";
+  return "WEBHOOK DELIVERIES OPTIONS";
+}
+
+// "  app create --name=NAME [APP OPTIONS]   create an app…", wrapped at 80 columns.
+void print_command(std::ostream& out, const command_doc& c) {
+  constexpr std::size_t column = 41, width = 80;
+  std::string line = "  " + std::string(c.name) + (*c.synopsis ? " " : "") + c.synopsis;
+  if (line.size() + 1 > column) {
+    out << line << "\n";
+    line.clear();
+  }
+  line.resize(column, ' ');
+  bool empty = true;
+  std::istringstream words(c.summary);
+  for (std::string word; words >> word; empty = false) {
+    if (!empty && line.size() + 1 + word.size() > width) {
+      out << line << "\n";
+      line.assign(column, ' ');
+      empty = true;
+    }
+    line += (empty ? "" : " ") + word;
+  }
+  out << line << "\n";
+}
+
+} // namespace
+
 std::string ctl_options::usage() const {
   std::ostringstream out;
-  out << usage_head;
-  auto section = [&](caf::string_view category, const std::string& title) {
+  out << "receiptctl " << model::version << ": receiptd's operator tool.\n\n"
+      << "usage: receiptctl [--config-file=PATH | --db.url=URL] [--json] COMMAND [ARGS]\n"
+      << "       receiptctl COMMAND --help | --help | --version\n";
+  for (const auto& c : commands) {
+    if (*c.section)
+      out << "\n" << c.section << ":\n";
+    print_command(out, c);
+  }
+  out << "\n";
+  auto section = [&](const std::string& category, const std::string& title) {
     out << title << ":\n";
     for (const auto& opt : declared_)
-      if (opt.category() == category)
+      if (str(opt.category()) == category)
         print_option(out, opt);
   };
-  section("app", "APP OPTIONS");
-  section("rtdn", "RTDN OPTIONS");
-  section("trace", "TRACE OPTIONS");
-  section("webhook", "WEBHOOK ADD OPTIONS");
-  section("deliveries", "WEBHOOK DELIVERIES OPTIONS");
+  for (const char* group : {"app", "rtdn", "trace", "webhook", "deliveries"})
+    section(group, options_heading(group));
   section("global", "Every command");
-  out << "  --help                         this text\n";
+  out << "  --help                         this text (after a command: that command's)\n";
+  out << "  --version                      receiptctl's version\n";
   out << usage_tail;
+  return out.str();
+}
+
+std::string ctl_options::command_usage() const {
+  std::ostringstream out;
+  if (command_.empty()) { // a group word alone: its commands
+    out << "receiptctl " << words[0] << " commands:\n";
+    for (const auto& c : commands)
+      if (std::string_view(c.name).starts_with(words[0] + " "))
+        print_command(out, c);
+    out << "\nreceiptctl " << words[0] << " COMMAND --help says more about one.\n";
+    return out.str();
+  }
+  const auto& c = *find_command(command_);
+  out << "usage: receiptctl [--config-file=PATH | --db.url=URL] [--json] " << c.name
+      << (*c.synopsis ? " " : "") << c.synopsis << "\n\n"
+      << c.summary << (c.reads_only ? " (reads only)" : "") << "\n\n";
+  auto section = [&](const std::string& category, const std::string& title) {
+    out << title << ":\n";
+    for (const auto& opt : declared_)
+      if (str(opt.category()) == category)
+        print_option(out, opt);
+    out << "\n";
+  };
+  if (*c.group)
+    section(c.group, options_heading(c.group));
+  section("global", "Every command");
+  out << usage_tail + 1; // its leading blank line is there already
   return out.str();
 }
 

@@ -13,10 +13,19 @@
 
 namespace receiptd::cmd {
 
-std::unique_ptr<db::database> open_database(const std::string& url, const char* program) {
-  return open_database(url, [program](const std::string& problem) {
-    std::cerr << program << ": " << problem << "\n";
-  });
+std::unique_ptr<db::database> open_database(const std::string& url, const char* program,
+                                            bool may_create) {
+  auto fail
+    = [program](const std::string& problem) { std::cerr << program << ": " << problem << "\n"; };
+  if (auto path = model::sqlite_database_file(url); path && !may_create) {
+    std::error_code ec;
+    if (!std::filesystem::exists(*path, ec)) {
+      fail("no database at " + *path + " (db.url = " + db::redacted_url(url)
+           + "): receiptd makes it when it first starts; is this receiptd's configuration?");
+      return nullptr;
+    }
+  }
+  return open_database(url, fail);
 }
 
 std::unique_ptr<db::database> open_database(const std::string& url,

@@ -172,7 +172,7 @@ TEST_CASE("receiptctl stores App Store Server API credentials and never prints t
   check_no_key_in(listed, pem);
   auto human = run_program({RECEIPTCTL_BINARY, "--db.url=" + s.db_url, "app", "show", app.name});
   REQUIRE(human.exit_code == 0);
-  CHECK(human.out.find("\"app_store_private_key_set\":true") != std::string::npos);
+  CHECK(human.out.find("app_store_private_key_set: true\n") != std::string::npos);
   check_no_key_in(ctl_result{human.exit_code, nullptr, human.out, human.err}, pem);
 
   // One of them alone, merged with what the app has.
@@ -247,4 +247,105 @@ TEST_CASE("receiptctl refuses unusable App Store Server API credentials, naming 
                        "--app-store-private-key-file=" + rsa}),
                 "--app-store-private-key-file");
   CHECK_FALSE(app_exists(s, name));
+}
+
+TEST_CASE("receiptctl without receiptd's configuration stops, and makes no database",
+          "[receiptctl]") {
+  auto elsewhere = make_temp_dir("receiptctl-elsewhere");
+  for (auto command : {std::vector<std::string>{"app", "list"},
+                       {"jobs"},
+                       {"app", "create", "--name=stray"},
+                       {"trace", "some-trace"}}) {
+    command.insert(command.begin(), RECEIPTCTL_BINARY);
+    auto r = run_program(command, std::chrono::seconds(60), elsewhere);
+    INFO(command[1] << ": " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--config-file=") != std::string::npos);
+    CHECK(r.out.empty());
+  }
+  CHECK(std::filesystem::is_empty(elsewhere)); // no var/receiptd.db, nothing
+}
+
+TEST_CASE("receiptctl reads never make a database; writes may", "[receiptctl]") {
+  auto dir = make_temp_dir("receiptctl-reads");
+  auto url = "--db.url=sqlite3://db=" + dir + "/new.db timeout=10";
+  for (auto command : {std::vector<std::string>{"app", "list"},
+                       {"jobs"},
+                       {"webhook", "list"},
+                       {"record", "show", "00000000-0000-4000-8000-000000000000"}}) {
+    command.insert(command.begin(), {RECEIPTCTL_BINARY, url});
+    auto r = run_program(command);
+    INFO(command[2] << ": " << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("no database at " + dir + "/new.db") != std::string::npos);
+  }
+  CHECK_FALSE(std::filesystem::exists(dir + "/new.db"));
+  auto created = run_program({RECEIPTCTL_BINARY, url, "app", "create", "--name=first"});
+  INFO(created.err);
+  CHECK(created.exit_code == 0);
+  CHECK(std::filesystem::exists(dir + "/new.db"));
+  auto listed = run_program({RECEIPTCTL_BINARY, url, "app", "list"});
+  CHECK(listed.exit_code == 0);
+  CHECK(listed.out.find("first") != std::string::npos);
+}
+
+TEST_CASE("receiptctl names a misspelled command as one, and suggests the nearest",
+          "[receiptctl]") {
+  auto& s = the_suite();
+  auto r = s.ctl({"app", "creat", "--name=x"});
+  INFO(r.err);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("unknown command \"app creat\" (did you mean \"app create\"?)")
+        != std::string::npos);
+  CHECK(r.err.find("does not apply") == std::string::npos);
+  auto far = s.ctl({"frobnicate"});
+  CHECK(far.code == 2);
+  CHECK(far.err.find("unknown command \"frobnicate\"") != std::string::npos);
+  CHECK(far.err.find("did you mean") == std::string::npos);
+  auto bare = s.ctl({"webhook"});
+  CHECK(bare.code == 2);
+  CHECK(bare.err.find("webhook add") != std::string::npos);
+}
+
+TEST_CASE("receiptctl COMMAND --help: that command's synopsis and options only", "[receiptctl]") {
+  auto help = [](std::vector<std::string> words) {
+    words.insert(words.begin(), RECEIPTCTL_BINARY);
+    words.push_back("--help");
+    auto r = run_program(words); // no configuration needed to ask
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    return r.out;
+  };
+  auto create = help({"app", "create"});
+  CHECK(create.find("app create --name=NAME") != std::string::npos);
+  CHECK(create.find("--bundle-id") != std::string::npos);
+  CHECK(create.find("--url") == std::string::npos);
+  CHECK(create.find("webhook add") == std::string::npos);
+  auto trace = help({"trace"});
+  CHECK(trace.find("--wait") != std::string::npos);
+  CHECK(trace.find("--bundle-id") == std::string::npos);
+  auto webhook = help({"webhook"});
+  CHECK(webhook.find("webhook redeliver EVENT-ID") != std::string::npos);
+  CHECK(webhook.find("app create") == std::string::npos);
+  auto all = help({});
+  CHECK(all.find("webhook deliveries") != std::string::npos);
+  CHECK(all.find("app create") != std::string::npos);
+}
+
+TEST_CASE("receiptctl prints text, and JSON with --json", "[receiptctl]") {
+  auto& s = the_suite();
+  auto text = run_program({RECEIPTCTL_BINARY, "--db.url=" + s.db_url, "jobs"});
+  INFO(text.err);
+  REQUIRE(text.exit_code == 0);
+  boost::system::error_code ec;
+  (void)json::parse(text.out, ec);
+  CHECK(ec); // not JSON
+  auto as_json = s.ctl({"jobs"});
+  REQUIRE(as_json.code == 0);
+  CHECK(as_json.json.is_array());
+  auto app = create_store_a_app(s, "com.example.textual");
+  auto tokens = run_program({RECEIPTCTL_BINARY, "--db.url=" + s.db_url, "token", "list", app.name});
+  REQUIRE(tokens.exit_code == 0);
+  CHECK(tokens.out.rfind(app.token_id + "  created ", 0) == 0);
+  CHECK(tokens.out.find("active") != std::string::npos);
 }

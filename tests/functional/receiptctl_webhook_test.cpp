@@ -194,7 +194,7 @@ TEST_CASE("receiptctl webhook remove; unknown ids fail with exit status 1",
   check_failed(s.ctl({"webhook", "redeliver", "evt_00000000000000000000000000000000"}), 1,
                "no webhook event");
   check_failed(s.ctl({"webhook", "redeliver"}), 2, "webhook redeliver EVENT-ID");
-  check_failed(s.ctl({"webhook", "sideways"}), 2, "unknown webhook command");
+  check_failed(s.ctl({"webhook", "sideways"}), 2, "unknown command \"webhook sideways\"");
   check_failed(s.ctl({"webhook", "deliveries", unique("no-such-app")}), 1, "no app");
   check_failed(s.ctl({"webhook", "deliveries", "--limit=0"}), 2, "--limit");
   check_failed(s.ctl({"webhook", "deliveries", "--limit=many"}), 2, "--limit");
