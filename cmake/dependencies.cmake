@@ -11,6 +11,9 @@ find_package(Catch2 2 REQUIRED)
 pkg_check_modules(Pistache REQUIRED IMPORTED_TARGET libpistache)
 # The store emulator's HTTP/2-over-TLS listeners (libnghttp2-dev; libcurl uses the same library).
 pkg_check_modules(nghttp2 REQUIRED IMPORTED_TARGET libnghttp2)
+# Entitlement patterns on product ids (model/entitlements/): RE2, linear-time matching
+# whatever the pattern (libre2-dev).
+pkg_check_modules(re2 REQUIRED IMPORTED_TARGET re2)
 
 find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)
 find_library(CAF_CORE_LIBRARY caf_core REQUIRED)
