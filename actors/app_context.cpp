@@ -60,4 +60,24 @@ app_context_ptr make_app_context(const model::app& a) {
   return ctx;
 }
 
+const app_context::compiled_entitlements& app_context::entitlements() const {
+  std::call_once(entitlements_once_, [this] {
+    namespace ent = model::entitlements;
+    auto compiled = [&]() -> model::result<std::shared_ptr<const ent::matcher>> {
+      auto rules = ent::parse_rules(app.entitlement_rules);
+      if (!rules)
+        return rules.err();
+      return ent::matcher::compile(*rules);
+    }();
+    if (compiled) {
+      entitlements_.matcher = *compiled;
+      return;
+    }
+    entitlements_.problem
+      = "app " + app.id + ": unusable entitlement rules, none apply: " + compiled.err().message();
+    log_warn(entitlements_.problem);
+  });
+  return entitlements_;
+}
+
 } // namespace receiptd::actors

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "http/outbound_client.hpp"
 #include "http/reply.hpp"
 #include "model/app.hpp"
+#include "model/entitlements/matcher.hpp"
 #include "model/records.hpp"
 #include "model/store_a/notification.hpp"
 #include "model/store_a/server_api.hpp"
@@ -42,12 +44,13 @@ struct inbound {
 };
 
 // A token lookup's answer: the app owning the token (none when it is unknown or
-// revoked), and the auth revision of the snapshot it was read in
-// (db::database::auth_revision): the supervisor's token cache drops it once the
+// revoked) and the token's kind, and the auth revision of the snapshot it was read
+// in (db::database::auth_revision): the supervisor's token cache drops it once the
 // revision has grown past it.
 struct authenticated {
   std::optional<model::app> app;
   std::int64_t revision = 0;
+  model::token_kind kind = model::token_kind::client;
 };
 
 // An app with its credentials parsed once (parsing a key costs more than using it).
@@ -61,6 +64,25 @@ struct app_context {
   // service account; the App Store Server API key.
   std::string store_b_problem;
   std::string server_api_problem;
+
+  // The app's entitlement rules (app.entitlement_rules) compiled: `matcher` is
+  // never null (no rules, or unusable ones, match nothing); `problem` says why
+  // stored rules are unusable (only a row written by hand: receiptctl checks them),
+  // empty when they compiled.
+  struct compiled_entitlements {
+    std::shared_ptr<const model::entitlements::matcher> matcher
+      = model::entitlements::matcher::none();
+    std::string problem;
+  };
+  // Compiled on first use, once per context (compiling costs 0.1–16 ms for 4–256
+  // patterns: the supervisor's cached context compiles them once per version of the
+  // app's row, and a revalidation job's context, which never matches, never does).
+  // Thread-safe.
+  const compiled_entitlements& entitlements() const;
+
+private:
+  mutable std::once_flag entitlements_once_;
+  mutable compiled_entitlements entitlements_;
 };
 using app_context_ptr = std::shared_ptr<const app_context>;
 

@@ -149,9 +149,13 @@ caf::expected<auth_batch_result> authenticate(worker_pointer self, const auth_ba
     return db_failure(out.err().message());
   }
   auth_batch_result answers;
-  answers.reserve(out->apps.size());
-  for (auto& app : out->apps) // each tagged with the revision of their common snapshot
-    answers.push_back({std::move(app), out->revision});
+  answers.reserve(out->owners.size());
+  for (auto& owner : out->owners) { // each tagged with the revision of their common snapshot
+    if (owner)
+      answers.push_back({std::move(owner->app), out->revision, owner->kind});
+    else
+      answers.push_back({std::nullopt, out->revision});
+  }
   return answers;
 }
 

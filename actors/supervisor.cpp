@@ -6,6 +6,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -29,6 +30,7 @@ using steady_time = model::time_source::steady_time;
 // read at: the revocation check drops it as soon as the revision grows.
 struct cached_token {
   std::string app_id;
+  model::token_kind kind = model::token_kind::client;
   std::int64_t revision = 0; // the auth revision its lookup was read at
   steady_time asked;         // when that lookup was asked: it is at least this current
   steady_time expires;
@@ -107,6 +109,8 @@ struct state {
   std::unordered_map<caf::actor_addr, http::reply_sink_ptr> operational;
   std::unordered_map<std::string, known_app> apps;      // by app id
   std::unordered_map<std::string, cached_token> tokens; // by token hash (ttl > 0)
+  // By app id: a hash of the entitlement rules last applied (and logged).
+  std::unordered_map<std::string, std::size_t> rules_applied;
   // Lookups out, by token hash (ttl > 0): the waiting uploads' answers are owed.
   std::unordered_map<std::string, std::shared_ptr<token_lookup>> lookups;
   // The revocation check (only while tokens are cached, so an idle service asks nothing).
@@ -137,6 +141,22 @@ std::size_t bytes_of(const inbound& in) {
   return in.request.body.size();
 }
 
+// An app's entitlement rules as a running receiptd applies them, logged once per
+// change (compiled here, once per version of the row): the operator who changed
+// them sees when they took effect. Unusable rules are logged by their compilation.
+void note_entitlement_rules(pointer self, const app_context& ctx) {
+  auto version = std::hash<std::string>{}(ctx.app.entitlement_rules);
+  auto [seen, first] = self->state.rules_applied.try_emplace(ctx.app.id, version);
+  if (!first && seen->second == version)
+    return;
+  seen->second = version;
+  const auto& compiled = ctx.entitlements();
+  const auto& rules = compiled.matcher->source();
+  if (!compiled.problem.empty() || (first && rules.empty()))
+    return;
+  log_info("app " + ctx.app.id + ": entitlement rules applied: " + describe(rules));
+}
+
 // The app's context, parsed once per version of its row; `revision`: the auth
 // revision the row was read at. An older row never replaces a newer one: cached
 // tokens find their app here.
@@ -147,6 +167,7 @@ app_context_ptr context_for(pointer self, const model::app& a, std::int64_t revi
     return slot.context;
   }
   auto context = make_app_context(a); // built from another version of the row
+  note_entitlement_rules(self, *context);
   if (!slot.context || revision >= slot.revision)
     slot = {context, revision};
   return context;
@@ -215,25 +236,31 @@ void check_revision(pointer self) {
       });
 }
 
-// The app of a cached token, or null when the token must be looked up.
-app_context_ptr cached(pointer self, const std::string& hash) {
+// A known token: its app and its kind.
+struct token_holder {
+  app_context_ptr app;
+  model::token_kind kind = model::token_kind::client;
+};
+
+// The app and kind of a cached token, or none when the token must be looked up.
+std::optional<token_holder> cached(pointer self, const std::string& hash) {
   auto& st = self->state;
   auto it = st.tokens.find(hash);
   if (it == st.tokens.end())
-    return nullptr;
+    return std::nullopt;
   auto& entry = it->second;
   auto now = st.deps->clock->steady_now();
   if (now >= entry.expires)
-    return nullptr;
+    return std::nullopt;
   // While checks fail a revocation would go unseen: an entry is trusted for one
   // check interval after it was last known current, as if the checks still ran.
   if (st.checks_failing && now >= std::max(entry.asked, st.confirmed) + st.auth.revocation_check)
-    return nullptr;
+    return std::nullopt;
   auto app = st.apps.find(entry.app_id);
   if (app == st.apps.end())
-    return nullptr;
+    return std::nullopt;
   entry.used = true;
-  return app->second.context;
+  return token_holder{app->second.context, entry.kind};
 }
 
 // A lookup's answer, asked at `asked`: the token cache learns from it. Unknown
@@ -245,7 +272,8 @@ void remember(pointer self, const std::string& hash, const authenticated& found,
   advance_revision(self, found.revision);
   if (!found.app || found.revision < *st.revision)
     return;
-  st.tokens[hash] = {found.app->id, found.revision, asked, asked + st.auth.token_cache_ttl};
+  st.tokens[hash]
+    = {found.app->id, found.kind, found.revision, asked, asked + st.auth.token_cache_ttl};
   schedule_check(self);
 }
 
@@ -272,9 +300,17 @@ void lookup(pointer self, inbound in, app_context_ptr app, model::record_kind ki
       });
 }
 
-// Admission, once the token is known to be good.
-void dispatch(pointer self, inbound in, app_context_ptr app, span s) {
+// Admission, once the token is known to be good: a token of the kind the route
+// takes (http/routes.hpp), else 401 whatever else it is.
+void dispatch(pointer self, inbound in, token_holder holder, span s) {
   auto& st = self->state;
+  const auto& route = http::info(in.request.target);
+  if (holder.kind != route.token) {
+    s.outcome("401");
+    return refuse(in, model::errc::unauthorized,
+                  http::wrong_token_kind_message(route, holder.kind));
+  }
+  auto app = std::move(holder.app);
   auto bytes = bytes_of(in);
   if (!st.in_flight.take(bytes, st.settings)) {
     s.outcome("503");
@@ -331,7 +367,7 @@ void settle(pointer self, std::vector<waiting_upload>& uploads, const authentica
       refuse(u.in, model::errc::unauthorized, "the access token is unknown or revoked");
       continue;
     }
-    dispatch(self, std::move(u.in), app, std::move(u.s));
+    dispatch(self, std::move(u.in), {app, found.kind}, std::move(u.s));
   }
 }
 
@@ -373,9 +409,9 @@ void authenticate(pointer self, inbound in) {
   auto hash = model::access_token_hash(in.request.token);
   waiting_upload u{std::move(in), std::move(s), bytes};
   if (st.caching()) {
-    if (auto app = cached(self, hash)) {
+    if (auto holder = cached(self, hash)) {
       st.authenticating.give_back(bytes);
-      return dispatch(self, std::move(u.in), std::move(app), std::move(u.s));
+      return dispatch(self, std::move(u.in), std::move(*holder), std::move(u.s));
     }
     if (join_lookup(self, hash, u))
       return;

@@ -19,6 +19,8 @@
 #include <sstream>
 #include <thread>
 
+#include "cmd/receiptctl_common.hpp"
+#include "cmd/receiptctl_entitlements.hpp"
 #include "cmd/receiptctl_options.hpp"
 #include "cmd/startup.hpp"
 #include "config/options.hpp"
@@ -39,10 +41,9 @@ namespace {
 // The command line: the command words and the options given (cmd/receiptctl_options.hpp).
 using args = cmd::ctl_options;
 
-int fail(const std::string& message, int code = 1) {
-  std::cerr << "receiptctl: " << message << "\n";
-  return code;
-}
+using cmd::fail;
+using cmd::find_app;
+using cmd::print;
 
 std::string read_file(const std::string& path, bool& ok) {
   std::ifstream in(path);
@@ -66,12 +67,17 @@ json::object app_json(const model::app& a) {
           {"accept_storekit_test_receipts", a.accept_storekit_test_receipts},
           {"transfer_policy", model::to_string(a.transfers)},
           {"rtdn_token_set", !a.rtdn_token.empty()},
-          {"acknowledge_purchases", a.acknowledge_purchases}};
+          {"acknowledge_purchases", a.acknowledge_purchases},
+          {"customer_lookup", model::to_string(a.customer_lookup)},
+          {"customer_id_from", model::to_string(a.customer_id_from)},
+          {"entitlements", cmd::entitlements_json(a)}};
 }
 
 json::object token_json(const db::token_info& t) {
-  json::object o{
-    {"id", t.id}, {"app_id", t.app_id}, {"created_at", model::timestamp_json(t.created_at)}};
+  json::object o{{"id", t.id},
+                 {"app_id", t.app_id},
+                 {"kind", model::to_string(t.kind)},
+                 {"created_at", model::timestamp_json(t.created_at)}};
   o["revoked_at"] = model::timestamp_json(t.revoked_at);
   return o;
 }
@@ -88,13 +94,6 @@ std::optional<json::array> tokens_json(db::database& db, const std::string& app_
   for (const auto& t : *tokens)
     list.push_back(token_json(t));
   return list;
-}
-
-void print(const args& a, const json::value& v, const std::string& human) {
-  if (a.json)
-    std::cout << json::serialize(v) << "\n";
-  else
-    std::cout << human;
 }
 
 // A value as text: strings as they are, timestamps as their UTC text, null as
@@ -197,6 +196,19 @@ std::string apply_app_options(const args& a, model::app& app) {
     app.accept_storekit_test_receipts = a.accept_storekit_test_receipts;
   if (a.given("acknowledge-purchases"))
     app.acknowledge_purchases = a.acknowledge_purchases;
+  if (a.given("customer-lookup")) {
+    auto policy = model::parse_customer_lookup_policy(a.customer_lookup);
+    if (!policy)
+      return "--customer-lookup takes client or server-only, not \"" + a.customer_lookup + "\"";
+    app.customer_lookup = *policy;
+  }
+  if (a.given("customer-id-from")) {
+    auto source = model::parse_customer_id_source(a.customer_id_from);
+    if (!source)
+      return "--customer-id-from takes none or app_account_token, not \"" + a.customer_id_from
+        + "\"";
+    app.customer_id_from = *source;
+  }
   if (a.given("transfer-policy")) {
     auto policy = model::parse_transfer_policy(a.transfer_policy);
     if (!policy)
@@ -230,27 +242,16 @@ std::string apply_app_options(const args& a, model::app& app) {
   return apply_app_store_credentials(a, app);
 }
 
-std::optional<model::app> find_app(db::database& db, const std::string& key, std::string& problem) {
-  auto found = db.find_app(key);
-  if (!found) {
-    problem = found.err().message();
-    return std::nullopt;
-  }
-  if (!*found)
-    problem = "no app with id or name " + key;
-  return *found;
-}
-
-int issue_token(const args& a, db::database& db, const model::app& app) {
+int issue_token(const args& a, db::database& db, const model::app& app, model::token_kind kind) {
   auto token = model::make_access_token();
-  auto info = db.add_token(app.id, model::access_token_hash(token), cmd::now_ms());
+  auto info = db.add_token(app.id, model::access_token_hash(token), cmd::now_ms(), kind);
   if (!info)
     return fail(info.err().message());
   auto o = token_json(*info);
   o["token"] = token;
   print(a, o,
-        "Access token for app " + app.name + " (token id " + info->id + "), shown only now:\n\n  "
-          + token + "\n\n");
+        "Access token (" + std::string(model::to_string(kind)) + ") for app " + app.name
+          + " (token id " + info->id + "), shown only now:\n\n  " + token + "\n\n");
   return 0;
 }
 
@@ -342,7 +343,9 @@ int app_command(const args& a, db::database& db, const config::http_settings& ht
     for (const auto& app : *apps) {
       list.push_back(app_json(app));
       human += app.id + "  " + app.name + "  bundle=" + app.bundle_id
-        + "  package=" + app.package_name + "\n";
+        + "  package=" + app.package_name
+        + "  customer-lookup=" + std::string(model::to_string(app.customer_lookup))
+        + "  customer-id-from=" + std::string(model::to_string(app.customer_id_from)) + "\n";
     }
     print(a, list, human.empty() ? "No apps yet.\n" : human);
     return 0;
@@ -357,7 +360,7 @@ int app_command(const args& a, db::database& db, const config::http_settings& ht
     auto o = app_json(*app);
     auto human = text_lines(o) + "tokens:\n";
     for (const auto& t : *tokens)
-      human += "  " + text_of(t.at("id")) + "  created " + text_of(t.at("created_at"))
+      human += "  " + text_of(t.at("id")) + "  " + text_of(t.at("kind")) + "  created " + text_of(t.at("created_at"))
         + (t.at("revoked_at").is_null() ? "" : "  revoked " + text_of(t.at("revoked_at"))) + "\n";
     o["tokens"] = std::move(*tokens);
     print(a, o, human);
@@ -369,11 +372,14 @@ int app_command(const args& a, db::database& db, const config::http_settings& ht
 int token_command(const args& a, db::database& db) {
   auto sub = a.words.size() > 1 ? a.words[1] : "";
   std::string problem;
-  if (sub == "issue" && a.words.size() > 2) {
+  if ((sub == "issue" || sub == "create") && a.words.size() > 2) {
+    auto kind = model::parse_token_kind(a.token_kind);
+    if (!kind)
+      return fail("--kind takes client or server, not \"" + a.token_kind + "\"", 2);
     auto app = find_app(db, a.words[2], problem);
     if (!app)
       return fail(problem);
-    return issue_token(a, db, *app);
+    return issue_token(a, db, *app, *kind);
   }
   if (sub == "revoke" && a.words.size() > 2) {
     const auto& key = a.words[2];
@@ -402,7 +408,7 @@ int token_command(const args& a, db::database& db) {
       return fail(problem);
     std::string human;
     for (const auto& t : *tokens)
-      human += text_of(t.at("id")) + "  created " + text_of(t.at("created_at"))
+      human += text_of(t.at("id")) + "  " + text_of(t.at("kind")) + "  created " + text_of(t.at("created_at"))
         + (t.at("revoked_at").is_null() ? "  active" : "  revoked " + text_of(t.at("revoked_at")))
         + "\n";
     print(a, *tokens, human.empty() ? "No tokens.\n" : human);
@@ -855,5 +861,7 @@ int main(int argc, char** argv) {
     return record_command(a, *db);
   if (a.words[0] == "jobs")
     return jobs_command(a, *db);
+  if (a.words[0] == "entitlement")
+    return cmd::entitlement_command(a, *db);
   return webhook_command(a, *db, s.webhooks.allow_http);
 }

@@ -34,9 +34,19 @@ constexpr command_doc commands[] = {
    "the app's Google Play RTDN push URL (for its Pub/Sub push subscription); makes its "
    "secret token on first use",
    "rtdn", false, ""},
-  {"token issue", "APP", "a new access token (printed once)", "", false, ""},
+  {"token issue", "APP [--kind=client|server]",
+   "a new access token (printed once): client (default) for the app's mobile clients, server "
+   "for its own backend",
+   "token", false, ""},
+  {"token create", "APP [--kind=client|server]", "the same as token issue", "token", false, ""},
   {"token revoke", "TOKEN-OR-ID", "revoke by the token itself or its id", "", false, ""},
-  {"token list", "APP", "an app's tokens (ids, never the tokens)", "", true, ""},
+  {"token list", "APP", "an app's tokens (ids and kinds, never the tokens)", "", true, ""},
+  {"entitlement set", "APP ENTITLEMENT --offering=NAME --pattern=RE [--pattern=RE ...]",
+   "set the offering's product-id patterns (RE2, matched anywhere unless anchored)",
+   "entitlement", false, "Entitlements (what a purchase unlocks, by product id)"},
+  {"entitlement list", "APP", "the app's entitlements, offerings and patterns", "", true, ""},
+  {"entitlement remove", "APP ENTITLEMENT [--offering=NAME]",
+   "remove an entitlement, or one of its offerings", "entitlement", false, ""},
   {"record show", "ID", "a stored receipt, transaction or purchase order", "", true,
    "Records and operations"},
   {"jobs", "", "pending revalidation and upkeep jobs", "", true, ""},
@@ -56,7 +66,7 @@ constexpr command_doc commands[] = {
 
 // The words that start a two-word command.
 bool is_group_word(std::string_view w) {
-  return w == "app" || w == "token" || w == "record" || w == "webhook";
+  return w == "app" || w == "token" || w == "record" || w == "webhook" || w == "entitlement";
 }
 
 const command_doc* find_command(std::string_view name) {
@@ -182,7 +192,20 @@ ctl_options::ctl_options() {
     .add(app_store_private_key_file, "app-store-private-key-file",
          "App Store Server API: the in-app purchase key's .p8 file (EC P-256), read and stored")
     .add(clear_app_store_credentials, "clear-app-store-credentials",
-         "remove the App Store Server API credentials (issuer id, key id, private key)");
+         "remove the App Store Server API credentials (issuer id, key id, private key)")
+    .add(customer_lookup, "customer-lookup",
+         "which tokens may look the app's customers up: client (client and server tokens) "
+         "or server-only")
+    .add(customer_id_from, "customer-id-from",
+         "what else names a customer: none, or app_account_token (StoreKit 2's "
+         "appAccountToken, Google Play's obfuscatedExternalAccountId)");
+  caf::config_option_adder{declared_, "?token"}.add(
+    token_kind, "kind", "client (the app's mobile clients) or server (the app's own backend)");
+  caf::config_option_adder{declared_, "?entitlement"}
+    .add(offering, "offering", "the offering (entitlement set needs it)")
+    .add(pattern_, "pattern",
+         "a product-id regular expression (RE2 syntax; matched anywhere unless anchored with "
+         "^ and $); repeat it for several");
   caf::config_option_adder{declared_, "?trace"}
     .add(trace_file, "trace-file", "the span file to read (default: receiptd's trace.file)")
     .add(wait, "wait",
@@ -241,6 +264,8 @@ model::status ctl_options::parse(int argc, char** argv) {
       bad_option = stored.err();
       continue;
     }
+    if (name == "pattern") // repeatable: every one is kept
+      patterns.push_back(pattern_);
     given_.insert(name);
   }
   if (words.empty())
@@ -314,6 +339,10 @@ constexpr const char* options_heading(std::string_view group) {
     return "APP OPTIONS";
   if (group == "rtdn")
     return "RTDN OPTIONS";
+  if (group == "token")
+    return "TOKEN ISSUE OPTIONS";
+  if (group == "entitlement")
+    return "ENTITLEMENT OPTIONS";
   if (group == "trace")
     return "TRACE OPTIONS";
   if (group == "webhook")
@@ -362,7 +391,7 @@ std::string ctl_options::usage() const {
       if (str(opt.category()) == category)
         print_option(out, opt);
   };
-  for (const char* group : {"app", "rtdn", "trace", "webhook", "deliveries"})
+  for (const char* group : {"app", "rtdn", "token", "entitlement", "trace", "webhook", "deliveries"})
     section(group, options_heading(group));
   section("global", "Every command");
   out << "  --help                         this text (after a command: that command's)\n";

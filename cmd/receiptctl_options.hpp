@@ -66,6 +66,13 @@ public:
   // App Store Server API credentials.
   std::string app_store_issuer_id, app_store_key_id, app_store_private_key_file;
   bool clear_app_store_credentials = false;
+  // Customers: model::customer_lookup_policy and model::customer_id_source, as text.
+  std::string customer_lookup = "client", customer_id_from = "none";
+  // token issue (token create): model::token_kind, as text.
+  std::string token_kind = "client";
+  // entitlement set / remove: the offering, and every --pattern given, in order.
+  std::string offering;
+  std::vector<std::string> patterns;
   // trace (not given: receiptd's trace.file), and how long to wait for its spans.
   std::string trace_file;
   std::chrono::nanoseconds wait = std::chrono::seconds(5);
@@ -84,6 +91,7 @@ private:
   caf::config_option_set declared_;
   std::set<std::string> given_;
   std::string command_;
+  std::string pattern_; // where --pattern is stored; `patterns` keeps every one
 };
 
 } // namespace receiptd::cmd

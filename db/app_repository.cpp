@@ -26,6 +26,17 @@ soci::statement prepare_app_select(soci::session& s, std::string_view tmpl, app_
   });
 }
 
+// SELECT app_row::read_columns, then the token's kind, by token hash.
+soci::statement prepare_token_owner_select(soci::session& s, app_row& row, std::string& kind,
+                                           std::string& key_token_hash) {
+  auto names = column_names([&](auto f) { row.read_columns(f); });
+  return prepare(s, render(sql::apps::find_by_token_hash, names), [&](soci::statement& st) {
+    row.read_columns(bind_into{st});
+    st.exchange(soci::into(kind));
+    st.exchange(soci::use(key_token_hash, "key_token_hash"));
+  });
+}
+
 } // namespace
 
 void app_row::assign(const model::app& a) {
@@ -43,6 +54,9 @@ void app_row::assign(const model::app& a) {
   transfer_policy = model::to_string(a.transfers);
   rtdn_token = a.rtdn_token;
   acknowledge_purchases = to_flag(a.acknowledge_purchases);
+  entitlement_rules = a.entitlement_rules;
+  customer_lookup = model::to_string(a.customer_lookup);
+  customer_id_from = model::to_string(a.customer_id_from);
 }
 
 model::app app_row::app() const {
@@ -62,6 +76,11 @@ model::app app_row::app() const {
                              transfer_policy);
   a.rtdn_token = rtdn_token;
   a.acknowledge_purchases = acknowledge_purchases != 0;
+  a.entitlement_rules = entitlement_rules;
+  a.customer_lookup = parse_column(model::parse_customer_lookup_policy(customer_lookup),
+                                   "customer_lookup", customer_lookup);
+  a.customer_id_from = parse_column(model::parse_customer_id_source(customer_id_from),
+                                    "customer_id_from", customer_id_from);
   a.has_webhooks = has_webhooks != 0;
   return a;
 }
@@ -72,10 +91,13 @@ void token_row::assign(const token_info& t) {
   token_hash = t.token_hash;
   created_at = t.created_at;
   revoked_at.set(t.revoked_at);
+  kind = model::to_string(t.kind);
 }
 
 token_info token_row::token() const {
-  return {id, app_id, token_hash, created_at, revoked_at.get<model::unix_ms>()};
+  return {id,         app_id,
+          token_hash, created_at,
+          revoked_at.get<model::unix_ms>(), parse_column(model::parse_token_kind(kind), "kind", kind)};
 }
 
 app_repository::app_repository(connection& c)
@@ -86,8 +108,8 @@ app_repository::app_repository(connection& c)
     find_by_id_(prepare_app_select(c.session(), sql::apps::find_by_id, app_, &key_id_, "key_id")),
     find_by_name_(
       prepare_app_select(c.session(), sql::apps::find_by_name, app_, &key_name_, "key_name")),
-    find_by_token_hash_(prepare_app_select(c.session(), sql::apps::find_by_token_hash, app_,
-                                           &key_token_hash_, "key_token_hash")),
+    find_by_token_hash_(prepare_token_owner_select(c.session(), app_, found_token_kind_,
+                                                   key_token_hash_)),
     insert_token_(prepare_insert(c.session(), sql::tokens::insert, token_)),
     revoke_token_(make_revoke(c.session(), revoked_at_, key_id_, key_token_hash_)),
     list_tokens_(
@@ -128,9 +150,12 @@ std::optional<model::app> app_repository::find_by_name(const std::string& name) 
   return fetch_app(find_by_name_);
 }
 
-std::optional<model::app> app_repository::find_by_token_hash(const std::string& token_hash) {
+std::optional<token_owner> app_repository::find_by_token_hash(const std::string& token_hash) {
   key_token_hash_ = token_hash;
-  return fetch_app(find_by_token_hash_);
+  if (!fetch_single(find_by_token_hash_))
+    return std::nullopt;
+  return token_owner{app_.app(), parse_column(model::parse_token_kind(found_token_kind_),
+                                              "access_tokens.kind", found_token_kind_)};
 }
 
 void app_repository::insert_token(const token_info& t) {

@@ -28,6 +28,9 @@ struct app_row {
   std::string transfer_policy = "transfer";
   std::string rtdn_token;
   int acknowledge_purchases = 0;
+  std::string entitlement_rules = "{}";
+  std::string customer_lookup = "client";
+  std::string customer_id_from = "none";
   int has_webhooks = 0; // computed by the SELECTs, never written
 
   template <class F>
@@ -49,6 +52,9 @@ struct app_row {
     f("transfer_policy", transfer_policy);
     f("rtdn_token", rtdn_token);
     f("acknowledge_purchases", acknowledge_purchases);
+    f("entitlement_rules", entitlement_rules);
+    f("customer_lookup", customer_lookup);
+    f("customer_id_from", customer_id_from);
   }
   // What INSERT writes.
   template <class F>
@@ -74,6 +80,7 @@ struct token_row {
   std::string token_hash;
   long long created_at = 0;
   nullable<long long> revoked_at;
+  std::string kind = "client";
 
   template <class F>
   void all_columns(F&& f) {
@@ -82,6 +89,7 @@ struct token_row {
     f("token_hash", token_hash);
     f("created_at", created_at);
     f("revoked_at", revoked_at);
+    f("kind", kind);
   }
 
   void assign(const token_info& t);
@@ -99,7 +107,8 @@ public:
   std::vector<model::app> list();
   std::optional<model::app> find_by_id(const std::string& id);
   std::optional<model::app> find_by_name(const std::string& name);
-  std::optional<model::app> find_by_token_hash(const std::string& token_hash);
+  // The app of a non-revoked token, and the token's kind.
+  std::optional<token_owner> find_by_token_hash(const std::string& token_hash);
 
   void insert_token(const token_info& t);
   bool revoke_token(const std::string& id_or_hash, model::unix_ms now);
@@ -121,6 +130,7 @@ private:
   std::string key_app_id_;
   long long revoked_at_ = 0;
   long long revision_ = 0;
+  std::string found_token_kind_;
 
   soci::statement insert_;
   soci::statement update_;

@@ -179,12 +179,12 @@ model::result<std::optional<model::app>> sql_database::find_app(const std::strin
 
 model::result<token_info> sql_database::add_token(const std::string& app_id,
                                                   const std::string& token_hash,
-                                                  model::unix_ms now) {
+                                                  model::unix_ms now, model::token_kind kind) {
   return guarded<token_info>("add_token", [&] {
     auto& repo = apps();
     if (!repo.find_by_id(app_id))
       throw std::invalid_argument("no app with id " + app_id);
-    token_info t{model::make_uuid(), app_id, token_hash, now, std::nullopt};
+    token_info t{model::make_uuid(), app_id, token_hash, now, std::nullopt, kind};
     repo.insert_token(t);
     return t;
   });
@@ -201,8 +201,10 @@ model::result<std::vector<token_info>> sql_database::list_tokens(const std::stri
 
 model::result<std::optional<model::app>>
 sql_database::app_by_token_hash(const std::string& token_hash) {
-  return guarded<std::optional<model::app>>("app_by_token_hash",
-                                            [&] { return apps().find_by_token_hash(token_hash); });
+  return guarded<std::optional<model::app>>("app_by_token_hash", [&] {
+    auto owner = apps().find_by_token_hash(token_hash);
+    return owner ? std::optional<model::app>(std::move(owner->app)) : std::nullopt;
+  });
 }
 
 model::result<token_lookups>
@@ -214,9 +216,9 @@ sql_database::apps_by_token_hashes(const std::vector<std::string>& token_hashes)
     transaction tx(conn(), access::read);
     token_lookups out;
     out.revision = repo.revision();
-    out.apps.reserve(token_hashes.size());
+    out.owners.reserve(token_hashes.size());
     for (const auto& hash : token_hashes)
-      out.apps.push_back(repo.find_by_token_hash(hash));
+      out.owners.push_back(repo.find_by_token_hash(hash));
     tx.commit();
     return out;
   });

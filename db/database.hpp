@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "db/failure.hpp"
+#include "model/access_token.hpp"
 #include "model/app.hpp"
 #include "model/records.hpp"
 #include "model/store_a/notification.hpp"
@@ -65,6 +66,13 @@ struct token_info {
   std::string token_hash; // hex SHA-256 of the token
   model::unix_ms created_at = 0;
   std::optional<model::unix_ms> revoked_at;
+  model::token_kind kind = model::token_kind::client;
+};
+
+// Who a token is: its app, and which routes it opens (http/routes.hpp).
+struct token_owner {
+  model::app app;
+  model::token_kind kind = model::token_kind::client;
 };
 
 // The revalidation queue and the webhook outbox at a glance (GET /metrics): every job is in exactly
@@ -84,7 +92,8 @@ struct job_queue_figures {
 // Token lookups read in one snapshot, and the auth revision of that snapshot.
 struct token_lookups {
   std::int64_t revision = 0;
-  std::vector<std::optional<model::app>> apps; // per hash, in order: none when unknown or revoked
+  // Per hash, in order: none when unknown or revoked.
+  std::vector<std::optional<token_owner>> owners;
 };
 
 class database {
@@ -107,7 +116,8 @@ public:
   // By id, or else by name.
   virtual model::result<std::optional<model::app>> find_app(const std::string& id_or_name) = 0;
   virtual model::result<token_info> add_token(const std::string& app_id,
-                                              const std::string& token_hash, model::unix_ms now)
+                                              const std::string& token_hash, model::unix_ms now,
+                                              model::token_kind kind = model::token_kind::client)
     = 0;
   // By token id or token hash; false when nothing was revoked.
   virtual model::result<bool> revoke_token(const std::string& id_or_hash, model::unix_ms now) = 0;
@@ -115,8 +125,9 @@ public:
   // The app owning a non-revoked token with this hash.
   virtual model::result<std::optional<model::app>> app_by_token_hash(const std::string& token_hash)
     = 0;
-  // The same for several hashes at once, in order, read in one snapshot together with
-  // the auth revision (the supervisor's token cache tags each lookup with it).
+  // The owners (app and token kind) of several hashes at once, in order, read in one
+  // snapshot together with the auth revision (the supervisor's token cache tags each
+  // lookup with it).
   virtual model::result<token_lookups>
   apps_by_token_hashes(const std::vector<std::string>& token_hashes) = 0;
   // The auth revision: a counter that every change to apps, access_tokens or

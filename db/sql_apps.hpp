@@ -20,13 +20,16 @@ inline constexpr std::string_view find_by_id = "SELECT {columns} FROM apps WHERE
 inline constexpr std::string_view find_by_name
   = "SELECT {columns} FROM apps WHERE name = :key_name";
 
-// The supervisor's per-request lookup (cached above the database). token_hash is
-// unique and indexed: the lookup compares hashes of random tokens, so its timing
-// tells an attacker nothing about a valid token.
+// The supervisor's per-request lookup (cached above the database): the app's
+// columns, then the token's kind. token_hash is unique and indexed: the lookup
+// compares hashes of random tokens, so its timing tells an attacker nothing about
+// a valid token. The token is a derived table whose columns clash with none of
+// apps' (the app's columns are listed unqualified).
 inline constexpr std::string_view find_by_token_hash
-  = "SELECT {columns} FROM apps WHERE id ="
-    " (SELECT app_id FROM access_tokens"
-    "  WHERE token_hash = :key_token_hash AND revoked_at IS NULL)";
+  = "SELECT {columns}, t.token_kind FROM apps JOIN"
+    " (SELECT app_id AS token_app_id, kind AS token_kind FROM access_tokens"
+    "  WHERE token_hash = :key_token_hash AND revoked_at IS NULL) t"
+    " ON apps.id = t.token_app_id";
 
 } // namespace receiptd::db::sql::apps
 

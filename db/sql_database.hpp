@@ -42,7 +42,8 @@ public:
   model::result<std::vector<model::app>> list_apps() override;
   model::result<std::optional<model::app>> find_app(const std::string& id_or_name) override;
   model::result<token_info> add_token(const std::string& app_id, const std::string& token_hash,
-                                      model::unix_ms now) override;
+                                      model::unix_ms now,
+                                      model::token_kind kind = model::token_kind::client) override;
   model::result<bool> revoke_token(const std::string& id_or_hash, model::unix_ms now) override;
   model::result<std::vector<token_info>> list_tokens(const std::string& app_id) override;
   model::result<std::optional<model::app>>

@@ -94,4 +94,9 @@ std::string record_path(model::record_kind kind, std::string_view id) {
   return {};
 }
 
+std::string wrong_token_kind_message(const route_info& r, model::token_kind shown) {
+  return "this path takes a " + std::string(model::to_string(r.token)) + " token, not a "
+    + std::string(model::to_string(shown)) + " token";
+}
+
 } // namespace receiptd::http

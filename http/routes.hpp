@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "model/access_token.hpp"
 #include "model/records.hpp"
 
 namespace receiptd::http {
@@ -41,6 +42,11 @@ struct route_info {
   // an App Store notification is signed by Apple; a Google Play push carries the
   // app's secret in the URL, see token_in_query).
   bool bearer = true;
+  // With bearer: the kind of token the route takes (model/access_token.hpp). Every
+  // /client/... route takes a client token, every /server/... route a server token
+  // (a unit test holds the table to it); a token of the other kind is 401, valid or
+  // not otherwise.
+  model::token_kind token = model::token_kind::client;
   // The secret comes as the URL's ?token= (a Pub/Sub push subscription sends no
   // header of ours: the secret is part of the push endpoint's URL). Checked by
   // the actors, against the app the path names.
@@ -62,5 +68,10 @@ std::string_view allowed_methods(const route_info& r);
 // The path a record of this kind reads at (its GET route's), e.g.
 // "/client/store_b/purchase_orders/<id>": a 206's Location.
 std::string record_path(model::record_kind kind, std::string_view id);
+
+// The 401 message for a bearer token of the wrong kind on route `r`: "this path
+// takes a client token, not a server token" (the path as sent: an alias is the
+// same route).
+std::string wrong_token_kind_message(const route_info& r, model::token_kind shown);
 
 } // namespace receiptd::http

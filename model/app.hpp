@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "model/customer_options.hpp"
 #include "model/transfer_policy.hpp"
 
 namespace receiptd::model {
@@ -32,6 +33,15 @@ struct app {
   // Play purchases validated for this app are acknowledged by receiptd
   // (model/store_b/acknowledgement.hpp); off: the app acknowledges them itself.
   bool acknowledge_purchases = false;
+  // Entitlement rules: JSON text (model/entitlements/rules.hpp, to_json /
+  // parse_rules); "{}" (or empty): none. Kept as text on the app and compiled
+  // once per version of the row (actors/app_context.hpp), so a change reaches a
+  // running receiptd the way new credentials do (the auth revision).
+  std::string entitlement_rules = "{}";
+  // Customers: which tokens may look them up, and whether StoreKit 2's
+  // appAccountToken / Play's obfuscatedExternalAccountId name them.
+  customer_lookup_policy customer_lookup = customer_lookup_policy::client;
+  customer_id_source customer_id_from = customer_id_source::none;
   // Read, never written: the app has at least one webhook endpoint.
   // A change to its endpoints bumps the auth revision, so a cached app learns of
   // it within auth.revocation-check.

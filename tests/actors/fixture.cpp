@@ -14,6 +14,8 @@ authenticated authentication_answer(const persistence_log& log, const std::strin
   out.revision = log.lookup_revision.value_or(log.auth_revision);
   if (auto it = log.apps_by_token_hash.find(hash); it != log.apps_by_token_hash.end())
     out.app = it->second;
+  if (log.server_token_hashes.count(hash))
+    out.kind = model::token_kind::server;
   return out;
 }
 

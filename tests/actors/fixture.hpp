@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,8 @@ struct persistence_log {
   std::vector<std::int32_t> claim_limits; // what each claim asked for at most
   // authenticate: token hash → app (model::access_token_hash); every call counted.
   std::map<std::string, model::app> apps_by_token_hash;
+  // The hashes of server tokens (model::token_kind::server); any other is a client token.
+  std::set<std::string> server_token_hashes;
   int authentications = 0;
   bool authentication_fails = false; // answer with an error, as a database down would
   // Keep lookups unanswered (a slow database), with the token hash each asked for,

@@ -108,6 +108,36 @@ TEST_CASE("an unknown token is a 401 and starts no validator", "[actors][supervi
   CHECK(b.store_callers->empty());
 }
 
+TEST_CASE("a server token on a client route is a 401 naming the kind, cached or looked up",
+          "[actors][supervisor][token_kind]") {
+  supervisor_bench b;
+  const bool caching = GENERATE(false, true);
+  if (!caching)
+    b.auth.token_cache_ttl = std::chrono::milliseconds(0);
+  const std::string server_token = "rcpt_server";
+  auto hash = model::access_token_hash(server_token);
+  b.log->apps_by_token_hash[hash] = b.log->apps_by_token_hash[model::access_token_hash(good_token)];
+  b.log->server_token_hashes.insert(hash);
+  b.log->records["po-1"] = found_record{"app-1", R"({"id":"po-1"})"};
+  b.start();
+  for (int i = 0; i < 2; ++i) { // the second from the cache when there is one
+    for (auto sink : {b.upload(server_token), b.get("po-1", server_token)}) {
+      REQUIRE(sink->replies.size() == 1);
+      CHECK(sink->replies[0].status == 401);
+      CHECK(error_code(sink->replies[0]) == "unauthorized");
+      CHECK(boost::json::parse(sink->replies[0].body).at("errors").at(0).at("message")
+            == "this path takes a client token, not a server token");
+    }
+  }
+  CHECK(b.log->authentications == (caching ? 1 : 4));
+  CHECK(b.store_callers->empty()); // no validator started
+  // The app's client token still works, in the same cache.
+  CHECK(b.upload()->replies.empty()); // admitted: its validator waits on the store
+  auto got = b.get("po-1");
+  REQUIRE(got->replies.size() == 1);
+  CHECK(got->replies[0].status == 200);
+}
+
 TEST_CASE("beyond max-in-flight uploads: 503 overloaded until a validator ends",
           "[actors][supervisor]") {
   supervisor_bench b;

@@ -123,6 +123,71 @@ TEST_CASE("App Store Server API credentials are stored with the app", "[apps][se
   }
 }
 
+TEST_CASE("entitlement rules and customer options are stored with the app",
+          "[apps][entitlements][customers]") {
+  database_fixture f;
+  auto& d = *f.db;
+  // An app made without them has none, and the defaults.
+  auto before = REQUIRE_OK(d.find_app(f.app.id)).value();
+  CHECK(before.entitlement_rules == "{}");
+  CHECK(before.customer_lookup == model::customer_lookup_policy::client);
+  CHECK(before.customer_id_from == model::customer_id_source::none);
+
+  auto changed = before;
+  changed.entitlement_rules = R"({"premium":{"monthly":{"product_id":["^premium\\.1m$"]}}})";
+  changed.customer_lookup = model::customer_lookup_policy::server_only;
+  changed.customer_id_from = model::customer_id_source::app_account_token;
+  auto revision = REQUIRE_OK(d.auth_revision());
+  CHECK(REQUIRE_OK(d.update_app(changed)));
+  CHECK(REQUIRE_OK(d.auth_revision()) > revision); // a running receiptd sees the change
+  check_same(REQUIRE_OK(d.find_app(f.app.id)).value(), changed);
+  REQUIRE_OK(d.add_token(f.app.id, hash_a, t0));
+  check_same(REQUIRE_OK(d.app_by_token_hash(hash_a)).value(), changed);
+
+  SECTION("a row written without the columns reads as the defaults") {
+    auto id = std::string("00000000-0000-4000-8000-0000000000e1");
+    execute_sql(f.url,
+                "INSERT INTO apps (id, name, bundle_id, package_name,"
+                " store_a_shared_secret, store_b_public_key, store_b_service_account)"
+                " VALUES ('"
+                  + id + "', 'raw " + id + "', '', '', '', '', '')");
+    auto raw = REQUIRE_OK(d.find_app(id)).value();
+    CHECK(raw.entitlement_rules == "{}");
+    CHECK(raw.customer_lookup == model::customer_lookup_policy::client);
+    CHECK(raw.customer_id_from == model::customer_id_source::none);
+  }
+  SECTION("an unknown option's text is an error value, not a guess") {
+    execute_sql(f.url, "UPDATE apps SET customer_lookup = 'anyone' WHERE id = '" + f.app.id + "'");
+    auto found = d.find_app(f.app.id);
+    REQUIRE_FALSE(found.ok());
+    CHECK(found.err().message().find("customer_lookup") != std::string::npos);
+  }
+}
+
+TEST_CASE("tokens have a kind: client unless made a server token", "[apps][tokens][token_kind]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto client = REQUIRE_OK(d.add_token(f.app.id, hash_a, t0));
+  auto server = REQUIRE_OK(d.add_token(f.app.id, hash_b, t0 + 1, model::token_kind::server));
+  CHECK(client.kind == model::token_kind::client);
+  CHECK(server.kind == model::token_kind::server);
+  auto tokens = REQUIRE_OK(d.list_tokens(f.app.id));
+  REQUIRE(tokens.size() == 2);
+  CHECK(tokens[0].kind == model::token_kind::client);
+  CHECK(tokens[1].kind == model::token_kind::server);
+  // A token made before kinds (a row without the column) is a client token.
+  const std::string hash_c(64, 'c');
+  execute_sql(f.url, "INSERT INTO access_tokens (id, app_id, token_hash, created_at) VALUES "
+                     "('00000000-0000-4000-8000-0000000000c1', '"
+                       + f.app.id + "', '" + hash_c + "', 1)");
+  auto found = REQUIRE_OK(d.apps_by_token_hashes({hash_b, hash_c}));
+  CHECK(found.owners.at(0).value().kind == model::token_kind::server);
+  CHECK(found.owners.at(1).value().kind == model::token_kind::client);
+  // A revoked server token is unknown like any other.
+  CHECK(REQUIRE_OK(d.revoke_token(server.id, t0 + 2)));
+  CHECK_FALSE(REQUIRE_OK(d.apps_by_token_hashes({hash_b})).owners.at(0).has_value());
+}
+
 TEST_CASE("a duplicate app name is an error value", "[apps]") {
   database_fixture f;
   model::app twin;

@@ -57,16 +57,16 @@ TEST_CASE("token lookups carry the auth revision they were read at", "[apps][aut
 
   auto before = REQUIRE_OK(reader->apps_by_token_hashes({hash_a, hash_b}));
   CHECK(before.revision == REQUIRE_OK(d.auth_revision()));
-  REQUIRE(before.apps.size() == 2);
-  CHECK(before.apps[0].has_value());
-  CHECK(before.apps[1].has_value());
+  REQUIRE(before.owners.size() == 2);
+  CHECK(before.owners[0].has_value());
+  CHECK(before.owners[1].has_value());
 
   REQUIRE(REQUIRE_OK(d.revoke_token(token.id, t0 + 1)));
   auto after = REQUIRE_OK(reader->apps_by_token_hashes({hash_a, hash_b}));
   CHECK(after.revision > before.revision); // a cache holding `before` learns it is stale
   CHECK(after.revision == REQUIRE_OK(d.auth_revision()));
-  CHECK_FALSE(after.apps[0].has_value());
-  CHECK(after.apps[1].has_value());
+  CHECK_FALSE(after.owners[0].has_value());
+  CHECK(after.owners[1].has_value());
 }
 
 TEST_CASE("the auth revision survives migrating again", "[apps][auth_revision][migrations]") {

@@ -272,16 +272,22 @@ TEST_CASE("a batch's new settled records are stored together, byte for byte", "[
   CHECK(REQUIRE_OK(other->find_purchase_order(order(5).id)).has_value());
 }
 
-TEST_CASE("several token hashes at once", "[apps][batch]") {
+TEST_CASE("several token hashes at once, each with its kind", "[apps][batch]") {
   database_fixture f;
   auto& d = *f.db;
   REQUIRE_OK(d.add_token(f.app.id, std::string(64, 'a'), t0));
-  auto found = REQUIRE_OK(d.apps_by_token_hashes({std::string(64, 'a'), std::string(64, 'z')}));
-  auto& apps = found.apps;
-  REQUIRE(apps.size() == 2);
-  REQUIRE(apps[0]);
-  CHECK(apps[0]->id == f.app.id);
-  CHECK_FALSE(apps[1]);
+  REQUIRE_OK(d.add_token(f.app.id, std::string(64, 'b'), t0, model::token_kind::server));
+  auto found = REQUIRE_OK(d.apps_by_token_hashes(
+    {std::string(64, 'a'), std::string(64, 'z'), std::string(64, 'b')}));
+  auto& owners = found.owners;
+  REQUIRE(owners.size() == 3);
+  REQUIRE(owners[0]);
+  CHECK(owners[0]->app.id == f.app.id);
+  CHECK(owners[0]->kind == model::token_kind::client);
+  CHECK_FALSE(owners[1]);
+  REQUIRE(owners[2]);
+  CHECK(owners[2]->app == owners[0]->app);
+  CHECK(owners[2]->kind == model::token_kind::server);
   CHECK(found.revision == REQUIRE_OK(d.auth_revision()));
 }
 

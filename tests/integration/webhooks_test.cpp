@@ -122,7 +122,8 @@ TEST_CASE("an app has webhooks while it has an endpoint, and each change bumps t
     CHECK(REQUIRE_OK(reader->find_app(f.app.id)).value().has_webhooks == want);
     CHECK(REQUIRE_OK(reader->find_app(f.app.name)).value().has_webhooks == want);
     CHECK(REQUIRE_OK(reader->app_by_token_hash(hash)).value().has_webhooks == want);
-    CHECK(REQUIRE_OK(reader->apps_by_token_hashes({hash})).apps.at(0).value().has_webhooks == want);
+    CHECK(REQUIRE_OK(reader->apps_by_token_hashes({hash})).owners.at(0).value().app.has_webhooks
+          == want);
     for (const auto& a : REQUIRE_OK(reader->list_apps()))
       if (a.id == f.app.id)
         CHECK(a.has_webhooks == want);
