@@ -32,6 +32,12 @@ using persistence_calls = caf::typed_actor<
   // how many of this build's migrations the database lacks, or the error that says
   // it does not answer (db::database::missing_migrations): GET /readyz
   caf::replies_to<ready_atom>::with<std::int32_t>,
+  // a purchase-layer request of an authenticated app, answered
+  // (actors/resource_requests.hpp)
+  caf::replies_to<resource_atom, trace_context, resource_request>::with<http::reply>,
+  // the period-end timers and ended grants due now, at most `limit`: how many
+  // were handled (db::database::expire_due)
+  caf::replies_to<expire_atom, std::int32_t>::with<std::int32_t>,
   // an app by id (store notifications name their app in the URL)
   caf::replies_to<find_app_atom, std::string>::with<std::optional<model::app>>,
   // a verified App Store Server Notification applied to the app's records, once
@@ -106,7 +112,8 @@ using webhook_dispatcher_actor
 // The upkeep: ticks to sweep each store's subscriptions due for a refresh and
 // to poll the apps' Play voided purchases lists.
 using upkeep_actor
-  = caf::typed_actor<caf::reacts_to<refresh_atom, model::record_kind>, caf::reacts_to<voided_atom>>;
+  = caf::typed_actor<caf::reacts_to<refresh_atom, model::record_kind>, caf::reacts_to<voided_atom>,
+                     caf::reacts_to<expire_atom>>;
 
 // The retry scheduler: ticks to claim due jobs; validators report back.
 using retry_scheduler_actor

@@ -43,6 +43,20 @@ struct inbound {
   http::reply_sink_ptr reply;
 };
 
+// A purchase-layer request (http::route_info::resource) whose token was good:
+// the app it is for, and what the HTTP layer read (checked by the worker that
+// answers it: actors/resource_requests.hpp).
+struct resource_request {
+  http::route target = http::route::purchase_get;
+  std::string app_id;
+  std::string id; // routes that take one
+  std::vector<std::string> params;
+  std::vector<std::pair<std::string, std::string>> query;
+  std::string body;
+  // A grant's: the entitlements the app defines (a grant of another is refused).
+  std::vector<std::string> entitlement_names;
+};
+
 // A token lookup's answer: the app owning the token (none when it is unknown or
 // revoked) and the token's kind, and the auth revision of the snapshot it was read
 // in (db::database::auth_revision): the supervisor's token cache drops it once the

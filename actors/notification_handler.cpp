@@ -32,6 +32,13 @@ void answer_error(notification_run& r, const model::error& e) {
   answer(r, http::error_reply(e));
 }
 
+// Said longer ago than notifications.max-age: a replay of an old notification
+// (Apple's and Google's retries end within days) is recorded, never applied.
+bool too_old(const notification_run& r, std::optional<model::unix_ms> said_at) {
+  const auto& d = *r.deps;
+  return said_at && *said_at < d.clock->now_ms() - d.settings.notification_max_age.count();
+}
+
 void storage_failed(notification_run& r, const caf::error& e, const char* what) {
   log_error(std::string("store notification: ") + what + " failed: " + caf::to_string(e));
   answer_error(r, {model::errc::storage_unavailable, "the record store is unavailable"});
@@ -40,13 +47,15 @@ void storage_failed(notification_run& r, const caf::error& e, const char* what) 
 void apply(caf::event_based_actor* self, run_ptr r, const model::app& app,
            model::store_a::verified_notification v) {
   auto type = v.n.type;
+  const bool record_only = v.record_only;
   self
     ->request(r->deps->persistence, caf::infinite, apply_atom_v, r->root.child(), app.id,
               std::move(v))
     .then(
       [=](notification_result& done) {
+        // "recorded": kept, but too old to change anything (notifications.max-age).
         boost::json::object body{
-          {"status", done.duplicate ? "duplicate" : "applied"},
+          {"status", done.duplicate ? "duplicate" : record_only ? "recorded" : "applied"},
           {"notification_type", type},
           {"records_changed", done.records_changed},
         };
@@ -168,7 +177,7 @@ void handle_rtdn(caf::event_based_actor* self, run_ptr r, const model::app& app,
     return answer_error(
       *r, {model::errc::unauthorized, "the notification is for another package than this app's"});
   }
-  if (n->kind == model::store_b::rtdn_kind::test)
+  if (n->kind == model::store_b::rtdn_kind::test || too_old(*r, n->event_time))
     return record(self, r, app, n, std::nullopt);
   self
     ->request(r->deps->persistence, caf::infinite, find_order_atom_v, r->root.child(), app.id,
@@ -234,6 +243,7 @@ void handle_store_a_notification(caf::event_based_actor* self, inbound in,
           log_info("store notification refused for app " + app->id + ": " + v.err().message());
           return answer_error(*r, v.err());
         }
+        v->record_only = too_old(*r, v->n.signed_date);
         apply(self, r, *app, std::move(v).value());
       },
       [=](caf::error& e) { storage_failed(*r, e, "finding the app"); });

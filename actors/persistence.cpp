@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "actors/persistence_worker.hpp"
+#include "actors/resource_requests.hpp"
 #include "db/url.hpp"
 
 namespace receiptd::actors {
@@ -293,6 +294,13 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
         self, write,
         [m](bool applied) { (applied ? m->jobs_rescheduled : m->jobs_overtaken).add(); }, a,
         std::move(ctx), std::move(j));
+    },
+    [=](resource_atom a, trace_context ctx, resource_request& r) {
+      bool w = writes(r);
+      return forward<http::reply>(self, w, a, std::move(ctx), std::move(r));
+    },
+    [=](expire_atom a, std::int32_t limit) {
+      return forward<std::int32_t>(self, write, a, limit);
     },
     [=](auth_revision_atom a) { return forward<std::int64_t>(self, read, a); },
     [=](queue_figures_atom a) { return forward<db::job_queue_figures>(self, read, a); },

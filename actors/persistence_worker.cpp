@@ -3,6 +3,7 @@
 // become caf::error values.
 
 #include "actors/persistence_worker.hpp"
+#include "actors/resource_requests.hpp"
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -205,15 +206,38 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
           auto r = find_record(db, kind, id);
           if (!r)
             return r.err();
-          if (*r)
+          if (*r) {
+            // With the purchases it names, as the upload's answer had them.
+            auto now = self->state.clock->now_ms();
+            auto purchases = db.purchases_of(**r, now);
+            if (!purchases)
+              return purchases.err();
             std::visit(
-              [&](const auto& record) {
+              [&](auto& record) {
+                record.purchases = *purchases;
                 out.app_id = record.app_id;
                 out.json = boost::json::serialize(model::resource_json(record));
               },
               **r);
+          }
           return out;
         });
+    },
+    [=](resource_atom, const trace_context& ctx,
+        const resource_request& r) -> caf::result<http::reply> {
+      return run<http::reply>(self, ctx, "resource",
+                              [&](db::database& db) -> model::result<http::reply> {
+                                return answer_resource(db, r, self->state.clock->now_ms());
+                              });
+    },
+    [=](expire_atom, std::int32_t limit) -> caf::result<std::int32_t> {
+      return run<std::int32_t>(self, trace_context{}, "expire_due",
+                               [&](db::database& db) -> model::result<std::int32_t> {
+                                 auto handled = db.expire_due(self->state.clock->now_ms(), limit);
+                                 if (!handled)
+                                   return handled.err();
+                                 return static_cast<std::int32_t>(*handled);
+                               });
     },
     [=](claim_atom, const std::string& owner, std::int64_t lease_ms,
         std::int32_t limit) -> caf::result<claimed_jobs> {

@@ -103,6 +103,7 @@ void ask(pointer self, std::shared_ptr<store_a_check> c, verify_endpoint at, boo
     counted(self, *self->state.measured.verify_receipt,
             [=](http::outbound_response& r) {
               auto a = model::store_a::classify_verify_receipt(r.status, r.body, r.error, at);
+              a.verdict.said_at = self->state.clock->now_ms(); // verifyReceipt signs no date
               if (a.retry_on && !flipped) {
                 ask(self, c, *a.retry_on, true, deliver);
                 return;

@@ -184,6 +184,7 @@ void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool 
                 auto purchase = c->purchase;
                 auto verdict = model::store_b::classify_purchase_response(api, r.status, r.body,
                                                                           r.error, purchase);
+                verdict.said_at = self->state.clock->now_ms(); // Play says as of its answer
                 if (verdict.outcome == store_outcome::rejected && c->fall_back_to_subscriptions
                     && api == purchase_api::products) {
                   ask(self, c, purchase_api::subscriptions_v2, token_retried, deliver);

@@ -300,6 +300,44 @@ void lookup(pointer self, inbound in, app_context_ptr app, model::record_kind ki
       });
 }
 
+// A purchase-layer request (purchases, customers, grants): answered by a
+// persistence worker, for the app the token belongs to.
+void resource(pointer self, inbound in, app_context_ptr app, std::size_t bytes, span s) {
+  auto& deps = *self->state.deps;
+  if (in.request.target == http::route::customer_get
+      && !model::may_look_up_customers(app->app.customer_lookup, model::token_kind::client)) {
+    self->state.in_flight.give_back(bytes);
+    s.outcome("403");
+    return refuse(in, model::errc::forbidden,
+                  "this app's customers are looked up with a server token only, at "
+                  "/server/customers/{user_identifier}");
+  }
+  resource_request r;
+  r.target = in.request.target;
+  r.app_id = app->app.id;
+  r.id = std::move(in.request.record_id);
+  r.params = std::move(in.request.params);
+  r.query = std::move(in.request.query);
+  r.body = std::move(in.request.body);
+  if (r.target == http::route::server_grant_add)
+    for (const auto& e : app->entitlements().matcher->source().entitlements)
+      r.entitlement_names.push_back(e.name);
+  auto ctx = s.child();
+  auto shared_span = std::make_shared<span>(std::move(s));
+  self->request(deps.persistence, caf::infinite, resource_atom_v, ctx, std::move(r))
+    .then(
+      [=](http::reply& answer) {
+        self->state.in_flight.give_back(bytes);
+        shared_span->outcome(std::to_string(answer.status));
+        in.reply->send(std::move(answer));
+      },
+      [=](caf::error&) {
+        self->state.in_flight.give_back(bytes);
+        shared_span->outcome("503");
+        refuse(in, model::errc::storage_unavailable, "the purchase store is unavailable");
+      });
+}
+
 // Admission, once the token is known to be good: a token of the kind the route
 // takes (http/routes.hpp), else 401 whatever else it is.
 void dispatch(pointer self, inbound in, token_holder holder, span s) {
@@ -316,6 +354,8 @@ void dispatch(pointer self, inbound in, token_holder holder, span s) {
     s.outcome("503");
     return refuse_overloaded(in);
   }
+  if (http::info(in.request.target).resource)
+    return resource(self, std::move(in), std::move(app), bytes, std::move(s));
   if (auto kind = http::info(in.request.target).lookup)
     return lookup(self, std::move(in), std::move(app), *kind, bytes, std::move(s));
   s.outcome("spawn");

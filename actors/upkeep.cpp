@@ -19,6 +19,12 @@ namespace {
 constexpr std::chrono::milliseconds voided_claim_every = std::chrono::minutes(1);
 constexpr std::int32_t voided_claim_batch = 8;
 
+// Period-end timers (a subscription's period or grace period ends, a grant runs
+// out): due ones are looked for this often, so a change by time passing is
+// noticed within this much (plus the handling), and handled this many at a time.
+constexpr std::chrono::milliseconds expire_every = std::chrono::seconds(10);
+constexpr std::int32_t expire_batch = 256;
+
 // One store's subscription refresh sweep.
 struct refresh_sweep {
   std::chrono::milliseconds interval{0}; // 0: off
@@ -171,6 +177,22 @@ void claim_polls(pointer self) {
       [=](caf::error& e) { log_error("claiming voided purchases polls: " + caf::to_string(e)); });
 }
 
+// ---- period-end timers --------------------------------------------------------------
+
+// Handles the due timers a batch at a time; a full batch asks again at once.
+void expire(pointer self) {
+  self->request(self->state.deps.persistence, caf::infinite, expire_atom_v, expire_batch)
+    .then(
+      [=](std::int32_t handled) {
+        self->delayed_send(self, handled >= expire_batch ? std::chrono::milliseconds(0) : expire_every,
+                           expire_atom_v);
+      },
+      [=](caf::error& e) {
+        log_error("handling period-end timers: " + caf::to_string(e));
+        self->delayed_send(self, expire_every, expire_atom_v);
+      });
+}
+
 upkeep_actor::behavior_type upkeep(pointer self, refresh_sweep store_a_refresh,
                                    config::store_b_settings settings,
                                    std::chrono::milliseconds lease, std::string owner,
@@ -187,12 +209,14 @@ upkeep_actor::behavior_type upkeep(pointer self, refresh_sweep store_a_refresh,
       self->send(self, refresh_atom_v, kind);
   if (st.settings.voided_purchases)
     self->send(self, voided_atom_v);
+  self->send(self, expire_atom_v);
   return {
     [=](refresh_atom, model::record_kind kind) { sweep(self, kind); },
     [=](voided_atom) {
       claim_polls(self);
       self->delayed_send(self, voided_tick(self->state), voided_atom_v);
     },
+    [=](expire_atom) { expire(self); },
   };
 }
 

@@ -32,6 +32,8 @@ struct validation_settings {
   // store-a.confirm-with: unified receipts through verifyReceipt or the App Store
   // Server API.
   model::store_a::confirmation confirm_with = model::store_a::confirmation::automatic;
+  // notifications.max-age: an older store notification is recorded, not applied.
+  std::chrono::milliseconds notification_max_age{240LL * 3600 * 1000};
 };
 
 struct validator_deps {

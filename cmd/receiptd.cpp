@@ -217,6 +217,7 @@ int main(int argc, char** argv) {
     deps->clock = &clock;
     deps->random = &model::system_random();
     deps->settings.store_deadline = s.validator.store_deadline;
+    deps->settings.notification_max_age = s.notifications.max_age;
     deps->settings.store_a_verify.max_in_app_purchases = s.store_a.max_in_app_purchases;
     deps->settings.store_a_verify.clock = &clock;
     deps->settings.confirm_with = *model::store_a::parse_confirmation(s.store_a.confirm_with);

@@ -27,7 +27,7 @@ namespace {
 // Our option groups, in the order --help and config/receiptd.ini list them.
 constexpr const char* our_categories[]
   = {"http",  "db",       "auth",  "validator", "outbound", "store-a",   "store-b",
-     "retry", "webhooks", "trace", "log",       "metrics",  "bootstrap", "scheduler"};
+     "retry", "webhooks", "notifications", "trace", "log", "metrics", "bootstrap", "scheduler"};
 
 caf::timespan ts(milliseconds ms) {
   return std::chrono::duration_cast<caf::timespan>(ms);
@@ -362,6 +362,10 @@ receiptd_config::receiptd_config() {
       "must be longer than validator.store-deadline")
     .add(s.retry.claim_timeout, "claim-timeout",
          "how long a claim of due jobs may take before the next poll tries again");
+  section{*this, "notifications"}
+    .add(s.notifications.max_age, "max-age",
+         "a store notification signed (Play: sent) longer ago is recorded and answered but "
+         "changes nothing (a replay)");
   section{*this, "webhooks"}
     .add(s.webhooks.allow_http, "allow-http",
          "allow plain-http endpoint URLs beyond loopback hosts (receiptctl webhook add)")

@@ -131,6 +131,14 @@ struct webhook_settings {
   milliseconds lease = 60s;
 };
 
+// Store notifications in (App Store Server Notifications, Play RTDN).
+struct notification_settings {
+  // One signed (or, for Play, sent) longer ago than this is recorded and answered
+  // but changes nothing: stores retry for days (Apple about 6.5, Pub/Sub keeps 7),
+  // an older one is a replay.
+  milliseconds max_age = 240h;
+};
+
 struct trace_settings {
   bool enabled = true;
   std::string file = "../var/trace.jsonl";       // span lines (JSON); empty: none
@@ -168,6 +176,7 @@ struct settings {
   store_b_settings store_b;
   retry_settings retry;
   webhook_settings webhooks;
+  notification_settings notifications;
   trace_settings trace;
   log_settings log;
   metrics_settings metrics;

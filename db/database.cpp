@@ -117,6 +117,24 @@ upkeep_repository& sql_database::upkeep() {
   return *upkeep_;
 }
 
+purchase_repository& sql_database::purchases() {
+  if (!purchases_)
+    purchases_ = std::make_unique<purchase_repository>(conn());
+  return *purchases_;
+}
+
+customer_repository& sql_database::customers() {
+  if (!customers_)
+    customers_ = std::make_unique<customer_repository>(conn());
+  return *customers_;
+}
+
+purchase_projection sql_database::make_projection(outbox& box, model::unix_ms now) {
+  return purchase_projection([this]() -> purchase_repository& { return purchases(); },
+                             [this]() -> customer_repository& { return customers(); }, box,
+                             [this](const std::string& app_id) { return terms_of(app_id); }, now);
+}
+
 outbox sql_database::make_outbox() {
   return outbox([this]() -> webhook_repository& { return webhooks(); });
 }
@@ -130,6 +148,8 @@ void sql_database::drop_statements() noexcept {
   webhooks_.reset();
   notifications_.reset();
   upkeep_.reset();
+  purchases_.reset();
+  customers_.reset();
 }
 
 void sql_database::drop_session() noexcept {
@@ -145,6 +165,7 @@ model::result<int> sql_database::migrate() {
     // ("cached plan must not change result type"): prepare again after DDL.
     if (applied > 0)
       drop_statements();
+    backfill();
     return applied;
   });
 }

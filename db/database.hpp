@@ -26,6 +26,9 @@
 #include "db/failure.hpp"
 #include "model/access_token.hpp"
 #include "model/app.hpp"
+#include "model/purchases/customer.hpp"
+#include "model/purchases/purchase.hpp"
+#include "model/purchases/rules.hpp"
 #include "model/records.hpp"
 #include "model/store_a/notification.hpp"
 #include "model/store_b/rtdn.hpp"
@@ -94,6 +97,21 @@ struct token_lookups {
   std::int64_t revision = 0;
   // Per hash, in order: none when unknown or revoked.
   std::vector<std::optional<token_owner>> owners;
+};
+
+// Where a customer's listing goes on from: after the purchase made at
+// created_at with this id (newest first); the first page starts past every one.
+struct purchase_cursor {
+  model::unix_ms created_at = INT64_MAX;
+  std::string id = "\x7f";
+};
+
+// A customer as one read sees it: its purchases (newest first), its grants, and
+// the app's entitlement rules the answer is computed with.
+struct customer_view {
+  std::vector<model::purchases::purchase> purchases;
+  std::vector<model::purchases::grant> grants;
+  std::shared_ptr<const model::purchases::entitlement_rules> rules;
 };
 
 class database {
@@ -205,6 +223,39 @@ public:
   // from (moved or deleted: the next session, or a restart, would start on an
   // empty database).
   virtual model::result<int> missing_migrations() = 0;
+
+  // ---- purchases, customers, entitlements -----------------------------------
+  // The purchases a record names, as stored, with the names each grants under
+  // its app's rules (what the record's resource embeds); empty for a record
+  // that names none.
+  virtual model::result<std::shared_ptr<const model::purchases::purchase_set>>
+  purchases_of(const any_record& r, model::unix_ms now) = 0;
+  // One purchase by id, with its entitlement names; none when there is none.
+  virtual model::result<std::optional<model::purchases::purchase_set>>
+  find_purchase(const std::string& id, model::unix_ms now) = 0;
+  // A customer of the app in one environment: at most `limit` of its purchases
+  // after `cursor`, newest first, its grants and the app's rules.
+  virtual model::result<customer_view> find_customer(const std::string& app_id,
+                                                     const std::string& user_identifier,
+                                                     model::environment env,
+                                                     const purchase_cursor& cursor, int limit)
+    = 0;
+  // In one transaction: the grant, and the customer's entitlements compared
+  // with what was last announced (customer.entitlements_changed).
+  virtual model::result<model::purchases::grant> add_grant(const model::purchases::grant& g,
+                                                           model::unix_ms now)
+    = 0;
+  // The same for its removal; false when the customer has no such grant.
+  virtual model::result<bool> remove_grant(const std::string& app_id, model::environment env,
+                                           const std::string& user_identifier,
+                                           const std::string& entitlement, const std::string& id,
+                                           model::unix_ms now)
+    = 0;
+  // The period-end timers due at `now` (at most `limit` purchases) and the
+  // grants that ended: each purchase's activity is evaluated now and what
+  // changed announced (in_app_purchase.updated, customer.entitlements_changed);
+  // its timer moves to its next change. Returns how many were handled.
+  virtual model::result<int> expire_due(model::unix_ms now, int limit) = 0;
 
   // ---- store notifications ---------------------------------------
   // In one transaction: records the notification (store_notifications: app,

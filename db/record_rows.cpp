@@ -51,6 +51,7 @@ void assign_common(Row& row, const Record& r) {
   row.environment = text(to_string(r.env));
   row.validation_state = text(to_string(r.state));
   row.store_detail = r.store_detail;
+  row.said_at.set(r.said_at);
   row.updated_at = r.updated_at;
 }
 
@@ -69,6 +70,7 @@ void read_common(const Row& row, Record& r) {
   r.state = parse_column(model::parse_validation_state(row.validation_state), "validation_state",
                          row.validation_state);
   r.store_detail = row.store_detail;
+  r.said_at = row.said_at.template get<model::unix_ms>();
   r.updated_at = row.updated_at;
 }
 
@@ -108,6 +110,12 @@ void purchase_order_row::assign(const model::purchase_order_record& r) {
   if (r.acknowledgement)
     acknowledgement = std::string(to_string(*r.acknowledgement));
   acknowledgement_state.set(acknowledgement);
+  linked_purchase_token.set(r.purchase.linked_purchase_token);
+  region_code.set(r.purchase.region_code);
+  account_id.set(r.purchase.account_id);
+  set_flag(consumed, r.purchase.consumed);
+  set_flag(in_free_trial, r.purchase.in_free_trial);
+  set_flag(in_intro_price, r.purchase.in_intro_price);
 }
 
 model::purchase_order_record purchase_order_row::record() const {
@@ -138,6 +146,12 @@ model::purchase_order_record purchase_order_row::record() const {
   if (auto text = acknowledgement_state.get())
     r.acknowledgement
       = parse_column(model::parse_acknowledgement_state(*text), "acknowledgement_state", *text);
+  r.purchase.linked_purchase_token = linked_purchase_token.get();
+  r.purchase.region_code = region_code.get();
+  r.purchase.account_id = account_id.get();
+  r.purchase.consumed = get_flag(consumed);
+  r.purchase.in_free_trial = get_flag(in_free_trial);
+  r.purchase.in_intro_price = get_flag(in_intro_price);
   return r;
 }
 
@@ -217,11 +231,16 @@ void transaction_row::assign(const model::transaction_record& r) {
   expires_date.set(t.expires_date);
   revocation_date.set(t.revocation_date);
   revocation_reason.set(t.revocation_reason);
+  revocation_said_at.set(t.revocation_said_at);
   app_account_token.set(t.app_account_token);
   quantity.set(t.quantity);
   storefront.set(t.storefront);
   price.set(t.price);
   currency.set(t.currency);
+  ownership_type.set(t.ownership_type);
+  set_flag(is_upgraded, t.is_upgraded);
+  offer_type.set(t.offer_type);
+  offer_discount_type.set(t.offer_discount_type);
   subscription_status.set(t.subscription_status);
   subscription_expires_date.set(t.subscription_expires_date);
   set_flag(auto_renew, t.auto_renew);
@@ -245,11 +264,16 @@ model::transaction_record transaction_row::record() const {
   t.expires_date = expires_date.get<model::unix_ms>();
   t.revocation_date = revocation_date.get<model::unix_ms>();
   t.revocation_reason = revocation_reason.get();
+  t.revocation_said_at = revocation_said_at.get<model::unix_ms>();
   t.app_account_token = app_account_token.get();
   t.quantity = quantity.get();
   t.storefront = storefront.get();
   t.price = price.get<std::int64_t>();
   t.currency = currency.get();
+  t.ownership_type = ownership_type.get();
+  t.is_upgraded = get_flag(is_upgraded);
+  t.offer_type = offer_type.get();
+  t.offer_discount_type = offer_discount_type.get();
   t.subscription_status = subscription_status.get();
   t.subscription_expires_date = subscription_expires_date.get<model::unix_ms>();
   t.auto_renew = get_flag(auto_renew);

@@ -37,6 +37,7 @@ struct record_row_base {
   std::string environment;
   std::string validation_state;
   std::string store_detail;
+  nullable<long long> said_at;
   long long updated_at = 0;
 
   template <class F>
@@ -61,6 +62,7 @@ struct record_row_base {
     static_cast<Row&>(*this).own_verdict_columns(f);
     f("validation_state", validation_state);
     f("store_detail", store_detail);
+    f("said_at", said_at);
     f("updated_at", updated_at);
   }
   // What store notifications write (none but for StoreKit 2 transactions).
@@ -103,6 +105,12 @@ struct purchase_order_row : record_row_base<purchase_order_row> {
   nullable<int> voided_source;
   nullable<int> voided_quantity;
   nullable<std::string> acknowledgement_state;
+  nullable<std::string> linked_purchase_token;
+  nullable<std::string> region_code;
+  nullable<std::string> account_id;
+  nullable<int> consumed;
+  nullable<int> in_free_trial;
+  nullable<int> in_intro_price;
 
   template <class F>
   void own_upload_columns(F&& f) {
@@ -129,6 +137,12 @@ struct purchase_order_row : record_row_base<purchase_order_row> {
     f("voided_source", voided_source);
     f("voided_quantity", voided_quantity);
     f("acknowledgement_state", acknowledgement_state);
+    f("linked_purchase_token", linked_purchase_token);
+    f("region_code", region_code);
+    f("account_id", account_id);
+    f("consumed", consumed);
+    f("in_free_trial", in_free_trial);
+    f("in_intro_price", in_intro_price);
   }
 
   void assign(const model::purchase_order_record& r);
@@ -177,11 +191,16 @@ struct transaction_row : record_row_base<transaction_row> {
   nullable<long long> expires_date;
   nullable<long long> revocation_date;
   nullable<int> revocation_reason;
+  nullable<long long> revocation_said_at;
   nullable<std::string> app_account_token;
   nullable<int> quantity;
   nullable<std::string> storefront;
   nullable<long long> price;
   nullable<std::string> currency;
+  nullable<std::string> ownership_type;
+  nullable<int> is_upgraded;
+  nullable<int> offer_type;
+  nullable<std::string> offer_discount_type;
 
   nullable<std::string> subscription_status;
   nullable<long long> subscription_expires_date;
@@ -205,11 +224,16 @@ struct transaction_row : record_row_base<transaction_row> {
     f("expires_date", expires_date);
     f("revocation_date", revocation_date);
     f("revocation_reason", revocation_reason);
+    f("revocation_said_at", revocation_said_at);
     f("app_account_token", app_account_token);
     f("quantity", quantity);
     f("storefront", storefront);
     f("price", price);
     f("currency", currency);
+    f("ownership_type", ownership_type);
+    f("is_upgraded", is_upgraded);
+    f("offer_type", offer_type);
+    f("offer_discount_type", offer_discount_type);
   }
   template <class F>
   void own_notified_columns(F&& f) {

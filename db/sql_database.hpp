@@ -12,6 +12,7 @@
 // again, so the object never stays unusable. Deadlocks and serialization failures
 // (SQLSTATE 40P01, 40001) are retried the same way.
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,7 +21,10 @@
 #include "db/redact.hpp"
 #include "db/app_repository.hpp"
 #include "db/connection.hpp"
+#include "db/customer_repository.hpp"
 #include "db/job_queue.hpp"
+#include "db/purchase_projection.hpp"
+#include "db/purchase_repository.hpp"
 #include "db/notification_repository.hpp"
 #include "db/purchase_order_repository.hpp"
 #include "db/receipt_repository.hpp"
@@ -83,6 +87,22 @@ public:
   model::result<job_queue_figures> queue_figures(model::unix_ms now) override;
   model::result<int> missing_migrations() override;
 
+  model::result<std::shared_ptr<const model::purchases::purchase_set>>
+  purchases_of(const any_record& r, model::unix_ms now) override;
+  model::result<std::optional<model::purchases::purchase_set>>
+  find_purchase(const std::string& id, model::unix_ms now) override;
+  model::result<customer_view> find_customer(const std::string& app_id,
+                                             const std::string& user_identifier,
+                                             model::environment env, const purchase_cursor& cursor,
+                                             int limit) override;
+  model::result<model::purchases::grant> add_grant(const model::purchases::grant& g,
+                                                   model::unix_ms now) override;
+  model::result<bool> remove_grant(const std::string& app_id, model::environment env,
+                                   const std::string& user_identifier,
+                                   const std::string& entitlement, const std::string& id,
+                                   model::unix_ms now) override;
+  model::result<int> expire_due(model::unix_ms now, int limit) override;
+
   model::result<notification_applied>
   apply_store_a_notification(const std::string& app_id,
                              const model::store_a::verified_notification& v,
@@ -138,8 +158,19 @@ private:
   webhook_repository& webhooks();
   notification_repository& notifications();
   upkeep_repository& upkeep();
+  purchase_repository& purchases();
+  customer_repository& customers();
   // The outbox of a write transaction about to start (db/webhook_repository.hpp).
   outbox make_outbox();
+  // The passes over existing records a schema change needs (db/backfill.cpp),
+  // once each.
+  void backfill();
+  // The purchase layer's writer for a write transaction about to start, its
+  // events going to `box` (db/purchase_projection.hpp).
+  purchase_projection make_projection(outbox& box, model::unix_ms now);
+  // What the purchase layer needs of an app (its rules compiled once per
+  // version of its row, kept across transactions).
+  purchase_terms terms_of(const std::string& app_id);
   // Also after a statement threw on a healthy session: SOCI 4.0.3's PostgreSQL
   // backend frees the copies of a statement's bound values only after a successful
   // execution, or when the statement is destroyed; the next execution of a
@@ -156,9 +187,10 @@ private:
   template <class Repo, class Record>
   saved<Record> save_in_transaction(Repo& repo, const Record& incoming,
                                     model::unix_ms first_attempt_at, outbox& box,
-                                    bool found_stored = false);
+                                    purchase_projection& projection, bool found_stored = false);
   // save_batch's parts (db/sql_database_records.cpp).
-  any_record save_item(const batch_save& item, outbox& box, bool found_stored);
+  any_record save_item(const batch_save& item, outbox& box, purchase_projection& projection,
+                       bool found_stored);
   template <class Repo, class Record>
   void insert_new(Repo& repo, const std::vector<batch_save>& batch,
                   std::vector<std::optional<batch_saved>>& done, std::vector<bool>& stored);
@@ -181,6 +213,10 @@ private:
   std::unique_ptr<webhook_repository> webhooks_;
   std::unique_ptr<notification_repository> notifications_;
   std::unique_ptr<upkeep_repository> upkeep_;
+  std::unique_ptr<purchase_repository> purchases_;
+  std::unique_ptr<customer_repository> customers_;
+  // Compiled entitlement rules by app, with the rules text they were compiled from.
+  std::map<std::string, std::pair<std::string, purchase_terms>> terms_;
 };
 
 template <class T, class Body>

@@ -3,6 +3,7 @@
 #include "db/redact.hpp"
 #include "db/sql_session.hpp"
 #include "model/identifiers.hpp"
+#include "model/purchases/observation.hpp"
 #include "model/resource_json.hpp"
 
 #include <algorithm>
@@ -75,7 +76,8 @@ saved<Record> sql_database::save_record(Repo& repo, const Record& incoming,
                                         model::unix_ms first_attempt_at) {
   transaction tx(conn(), access::write);
   auto box = make_outbox();
-  auto out = save_in_transaction(repo, incoming, first_attempt_at, box);
+  auto projection = make_projection(box, incoming.updated_at);
+  auto out = save_in_transaction(repo, incoming, first_attempt_at, box, projection);
   tx.commit();
   return out;
 }
@@ -88,15 +90,30 @@ saved<Record> sql_database::save_record(Repo& repo, const Record& incoming,
 // A proof the caller found stored already (a batch's INSERT skipped it) is looked
 // up first: a re-upload costs no insert that cannot succeed.
 // An upload that announces (its app has webhook endpoints) writes the change's
-// event while it holds the record's row.
+// event while it holds the record's row. Then the purchases it names fold what
+// it says (db/purchase_projection.hpp); before anything, an upload that would
+// take a purchase bound to another user the app's policy protects is refused,
+// whatever record carries the purchase (a new one too).
 template <class Repo, class Record>
 saved<Record> sql_database::save_in_transaction(Repo& repo, const Record& incoming,
                                                 model::unix_ms first_attempt_at, outbox& box,
+                                                purchase_projection& projection,
                                                 bool found_stored) {
   auto& queue = jobs();
   std::optional<Record> existing;
   if (found_stored)
     existing = repo.find_for_update(incoming);
+  if (auto why = projection.refusal(incoming)) {
+    if (!existing)
+      existing = repo.find_for_update(incoming);
+    saved<Record> refused{existing ? *existing : incoming, false};
+    refused.record.terms.refused = std::move(why);
+    return refused;
+  }
+  auto projected = [&](saved<Record> out) {
+    out.record.purchases = projection.project(out.record);
+    return out;
+  };
   if (!existing) {
     saved<Record> fresh{incoming, true};
     if (fresh.record.id.empty())
@@ -106,7 +123,7 @@ saved<Record> sql_database::save_in_transaction(Repo& repo, const Record& incomi
         queue.ensure(kind_of(fresh.record), fresh.record.id, fresh.record.app_id, first_attempt_at);
       if (incoming.terms.announce)
         announce<Record>(box, nullptr, fresh.record);
-      return fresh;
+      return projected(std::move(fresh));
     }
     existing = repo.find_for_update(incoming);
   }
@@ -124,7 +141,9 @@ saved<Record> sql_database::save_in_transaction(Repo& repo, const Record& incomi
     queue.remove(kind_of(out.record), out.record.id);
   if (incoming.terms.announce)
     announce(box, &*existing, out.record);
-  return out;
+  if (out.record.terms.refused)
+    return out; // the stored record did not change
+  return projected(std::move(out));
 }
 
 model::result<saved<model::purchase_order_record>>
@@ -149,20 +168,42 @@ sql_database::save_transaction(const model::transaction_record& incoming,
 }
 
 // One save of a batch inside the batch's transaction.
-any_record sql_database::save_item(const batch_save& item, outbox& box, bool found_stored) {
+any_record sql_database::save_item(const batch_save& item, outbox& box,
+                                   purchase_projection& projection, bool found_stored) {
   auto at = item.first_attempt_at;
   return std::visit(
     [&](const auto& record) -> any_record {
       using record_type = std::decay_t<decltype(record)>;
       if constexpr (std::is_same_v<record_type, model::purchase_order_record>)
-        return save_in_transaction(purchase_orders(), record, at, box, found_stored).record;
+        return save_in_transaction(purchase_orders(), record, at, box, projection, found_stored)
+          .record;
       else if constexpr (std::is_same_v<record_type, model::receipt_record>)
-        return save_in_transaction(receipts(), record, at, box, found_stored).record;
+        return save_in_transaction(receipts(), record, at, box, projection, found_stored).record;
       else
-        return save_in_transaction(transactions(), record, at, box, found_stored).record;
+        return save_in_transaction(transactions(), record, at, box, projection, found_stored)
+          .record;
     },
     item.record);
 }
+
+namespace {
+
+// Whether a record names a purchase: its save must fold it in its own
+// transaction, so it does not take the batch's one-statement paths.
+template <class Record>
+bool names_purchases(const Record& r) {
+  return !model::purchases::observe(r, {}).empty();
+}
+
+// The time a batch's purchases fold at: its newest upload's.
+model::unix_ms batch_time(const std::vector<batch_save>& batch) {
+  model::unix_ms now = 0;
+  for (const auto& item : batch)
+    std::visit([&](const auto& r) { now = std::max(now, r.updated_at); }, item.record);
+  return now;
+}
+
+} // namespace
 
 // PostgreSQL: new settled records of one table (Play orders, StoreKit 2
 // transactions) that announce nothing, as most uploads are: one INSERT for all of
@@ -181,7 +222,7 @@ void sql_database::insert_new(Repo& repo, const std::vector<batch_save>& batch,
   std::vector<std::size_t> at;
   for (std::size_t i = 0; i < batch.size(); ++i)
     if (auto* r = std::get_if<Record>(&batch[i].record))
-      if (!model::needs_job(*r) && !r->terms.announce)
+      if (!model::needs_job(*r) && !r->terms.announce && !names_purchases(*r))
         at.push_back(i);
   if (at.empty())
     return;
@@ -226,7 +267,8 @@ void sql_database::update_stored(Repo& repo, const std::vector<batch_save>& batc
   std::vector<std::size_t> at;
   std::vector<const Record*> keys;
   for (auto i : rest)
-    if (auto* r = std::get_if<Record>(&batch[i].record); r && stored[i] && !r->terms.announce) {
+    if (auto* r = std::get_if<Record>(&batch[i].record);
+        r && stored[i] && !r->terms.announce && !names_purchases(*r)) {
       at.push_back(i);
       keys.push_back(r);
     }
@@ -313,9 +355,11 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
     };
     if (rest.empty())
       return results();
+    const auto now = batch_time(batch);
     try {
       transaction tx(c, access::write);
       auto box = make_outbox(); // each app's endpoints read once for the batch
+      auto projection = make_projection(box, now);
       if (kind_ == dialect::postgresql) {
         update_stored<purchase_order_repository, model::purchase_order_record>(
           purchase_orders(), batch, rest, stored, done);
@@ -324,7 +368,7 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
       }
       for (auto i : rest)
         if (!done[i])
-          done[i].emplace(save_item(batch[i], box, stored[i]));
+          done[i].emplace(save_item(batch[i], box, projection, stored[i]));
       tx.commit();
       return results();
     } catch (const std::exception&) {
@@ -334,10 +378,11 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
     }
     transaction tx(c, access::write);
     auto box = make_outbox();
+    auto projection = make_projection(box, now);
     for (auto i : rest) {
       c.session() << sql::session::savepoint;
       try {
-        done[i].emplace(save_item(batch[i], box, stored[i]));
+        done[i].emplace(save_item(batch[i], box, projection, stored[i]));
         c.session() << sql::session::release_savepoint;
       } catch (const std::exception& e) {
         // This save alone is undone; a lost session throws again on the next
@@ -431,6 +476,9 @@ bool sql_database::complete_record_job(Repo& repo, const model::validation_job& 
     if (auto after = repo.find(job.record_id))
       box.announce(model::resource_json(*stored), model::resource_json(*after), kind, job.app_id,
                    job.record_id, after->updated_at);
+  // What the store answered folds into the purchases the record names.
+  if (auto after = repo.find(job.record_id))
+    make_projection(box, merged.updated_at).project(*after);
   tx.commit();
   return true;
 }

@@ -59,6 +59,7 @@ sql_database::apply_voided_page(const std::string& owner, const model::store_b::
     if (!repo.store(owner, poll, now, keep_lease_until))
       return std::optional<int>(); // the transaction rolls back
     auto box = make_outbox();
+    auto projection = make_projection(box, now);
     for (const auto& voided : page) {
       model::purchase_order_record key;
       key.app_id = poll.app_id;
@@ -70,11 +71,13 @@ sql_database::apply_voided_page(const std::string& owner, const model::store_b::
       if (!model::store_b::apply_voided(updated, voided))
         continue;
       updated.updated_at = now;
+      updated.said_at = now; // Play's list said it now
       orders.update_verdict(updated);
       ++count;
       if (box.wanted(poll.app_id, model::event_type::purchase_order_updated))
         box.announce(model::resource_json(*stored), model::resource_json(updated),
                      model::record_kind::store_b_purchase_order, poll.app_id, updated.id, now);
+      projection.project(updated);
     }
     tx.commit();
     return std::optional<int>(count);

@@ -33,6 +33,10 @@ model::result<notification_applied> sql_database::apply_store_a_notification(
       original_transaction_id = v.renewal->original_transaction_id;
     }
     auto box = make_outbox();
+    if (v.record_only) { // older than notifications.max-age: recorded, not applied
+      tx.commit();
+      return out;
+    }
     for (const auto& stored : notes.transactions(app_id, transaction_id, original_transaction_id)) {
       auto changed = stored;
       if (!model::store_a::apply_notification(changed, v))
@@ -61,6 +65,9 @@ model::result<notification_applied> sql_database::apply_store_a_notification(
         out.events += box.announce(model::resource_json(*stored), model::resource_json(changed),
                                    model::record_kind::store_a_receipt, app_id, changed.id, now);
     }
+    // The notification is a source of its own about its purchase (a purchase
+    // no upload has named yet included: Apple signed it).
+    make_projection(box, now).project(app_id, v);
     tx.commit();
     return out;
   });
@@ -115,6 +122,8 @@ sql_database::apply_store_b_notification(const std::string& app_id, const model:
             out.events
               += box.announce(model::resource_json(*stored), model::resource_json(*after),
                               model::record_kind::store_b_purchase_order, app_id, changed.id, now);
+        if (auto after = orders.find(changed.id))
+          make_projection(box, now).project(*after);
       }
     }
     tx.commit();

@@ -46,7 +46,7 @@ void webhook_event_row::assign(const model::webhook_event& e) {
   id = e.id;
   app_id = e.app_id;
   type = std::string(to_string(e.type));
-  record_kind = std::string(to_string(e.kind));
+  record_kind = e.subject;
   record_id = e.record_id;
   body = e.body;
   created_at = e.created_at;
@@ -57,7 +57,7 @@ model::webhook_event webhook_event_row::event() const {
   e.id = id;
   e.app_id = app_id;
   e.type = parse_column(model::parse_event_type(type), "event type", type);
-  e.kind = parse_column(model::parse_record_kind(record_kind), "record_kind", record_kind);
+  e.subject = record_kind;
   e.record_id = record_id;
   e.body = body;
   e.created_at = created_at;
@@ -250,15 +250,21 @@ int outbox::announce(const std::optional<boost::json::object>& before,
                      const boost::json::object& after, model::record_kind kind,
                      const std::string& app_id, const std::string& record_id, model::unix_ms now) {
   auto event = model::record_event(before, after, kind, app_id, record_id, now);
-  if (!event || app_id.empty())
+  if (!event)
+    return 0;
+  return announce_event(*event);
+}
+
+int outbox::announce_event(const model::webhook_event& event) {
+  if (event.app_id.empty())
     return 0;
   std::vector<const model::webhook_endpoint*> to;
-  for (const auto& e : endpoints_of(app_id))
-    if (model::wants(e, event->type))
+  for (const auto& e : endpoints_of(event.app_id))
+    if (model::wants(e, event.type))
       to.push_back(&e);
   if (to.empty())
     return 0;
-  return repo_().insert_event(*event, to);
+  return repo_().insert_event(event, to);
 }
 
 } // namespace receiptd::db

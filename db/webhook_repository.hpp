@@ -184,6 +184,10 @@ public:
                model::record_kind kind, const std::string& app_id, const std::string& record_id,
                model::unix_ms now);
 
+  // Writes an event made elsewhere (a purchase's, a customer's) to the app's
+  // endpoints that want its type. Returns the number of deliveries written.
+  int announce_event(const model::webhook_event& e);
+
 private:
   const std::vector<model::webhook_endpoint>& endpoints_of(const std::string& app_id);
 

@@ -5,6 +5,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 #include <string_view>
 
 #include "http/routes.hpp"
@@ -17,6 +19,9 @@ struct inbound_request {
 
   route target;          // matched by the HTTP layer (http/routes.hpp)
   std::string record_id; // GET routes
+  std::vector<std::string> params; // a templated route's path segments, as sent
+  // The query's parameters, as sent (undecoded; a repeated key's first value).
+  std::vector<std::pair<std::string, std::string>> query;
   // The caller's secret: on bearer routes the bearer token (syntax already
   // checked); on a route whose secret is in the URL (route_info::token_in_query:
   // Store B pushes) the ?token= value, percent-decoded, empty when absent;

@@ -112,6 +112,41 @@ const std::string& health_body() {
   return body;
 }
 
+namespace {
+
+ph::Method method_of(const route_info& r) {
+  return r.deletes ? ph::Method::Delete : r.post ? ph::Method::Post : ph::Method::Get;
+}
+
+// HEAD is allowed wherever GET is (RFC 9110 §9.3.2).
+bool method_fits(ph::Method method, const route_info& r) {
+  return method == method_of(r) || (method == ph::Method::Head && method_of(r) == ph::Method::Get);
+}
+
+// A templated route's path ("/a/{}/b"): each {} one non-empty segment.
+bool match_template(std::string_view pattern, std::string_view path,
+                    std::vector<std::string>& params) {
+  params.clear();
+  while (!pattern.empty()) {
+    auto hole = pattern.find("{}");
+    if (hole == std::string_view::npos)
+      return path == pattern;
+    if (path.substr(0, hole) != pattern.substr(0, hole))
+      return false;
+    path.remove_prefix(hole);
+    pattern.remove_prefix(hole + 2);
+    auto end = path.find('/');
+    auto segment = path.substr(0, end);
+    if (segment.empty())
+      return false;
+    params.emplace_back(segment);
+    path.remove_prefix(segment.size());
+  }
+  return path.empty();
+}
+
+} // namespace
+
 matched match(ph::Method method, std::string_view path) {
   // Pistache hands the path without its query already; a caller holding a whole
   // request target gets the same route.
@@ -120,11 +155,19 @@ matched match(ph::Method method, std::string_view path) {
   if (path.size() > 1 && path.back() == '/')
     path.remove_suffix(1);
   matched m;
-  // Exact paths first: ".../purchase_orders/legacy" is an upload, not a lookup
-  // of the record "legacy".
+  // Templated routes, then exact paths, then those that take an id:
+  // ".../purchase_orders/legacy" is an upload, not a lookup of the record "legacy".
+  for (const auto& r : routes()) {
+    if (!r.templated || !match_template(r.path, path, m.params))
+      continue;
+    m.target = r.id;
+    m.method_ok = method_fits(method, r);
+    return m;
+  }
+  m.params.clear();
   for (bool with_id : {false, true}) {
     for (const auto& r : routes()) {
-      if (r.takes_id != with_id)
+      if (r.takes_id != with_id || r.templated)
         continue;
       for (auto prefix : {r.path, r.alias}) {
         if (prefix.empty())
@@ -141,8 +184,7 @@ matched match(ph::Method method, std::string_view path) {
           continue;
         }
         m.target = r.id;
-        m.method_ok = r.post ? method == ph::Method::Post
-                             : method == ph::Method::Get || method == ph::Method::Head;
+        m.method_ok = method_fits(method, r);
         m.id = std::string(id);
         return m;
       }

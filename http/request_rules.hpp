@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "http/reply.hpp"
 #include "model/client_address.hpp"
@@ -50,6 +51,7 @@ struct matched {
   std::optional<route> target; // the route whose path this is (none: 404)
   bool method_ok = false;      // … with this method (else 405)
   std::string id;              // routes that take one
+  std::vector<std::string> params; // a templated route's segments, as sent
 };
 
 // Looks the path up in the routing table (http/routes.hpp). A query string

@@ -71,6 +71,42 @@ constexpr route_info table[] = {
    .path = "/openapi.yaml",
    .bearer = false,
    .operational = true},
+  {.id = route::purchase_get,
+   .name = "purchase_get",
+   .path = "/client/in_app_purchases",
+   .takes_id = true,
+   .resource = true},
+  {.id = route::customer_get,
+   .name = "customer_get",
+   .path = "/client/customers",
+   .takes_id = true,
+   .resource = true},
+  {.id = route::server_customer_get,
+   .name = "server_customer_get",
+   .path = "/server/customers",
+   .takes_id = true,
+   .token = model::token_kind::server,
+   .resource = true},
+  {.id = route::server_customer_purchases,
+   .name = "server_customer_purchases",
+   .path = "/server/customers/{}/in_app_purchases",
+   .token = model::token_kind::server,
+   .templated = true,
+   .resource = true},
+  {.id = route::server_grant_add,
+   .name = "server_grant_add",
+   .post = true,
+   .path = "/server/customers/{}/entitlements/{}/grants",
+   .token = model::token_kind::server,
+   .templated = true,
+   .resource = true},
+  {.id = route::server_grant_remove,
+   .name = "server_grant_remove",
+   .path = "/server/customers/{}/entitlements/{}/grants/{}",
+   .token = model::token_kind::server,
+   .deletes = true,
+   .templated = true,
+   .resource = true},
 };
 
 } // namespace
@@ -84,7 +120,7 @@ const route_info& info(route r) {
 }
 
 std::string_view allowed_methods(const route_info& r) {
-  return r.post ? "POST" : "GET, HEAD";
+  return r.deletes ? "DELETE" : r.post ? "POST" : "GET, HEAD";
 }
 
 std::string record_path(model::record_kind kind, std::string_view id) {

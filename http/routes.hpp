@@ -28,6 +28,13 @@ enum class route {
   ready,                      // GET  /readyz: readiness (database, migrations, trust)
   metrics,                    // GET  /metrics: Prometheus text format
   openapi,                    // GET  /openapi.yaml: the API's OpenAPI document
+  // The purchase layer: In-App Purchase resources, customers, grants.
+  purchase_get,              // GET  /client/in_app_purchases/{id}
+  customer_get,              // GET  /client/customers/{user_identifier}
+  server_customer_get,       // GET  /server/customers/{user_identifier}
+  server_customer_purchases, // GET  /server/customers/{user_identifier}/in_app_purchases
+  server_grant_add,          // POST /server/customers/{user}/entitlements/{name}/grants
+  server_grant_remove,       // DELETE /server/customers/{user}/entitlements/{name}/grants/{id}
 };
 
 struct route_info {
@@ -56,6 +63,14 @@ struct route_info {
   std::string_view alias = {};
   // Not part of the API an app calls: liveness, readiness, metrics, the document.
   bool operational = false;
+  // DELETE (else `post` decides between POST and GET).
+  bool deletes = false;
+  // A path with parameters ("/server/customers/{}/in_app_purchases"): each {}
+  // is one path segment, handed on in order (inbound_request::params).
+  bool templated = false;
+  // A purchase-layer route: the supervisor hands it to the persistence pool as a
+  // resource request (actors/resource_requests.hpp).
+  bool resource = false;
 };
 
 std::span<const route_info> routes();

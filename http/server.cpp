@@ -102,6 +102,10 @@ using connection_ptr = std::shared_ptr<connection_state>;
 
 constexpr const char* connection_key = "receiptd.connection";
 
+// A resource route's query parameters handed on (environment, cursor, limit):
+// more are ignored.
+constexpr std::size_t max_query_parameters = 8;
+
 connection_ptr connection_of(const Pistache::Tcp::Peer& peer) {
   return std::static_pointer_cast<connection_state>(peer.tryGetData(connection_key));
 }
@@ -277,6 +281,11 @@ public:
       return answer(connection, *r, trace_id, head);
     inbound_request in(*m.target); // own_answer refuses what matches no route
     in.record_id = std::move(m.id);
+    in.params = std::move(m.params);
+    if (info(*m.target).resource)
+      for (auto it = req.query().parameters_begin(); it != req.query().parameters_end(); ++it)
+        if (in.query.size() < max_query_parameters)
+          in.query.emplace_back(it->first.substr(0, 256), it->second.substr(0, 2048));
     in.token = std::move(std::get<std::string>(own));
     if (info(*m.target).token_in_query) // a Pub/Sub push may carry an OIDC token too
       if (auto bearer = bearer_token(req, max_push_bearer_bytes))

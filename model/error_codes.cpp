@@ -29,6 +29,7 @@ const error_kind& kind_of(errc code) {
     // connection ends after the answer.
     {"malformed_request", 400, std::nullopt},
     {"headers_too_large", 431, std::nullopt},
+    {"forbidden", 403, std::nullopt},
     {"internal_error", 500, std::nullopt},
   };
   static_assert(std::size(table) == static_cast<std::size_t>(errc::internal_error) + 1);

@@ -160,11 +160,15 @@ std::optional<bool> transfer_check(const Record& existing, const Record& incomin
   return true;
 }
 
+} // namespace
+
 field_error bound_to_other_user() {
   return {"user_identifier", "bound_to_other_user",
           "this purchase belongs to another user of the app; the app's transfer policy "
           "does not allow moving it"};
 }
+
+namespace {
 
 // What both stores' re-uploads share: identity and creation from the first
 // upload, the verdict by the rules above, echo fields from the latest.
@@ -198,6 +202,7 @@ void keep_notified(apple_transaction& now, const apple_transaction& before, bool
   if (revocation && !now.revocation_date && before.revocation_date) {
     now.revocation_date = before.revocation_date;
     now.revocation_reason = before.revocation_reason;
+    now.revocation_said_at = before.revocation_said_at;
   }
 }
 

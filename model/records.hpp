@@ -3,17 +3,23 @@
 // revalidation job that follows a pending record.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "model/result.hpp"
+#include "model/store_time.hpp"
 #include "model/timestamp.hpp"
 #include "model/transfer_policy.hpp"
 #include "model/verdict.hpp"
 
 namespace receiptd::model {
+
+namespace purchases {
+struct purchase_set; // model/purchases/purchase.hpp
+}
 
 // Caller-supplied annotations echoed in the resource (SPEC §2).
 struct echo_fields {
@@ -72,6 +78,16 @@ struct play_purchase {
   std::optional<unix_ms> expiry_time;            // subscriptions
   std::optional<std::string> subscription_state; // subscriptionsv2 "SUBSCRIPTION_STATE_…"
   bool is_test = false;                          // purchaseType 0 / testPurchase
+  // The subscription this token replaced (subscriptionsv2 linkedPurchaseToken:
+  // an upgrade, downgrade or resubscription): one purchase across the chain.
+  std::optional<std::string> linked_purchase_token;
+  std::optional<std::string> region_code; // subscriptionsv2 regionCode (alpha-2)
+  // obfuscatedAccountId of the purchase data / obfuscatedExternalAccountId of the
+  // API: the app's own account id, when the app set one at purchase.
+  std::optional<std::string> account_id;
+  std::optional<bool> consumed;       // products consumptionState 1
+  std::optional<bool> in_free_trial;  // the line item's offerPhase freeTrial
+  std::optional<bool> in_intro_price; // the line item's offerPhase introductoryPrice
   // Refunded or charged back, as Play's voided purchases list says:
   // when, why (voidedReason 0–7), by whom (voidedSource 0 user, 1 developer,
   // 2 Google) and, for a quantity-based partial refund, how many. A voided
@@ -94,8 +110,15 @@ struct record_base {
   unix_ms created_at = 0;
   unix_ms updated_at = 0;
   std::string store_detail; // last store answer in a few words (not in the resource)
+  // The newest time the store signed or said what the record holds (a signed
+  // proof's own date, a store answer, a notification; model/store_time.hpp):
+  // what is older changes nothing it contradicts. None: not known.
+  std::optional<unix_ms> said_at;
   previous_owners previous_users;
   upload_terms terms;
+  // The In-App Purchases the record names, as its save or lookup left them (not
+  // stored with the record: purchases are their own rows); null when not read.
+  std::shared_ptr<const purchases::purchase_set> purchases;
 
   bool is_fraud() const { return fraud != fraud_reason::none; }
 };
@@ -162,11 +185,18 @@ struct apple_transaction {
   std::optional<unix_ms> expires_date;
   std::optional<unix_ms> revocation_date;
   std::optional<int> revocation_reason;
+  // When Apple said the revocation (the signedDate of the proof, answer or
+  // notification that carried it): only a REFUND_REVERSED signed later undoes it.
+  std::optional<unix_ms> revocation_said_at;
   std::optional<std::string> app_account_token;
   std::optional<int> quantity;
   std::optional<std::string> storefront;
   std::optional<std::int64_t> price; // milliunits
   std::optional<std::string> currency;
+  std::optional<std::string> ownership_type;      // inAppOwnershipType: PURCHASED, FAMILY_SHARED
+  std::optional<bool> is_upgraded;                // isUpgraded
+  std::optional<int> offer_type;                  // offerType: 1 intro, 2 promo, 3 code, 4 win-back
+  std::optional<std::string> offer_discount_type; // offerDiscountType: FREE_TRIAL, …
   // The subscription this transaction belongs to (its originalTransactionId), as
   // the newest App Store Server Notification about it says; none
   // until one arrives. Status is Apple's subscription status by name: "active"
@@ -264,6 +294,10 @@ bool needs_job(const purchase_order_record& r);
 bool needs_job(const receipt_record& r);
 bool needs_job(const transaction_record& r);
 
+// The 409 of a proof whose purchase is bound to another user (user_identifier,
+// bound_to_other_user).
+field_error bound_to_other_user();
+
 // Whether `incoming` failed on its own proof, before any store was asked.
 bool rejected_locally(validation_state state, fraud_reason reason);
 
@@ -287,6 +321,8 @@ void apply_store_verdict(Record& r, const store_verdict& v) {
       r.state = validation_state::validated;
       if (v.env)
         r.env = *v.env;
+      if (v.said_at && not_older(v.said_at, r.said_at))
+        r.said_at = v.said_at;
       break;
     case store_outcome::rejected:
       apply_fraud(r, fraud_reason::store_rejected);

@@ -1,8 +1,11 @@
 #include "model/resource_json.hpp"
 
+#include <algorithm>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "model/purchases/resource_json.hpp"
 #include "model/timestamp.hpp"
 
 namespace receiptd::model {
@@ -108,6 +111,20 @@ std::string rejection(const char* key, json::object resource, fraud_reason reaso
   return json::serialize(body);
 }
 
+// The In-App Purchase resource of the purchase named by `key` among those the
+// record's save or lookup left on it; nullopt when none is.
+std::optional<json::object> purchase_named(const std::shared_ptr<const purchases::purchase_set>& set,
+                                           const std::string& key) {
+  if (!set)
+    return std::nullopt;
+  for (std::size_t i = 0; i < set->items.size(); ++i) {
+    const auto& p = set->items[i];
+    if (std::find(p.keys.begin(), p.keys.end(), key) != p.keys.end())
+      return purchases::purchase_json(p, set->entitlements.at(i), set->at);
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 json::object in_app_purchase_json(const play_purchase& p) {
@@ -161,7 +178,10 @@ json::object purchase_order_json(const purchase_order_record& r) {
   // What receiptd did about acknowledging the purchase; null: the app's part.
   o["acknowledgement_state"]
     = r.acknowledgement ? json::value(to_string(*r.acknowledgement)) : json::value(nullptr);
-  o["in_app_purchase"] = in_app_purchase_json(r.purchase);
+  auto embedded = in_app_purchase_json(r.purchase);
+  if (auto purchase = purchase_named(r.purchases, r.purchase_token))
+    purchases::add_purchase_fields(embedded, *purchase);
+  o["in_app_purchase"] = std::move(embedded);
   return o;
 }
 
@@ -176,8 +196,16 @@ json::object receipt_json(const receipt_record& r) {
   o["identifier_for_vendor"] = opt(r.identifier_for_vendor);
   json::array purchases;
   purchases.reserve(r.in_app_purchases.size());
-  for (const auto& p : r.in_app_purchases)
-    purchases.emplace_back(in_app_purchase_json(p));
+  for (const auto& p : r.in_app_purchases) {
+    auto embedded = in_app_purchase_json(p);
+    const auto& original = p.original_transaction_id.empty() ? p.transaction_id
+                                                             : p.original_transaction_id;
+    // The purchase's key (model/purchases/observe.cpp): Xcode's are the receipt's own.
+    auto key = r.env == environment::xcode ? r.receipt_hash + ":" + original : original;
+    if (auto purchase = purchase_named(r.purchases, key))
+      purchases::add_purchase_fields(embedded, *purchase);
+    purchases.emplace_back(std::move(embedded));
+  }
   o["in_app_purchases"] = std::move(purchases);
   return o;
 }
@@ -209,6 +237,13 @@ json::object transaction_json(const transaction_record& r) {
   o["subscription_expires_date"] = timestamp_json(t.subscription_expires_date);
   o["auto_renew"] = opt_value(t.auto_renew);
   o["auto_renew_product_id"] = opt(t.auto_renew_product_id);
+  // The In-App Purchase this transaction belongs to (its subscription across
+  // renewals), when the record's save or lookup read it.
+  auto purchase = purchase_named(r.purchases, r.env == environment::xcode ? r.transaction_key
+                                              : t.original_transaction_id.empty()
+                                                ? t.transaction_id
+                                                : t.original_transaction_id);
+  o["in_app_purchase"] = purchase ? json::value(std::move(*purchase)) : json::value(nullptr);
   return o;
 }
 

@@ -2,6 +2,7 @@
 // The vocabulary of DESIGN.md §2: validation states, fraud reasons, environments
 // and what a store said about a proof.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,6 +46,9 @@ struct store_verdict {
   std::string detail;             // short reason for logs and the job's last_error
   bool operator_problem = false;  // credentials/secret/quota (Apple 21004, Play 401/403)
   std::string body;               // the store's answer (JSON text) for enrichment
+  // When the store said it (model/store_time.hpp): its answer's time, for
+  // answers that sign none the time it was received.
+  std::optional<std::int64_t> said_at;
 };
 
 // An ambiguous answer (or none): the proof stays pending and is asked again;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <initializer_list>
 #include <map>
 
 #include <boost/json/array.hpp>
@@ -32,6 +33,26 @@ constexpr event_name event_names[] = {
   {event_type::purchase_order_updated, "purchase_order.updated"},
   {event_type::transaction_created, "transaction.created"},
   {event_type::transaction_updated, "transaction.updated"},
+  {event_type::in_app_purchase_created, "in_app_purchase.created"},
+  {event_type::in_app_purchase_updated, "in_app_purchase.updated"},
+  {event_type::customer_entitlements_changed, "customer.entitlements_changed"},
+};
+
+struct event_group {
+  std::string_view name;
+  std::initializer_list<event_type> types;
+};
+const event_group event_groups[] = {
+  {"receipt", {event_type::receipt_created, event_type::receipt_updated}},
+  {"purchase_order", {event_type::purchase_order_created, event_type::purchase_order_updated}},
+  {"transaction", {event_type::transaction_created, event_type::transaction_updated}},
+  {"in_app_purchase", {event_type::in_app_purchase_created, event_type::in_app_purchase_updated}},
+  {"customer", {event_type::customer_entitlements_changed}},
+  {"all",
+   {event_type::receipt_created, event_type::receipt_updated, event_type::purchase_order_created,
+    event_type::purchase_order_updated, event_type::transaction_created,
+    event_type::transaction_updated, event_type::in_app_purchase_created,
+    event_type::in_app_purchase_updated, event_type::customer_entitlements_changed}},
 };
 
 } // namespace
@@ -257,7 +278,7 @@ std::optional<webhook_event> record_event(const std::optional<boost::json::objec
   e.id = make_event_id(now);
   e.app_id = app_id;
   e.type = event_for(kind, !before);
-  e.kind = kind;
+  e.subject = std::string(to_string(kind));
   e.record_id = record_id;
   e.created_at = now;
   json::object body;
@@ -276,7 +297,11 @@ std::optional<webhook_event> record_event(const std::optional<boost::json::objec
 // ---- endpoints ----------------------------------------------------------------
 
 bool wants(const webhook_endpoint& e, event_type t) {
-  return e.events.empty() || std::find(e.events.begin(), e.events.end(), t) != e.events.end();
+  if (e.events.empty()) {
+    auto records = record_events();
+    return std::find(records.begin(), records.end(), t) != records.end();
+  }
+  return std::find(e.events.begin(), e.events.end(), t) != e.events.end();
 }
 
 std::string events_text(const std::vector<event_type>& events) {
@@ -300,19 +325,35 @@ result<std::vector<event_type>> parse_events(std::string_view text) {
     if (item.empty())
       return field_error{"events", "unknown_event",
                          "the event list has an empty item (names are separated by single commas)"};
-    auto t = parse_event_type(item);
-    if (!t)
+    std::vector<event_type> named;
+    if (auto t = parse_event_type(item))
+      named.push_back(*t);
+    for (const auto& g : event_groups)
+      if (g.name == item)
+        named.assign(g.types.begin(), g.types.end());
+    if (named.empty()) {
+      std::string known;
+      for (const auto& e : event_names)
+        known += (known.empty() ? "" : ", ") + std::string(e.name);
+      for (const auto& g : event_groups)
+        known += ", " + std::string(g.name);
       return field_error{"events", "unknown_event",
-                         "unknown event \"" + std::string(item)
-                           + "\" (receipt.created, receipt.updated, purchase_order.created, "
-                             "purchase_order.updated, transaction.created, transaction.updated)"};
-    if (std::find(out.begin(), out.end(), *t) == out.end())
-      out.push_back(*t);
+                         "unknown event \"" + std::string(item) + "\" (" + known + ")"};
+    }
+    for (auto t : named)
+      if (std::find(out.begin(), out.end(), t) == out.end())
+        out.push_back(t);
     if (comma == std::string_view::npos)
       break;
     start = comma + 1;
   }
   return out;
+}
+
+std::vector<event_type> record_events() {
+  return {event_type::receipt_created,        event_type::receipt_updated,
+          event_type::purchase_order_created, event_type::purchase_order_updated,
+          event_type::transaction_created,    event_type::transaction_updated};
 }
 
 std::string make_webhook_secret() {

@@ -26,6 +26,11 @@ enum class event_type {
   purchase_order_updated, // "purchase_order.updated"
   transaction_created,    // "transaction.created" (StoreKit 2)
   transaction_updated,    // "transaction.updated"
+  // The In-App Purchase resource (Mbaasy's event payload shape:
+  // model/purchases/events.hpp) and a customer's active entitlements.
+  in_app_purchase_created,        // "in_app_purchase.created"
+  in_app_purchase_updated,        // "in_app_purchase.updated"
+  customer_entitlements_changed,  // "customer.entitlements_changed"
 };
 std::string_view to_string(event_type t);
 std::optional<event_type> parse_event_type(std::string_view text);
@@ -38,7 +43,10 @@ struct webhook_event {
   std::string id; // "evt_" + 32 lower-case hex digits; sorts by creation (time first)
   std::string app_id;
   event_type type = event_type::receipt_created;
-  record_kind kind = record_kind::store_a_receipt;
+  // What it is about: a record's kind (model::to_string(record_kind)),
+  // "in_app_purchase" or "customer"; and its id. An endpoint gets one subject's
+  // events in the order they were made.
+  std::string subject;
   std::string record_id;
   unix_ms created_at = 0;
   std::string body; // the JSON delivered
@@ -85,11 +93,21 @@ struct webhook_endpoint {
   unix_ms created_at = 0;
 };
 
+// Whether the endpoint takes events of type t: those it names, or the record
+// events when it names none.
 bool wants(const webhook_endpoint& e, event_type t);
 // "a,b" ↔ events; parse refuses an unknown name (field "events", code
-// "unknown_event") and an empty list item. "" is every event.
+// "unknown_event") and an empty list item. "" (no list) is the record events
+// (record_events(): what an endpoint received before purchases had events). A
+// group name stands for its events: "receipt", "purchase_order",
+// "transaction", "in_app_purchase" (created and updated), "customer"
+// (customer.entitlements_changed), "all".
 std::string events_text(const std::vector<event_type>& events);
 result<std::vector<event_type>> parse_events(std::string_view text);
+
+// The record events (receipt.*, purchase_order.*, transaction.*): what an
+// endpoint that names no events received before purchases had events.
+std::vector<event_type> record_events();
 
 // A new secret from the CSPRNG (model/encoding.hpp).
 std::string make_webhook_secret();

@@ -114,6 +114,9 @@ struct signed_transaction {
   std::optional<std::string> in_app_ownership_type;  // inAppOwnershipType
   std::optional<std::string> transaction_reason;     // transactionReason
   std::optional<std::string> app_transaction_id;     // appTransactionId (2025 payloads)
+  std::optional<bool> is_upgraded;                   // isUpgraded
+  std::optional<int> offer_type;                     // offerType
+  std::optional<std::string> offer_discount_type;    // offerDiscountType
 };
 
 // Parses a verified payload. Lenient where Apple varies (absent optional fields,

@@ -60,6 +60,11 @@ result<signed_transaction> parse_signed_transaction(std::string_view payload) {
   r.text("inAppOwnershipType", t.in_app_ownership_type);
   r.text("transactionReason", t.transaction_reason);
   r.text("appTransactionId", t.app_transaction_id);
+  r.boolean("isUpgraded", t.is_upgraded);
+  // 1 introductory, 2 promotional, 3 offer code, 4 win-back (later values kept);
+  // offerDiscountType "FREE_TRIAL", "PAY_AS_YOU_GO", "PAY_UP_FRONT", "ONE_TIME".
+  r.integer("offerType", t.offer_type, 0, std::numeric_limits<int>::max());
+  r.text("offerDiscountType", t.offer_discount_type);
   // A string of digits in every payload seen; taken as a number too.
   if (const auto* v = r.find("webOrderLineItemId"); v != nullptr && v->is_uint64())
     t.web_order_line_item_id = std::to_string(v->get_uint64());

@@ -33,6 +33,7 @@
 
 #include "model/store_a/jws_internal.hpp"
 #include "model/store_a/payload_reader.hpp"
+#include "model/store_time.hpp"
 
 namespace receiptd::model::store_a {
 
@@ -237,6 +238,10 @@ bool take_own_fields(apple_transaction& a, const signed_transaction& t) {
   changed |= assign(a.storefront, t.storefront);
   changed |= assign(a.price, t.price);
   changed |= assign(a.currency, t.currency);
+  changed |= assign(a.ownership_type, t.in_app_ownership_type);
+  changed |= assign(a.is_upgraded, t.is_upgraded);
+  changed |= assign(a.offer_type, t.offer_type);
+  changed |= assign(a.offer_discount_type, t.offer_discount_type);
   return changed;
 }
 
@@ -261,22 +266,28 @@ bool take_subscription_fields(apple_transaction& a, const signed_transaction& t,
   return changed;
 }
 
-// Transaction records:
+// Transaction records, each part ordered by store time (model/store_time.hpp):
 //  - the record of the very transactionId takes the signed transaction's own
-//    fields (take_own_fields); REFUND/REVOKE set revocation_date/reason from it
-//    (when it has a revocationDate: one without keeps what is there),
-//    REFUND_REVERSED clears them, other types take them as signed;
+//    fields (take_own_fields) when the notification was signed no earlier than
+//    what the record holds (said_at: the upload's JWS, Apple's answer, an
+//    earlier notification), and said_at moves to its signedDate;
+//  - its revocation: REFUND/REVOKE set revocation_date/reason from it (when it
+//    has a revocationDate); REFUND_REVERSED clears them, but only when signed
+//    after the revocation it undoes (its date, and when Apple said it:
+//    revocation_said_at); no other type touches them (a DID_RENEW
+//    about the transaction that does not mention a refund is no reversal);
 //  - every record of that originalTransactionId (the very one too) takes, when
-//    the transaction is an auto-renewable subscription: subscription_status
-//    (stated_status), subscription_expires_date (the later of the known one
-//    and the transaction's expiresDate; REFUND/REVOKE keep it), and from a
-//    signedRenewalInfo of that originalTransactionId auto_renew
-//    (autoRenewStatus 0/1; another value keeps it) and auto_renew_product_id;
-//  - notified_at becomes the notification's signedDate. It counts as a change
-//    (the caller must store it, or a late older notification would apply);
-//    whether the resource changed, the caller sees by comparing resources
-//    (model::record_event). A notification without signedDate (it cannot have
-//    verified) is not ordered and applies nothing.
+//    the transaction is an auto-renewable subscription and the notification
+//    was signed no earlier than the newest one applied (notified_at):
+//    subscription_status (stated_status), subscription_expires_date (the later
+//    of the known one and the transaction's expiresDate; REFUND/REVOKE keep
+//    it), and from a signedRenewalInfo of that originalTransactionId
+//    auto_renew (autoRenewStatus 0/1; another value keeps it) and
+//    auto_renew_product_id; notified_at becomes its signedDate. Moving a time
+//    counts as a change (the caller must store it, or a late older
+//    notification would apply); whether the resource changed, the caller sees
+//    by comparing resources (model::record_event). A notification without
+//    signedDate (it cannot have verified) is not ordered and applies nothing.
 bool apply_notification(transaction_record& r, const verified_notification& v) {
   const auto& n = v.n;
   const auto what = effect_of(n.type);
@@ -292,40 +303,37 @@ bool apply_notification(transaction_record& r, const verified_notification& v) {
     = !a.original_transaction_id.empty() && a.original_transaction_id == t.original_transaction_id;
   if (!same_transaction && !same_subscription)
     return false;
-  if (a.notified_at && *n.signed_date < *a.notified_at)
-    return false;
 
   bool changed = false;
   if (same_transaction) {
-    changed |= take_own_fields(a, t);
-    switch (what) {
-      case effect::revoke:
-        if (t.revocation_date) {
-          changed |= assign(a.revocation_date, t.revocation_date);
-          changed |= assign(a.revocation_reason, t.revocation_reason);
-        }
-        break;
-      case effect::reverse_revocation:
-        changed |= assign(a.revocation_date, std::optional<unix_ms>());
-        changed |= assign(a.revocation_reason, std::optional<int>());
-        break;
-      default:
-        changed |= assign(a.revocation_date, t.revocation_date);
-        changed |= assign(a.revocation_reason, t.revocation_reason);
-        break;
+    if (not_older(n.signed_date, r.said_at)) {
+      changed |= take_own_fields(a, t);
+      changed |= assign(r.said_at, n.signed_date);
+    }
+    if (what == effect::revoke && t.revocation_date) {
+      changed |= assign(a.revocation_date, t.revocation_date);
+      changed |= assign(a.revocation_reason, t.revocation_reason);
+      changed |= assign(a.revocation_said_at, n.signed_date);
+    } else if (what == effect::reverse_revocation && a.revocation_date
+               && *n.signed_date > *a.revocation_date
+               && (!a.revocation_said_at || *n.signed_date > *a.revocation_said_at)) {
+      changed |= assign(a.revocation_date, std::optional<unix_ms>());
+      changed |= assign(a.revocation_reason, std::optional<int>());
+      changed |= assign(a.revocation_said_at, std::optional<unix_ms>());
     }
   }
-  if (same_subscription)
+  if (same_subscription && not_older(n.signed_date, a.notified_at)) {
     changed |= take_subscription_fields(a, t, stated_status(n), v.renewal, what == effect::revoke);
-  changed |= assign(a.notified_at, n.signed_date);
+    changed |= assign(a.notified_at, n.signed_date);
+  }
   return changed;
 }
 
 // Receipts: REFUND/REVOKE set cancellation_date = revocationDate and
 // cancellation_reason = revocationReason on each in-app purchase of that
 // transaction_id (a transaction without revocationDate changes nothing);
-// REFUND_REVERSED clears both. Same bundle and environment only; state and
-// fraud are never touched.
+// REFUND_REVERSED clears both when signed after the cancellation it undoes.
+// Same bundle and environment only; state and fraud are never touched.
 bool apply_notification(receipt_record& r, const verified_notification& v) {
   const auto& n = v.n;
   const auto what = effect_of(n.type);
@@ -344,7 +352,7 @@ bool apply_notification(receipt_record& r, const verified_notification& v) {
     if (what == effect::revoke) {
       changed |= assign(p.cancellation_date, t.revocation_date);
       changed |= assign(p.cancellation_reason, t.revocation_reason);
-    } else {
+    } else if (p.cancellation_date && n.signed_date && *n.signed_date > *p.cancellation_date) {
       changed |= assign(p.cancellation_date, std::optional<unix_ms>());
       changed |= assign(p.cancellation_reason, std::optional<int>());
     }

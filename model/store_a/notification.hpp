@@ -68,6 +68,9 @@ struct verified_notification {
   notification n;
   std::optional<signed_transaction> transaction; // from signed_transaction_info
   std::optional<renewal_info> renewal;           // from signed_renewal_info
+  // Signed longer ago than notifications.max-age: recorded, never applied (a
+  // replayed public notification cannot move a purchase back in time).
+  bool record_only = false;
 };
 
 // What a notification does to the records it is about (applied by the
@@ -76,7 +79,8 @@ struct verified_notification {
 //    verified signedTransactionInfo) on the StoreKit 2 record of that
 //    transactionId, and as cancellation_date / cancellation_reason on the
 //    receipts' in-app purchase of that transaction_id. Not fraud: is_fraud and
-//    validation_state stay as they are. REFUND_REVERSED clears them again.
+//    validation_state stay as they are. REFUND_REVERSED clears them again when
+//    signed after the revocation; nothing else does.
 //  - DID_RENEW, SUBSCRIBED, DID_CHANGE_RENEWAL_STATUS, DID_CHANGE_RENEWAL_PREF,
 //    EXPIRED, GRACE_PERIOD_EXPIRED, DID_FAIL_TO_RENEW, OFFER_REDEEMED,
 //    RENEWAL_EXTENDED: the subscription fields (subscription_status,
@@ -85,8 +89,9 @@ struct verified_notification {
 //    transactionId also takes the transaction's own fields (expires_date, …)
 //    from signedTransactionInfo.
 //  - CONSUMPTION_REQUEST, TEST and any other type: recorded only.
-// A notification older (signedDate) than the newest one a record has applied
-// (transaction.notified_at) changes nothing on it. Only a record of the
+// Each part is ordered by store time: the transaction's own fields by the
+// record's said_at, the subscription's by transaction.notified_at; what is
+// older changes nothing (model/store_time.hpp). Only a record of the
 // notification's bundle and environment, and only with the verified
 // signedTransactionInfo, is touched; the subscription fields only when that
 // transaction is an "Auto-Renewable Subscription". Returns whether the record
@@ -96,7 +101,8 @@ struct verified_notification {
 bool apply_notification(transaction_record& r, const verified_notification& v);
 // Receipts: REFUND, REVOKE and REFUND_REVERSED on the in-app purchase of that
 // transaction_id, for a receipt of the notification's bundle and environment.
-// No ordering (receipts keep no notified_at). Returns whether the record changed.
+// A reversal signed before the cancellation changes nothing. Returns whether
+// the record changed.
 bool apply_notification(receipt_record& r, const verified_notification& v);
 
 // The shared steps of apply_notification and the scheduled refresh

@@ -51,6 +51,11 @@ struct decoded_receipt {
   std::string bundle_id;
   environment env = environment::production; // from the receipt itself
   std::optional<unix_ms> signed_at; // creation date (unified) / purchase date (transaction)
+  // Hex SHA-256 of what the signature covers: the PKCS#7 content (unified), the
+  // decoded purchase-info (transaction). The certificate set and a transaction
+  // receipt's outer keys are not signed: two receipts that differ only there are
+  // one receipt, and one record (the re-upload key).
+  std::string signed_content_hash;
   std::vector<apple_in_app_purchase> in_app;
   std::variant<unified_receipt, transaction_receipt> detail;
 };

@@ -9,7 +9,12 @@ receipt_record make_record(const store_a_upload& u, const app& a, const verifica
                            std::string_view peer_ip, unix_ms now) {
   receipt_record r;
   r.app_id = a.id;
-  r.receipt_hash = sha256_hex(u.receipt_bytes);
+  // The re-upload key: what the signature covers when the bytes decoded (so a
+  // receipt re-wrapped with other certificates is the same receipt), else the
+  // bytes themselves.
+  r.receipt_hash = v.receipt && !v.receipt->signed_content_hash.empty()
+    ? v.receipt->signed_content_hash
+    : sha256_hex(u.receipt_bytes);
   r.receipt_data = u.receipt_data;
   r.country_code = u.country_code;
   r.identifier_for_vendor = u.identifier_for_vendor;
@@ -20,6 +25,7 @@ receipt_record make_record(const store_a_upload& u, const app& a, const verifica
     r.style = v.receipt->style;
     r.bundle_id = v.receipt->bundle_id;
     r.env = v.receipt->env;
+    r.said_at = v.receipt->signed_at;
   }
   if (v.reason != fraud_reason::none) {
     // A refused receipt is kept as its proof and the reason, not as what it claims.

@@ -1,5 +1,7 @@
 #include "model/store_a/refresh.hpp"
 
+#include "model/store_time.hpp"
+
 #include <algorithm>
 #include <iterator>
 #include <utility>
@@ -94,10 +96,16 @@ bool apply_refresh(transaction_record& r, const store_verdict& v,
   const auto& t = s->transaction;
   if (a.notified_at && (!t.signed_date || *t.signed_date < *a.notified_at))
     return true; // a newer notification has said more
-  if (a.transaction_id == t.transaction_id) {
+  if (a.transaction_id == t.transaction_id && not_older(t.signed_date, r.said_at)) {
     take_own_fields(a, t);
-    a.revocation_date = t.revocation_date;
-    a.revocation_reason = t.revocation_reason;
+    r.said_at = t.signed_date;
+    // Apple's newest word on the transaction may revoke it; only a REFUND_REVERSED
+    // undoes a revocation (model/store_a/notification.hpp).
+    if (t.revocation_date) {
+      a.revocation_date = t.revocation_date;
+      a.revocation_reason = t.revocation_reason;
+      a.revocation_said_at = t.signed_date;
+    }
   }
   std::optional<std::string> status;
   if (auto name = subscription_status_name(s->status))

@@ -175,6 +175,7 @@ result<parsed_receipt> parse_transaction_envelope(std::string_view plist_text) {
   t.signature.assign(parts->signature);
   t.leaf_der.assign(parts->leaf_der);
   t.purchase_info_bytes = std::move(*info_bytes);
+  d.signed_content_hash = sha256_hex(t.purchase_info_bytes);
   t.outer = std::move(outer).value();
   d.detail = std::move(t);
   return out;

@@ -1,6 +1,7 @@
 #include "model/store_a/transaction_record.hpp"
 
 #include "model/encoding.hpp"
+#include "model/store_time.hpp"
 
 namespace receiptd::model::store_a {
 
@@ -18,11 +19,17 @@ apple_transaction fields_of(const signed_transaction& t) {
   out.expires_date = t.expires_date;
   out.revocation_date = t.revocation_date;
   out.revocation_reason = t.revocation_reason;
+  if (t.revocation_date)
+    out.revocation_said_at = t.signed_date;
   out.app_account_token = t.app_account_token;
   out.quantity = t.quantity;
   out.storefront = t.storefront;
   out.price = t.price;
   out.currency = t.currency;
+  out.ownership_type = t.in_app_ownership_type;
+  out.is_upgraded = t.is_upgraded;
+  out.offer_type = t.offer_type;
+  out.offer_discount_type = t.offer_discount_type;
   return out;
 }
 
@@ -71,6 +78,7 @@ transaction_record make_record(const store_a_transaction_upload& u, const app& a
   if (!v.xcode)
     r.transaction_key = t->transaction_id;
   r.transaction = fields_of(*t);
+  r.said_at = t->signed_date;
   r.env = t->env;
   if (t->bundle_id != a.bundle_id) {
     reject(r, fraud_reason::bundle_id_mismatch,
@@ -127,13 +135,18 @@ std::string apply_server_answer(transaction_record& r, const store_verdict& v,
       return {};
     return std::string("the App Store's transaction has another ") + differs + " than the upload";
   };
-  // Apple's answer is current on the transaction itself (its revocation too); what
-  // notifications said about the subscription stays.
+  // Apple's answer is current on the transaction itself unless the record holds
+  // what Apple signed later (a notification that overtook the call); what
+  // notifications said about the subscription stays, and a revocation stays
+  // until a REFUND_REVERSED undoes it (model/store_time.hpp).
   return apply_server_transaction(r, v, signed_info, anchors, contradiction,
                                   [&](const signed_transaction& t) {
+                                    if (!not_older(t.signed_date, r.said_at))
+                                      return;
                                     auto before = std::move(r.transaction);
                                     r.transaction = fields_of(t);
-                                    keep_notified(r.transaction, before, false);
+                                    keep_notified(r.transaction, before, true);
+                                    r.said_at = t.signed_date;
                                   });
 }
 

@@ -6,6 +6,8 @@
 
 #include "model/store_a/parsed.hpp"
 
+#include "model/encoding.hpp"
+
 namespace receiptd::model::store_a {
 
 namespace {
@@ -39,12 +41,14 @@ result<parsed_receipt> parse_unified(std::string_view der, std::size_t max_in_ap
   // The payload is decoded in place, without a copy.
   payload_options options;
   options.max_in_app_purchases = max_in_app_purchases;
-  auto payload = decode_payload(signed_content(**ci), options);
+  auto content = signed_content(**ci);
+  auto payload = decode_payload(content, options);
   if (!payload)
     return payload.errors();
   parsed_receipt out;
-  out.signed_data = std::move(*ci);
   out.receipt = unified_from_payload(std::move(payload).value());
+  out.receipt.signed_content_hash = sha256_hex(content);
+  out.signed_data = std::move(*ci);
   return out;
 }
 

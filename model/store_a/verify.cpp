@@ -14,6 +14,7 @@
 
 #include <openssl/pkcs7.h>
 
+#include "model/encoding.hpp"
 #include "model/key_limits.hpp"
 #include "model/store_a/parsed.hpp"
 #include "model/store_a/device_hash.hpp"
@@ -192,6 +193,9 @@ verification verify_unified(std::string_view der, const trust_anchors& anchors,
   if (!full)
     return malformed_verdict(full.errors());
   auto r = unified_from_payload(std::move(full).value());
+  // What the signature covers: the receipt's re-upload key, whatever certificates
+  // wrap it (the PKCS#7 certificate set is not signed).
+  r.signed_content_hash = sha256_hex(payload);
   if (sandbox) // the opt-in Xcode StoreKit test root
     r.env = environment::xcode;
   return check_claims(std::move(r), expected_bundle_id, identifier_for_vendor);

@@ -9,6 +9,16 @@ namespace receiptd::model::store_b {
 
 namespace {
 
+// A non-empty string of at most `max` bytes at `key`; nullopt otherwise (an
+// answer that is not Play's shape says nothing).
+std::optional<std::string> bounded_text(const boost::json::object& o, const char* key,
+                                        std::size_t max = 256) {
+  auto* v = o.if_contains(key);
+  if (!v || !v->is_string() || v->get_string().empty() || v->get_string().size() > max)
+    return std::nullopt;
+  return std::string(v->get_string());
+}
+
 // androidpublisher#productPurchase: purchaseState 0 purchased, 1 cancelled,
 // 2 pending; purchaseType 0 = test (licence tester) purchase.
 void enrich_product(const boost::json::object& o, play_purchase& p, store_verdict& v) {
@@ -32,6 +42,14 @@ void enrich_product(const boost::json::object& o, play_purchase& p, store_verdic
     p.acknowledged = *a == 1;
   if (auto q = json_int(o.if_contains("quantity")))
     p.quantity = static_cast<int>(*q);
+  // consumptionState 1: the app consumed it (a consumable); 0 says nothing of
+  // its kind (a non-consumable, or a consumable not consumed yet).
+  if (auto c = json_int(o.if_contains("consumptionState")); c && *c == 1)
+    p.consumed = true;
+  if (auto id = bounded_text(o, "obfuscatedExternalAccountId"))
+    p.account_id = std::move(id);
+  if (auto region = bounded_text(o, "regionCode"))
+    p.region_code = std::move(region);
   auto type = json_int(o.if_contains("purchaseType"));
   p.is_test = type && *type == 0;
   v.env = p.is_test ? environment::sandbox : environment::production;
@@ -86,7 +104,21 @@ void enrich_subscription(const boost::json::object& o, play_purchase& p, store_v
   if (auto* plan = line->if_contains("autoRenewingPlan"); plan && plan->is_object()) {
     auto* on = plan->get_object().if_contains("autoRenewEnabled");
     p.auto_renewing = on && on->is_bool() && on->get_bool();
+  } else if (line->contains("prepaidPlan")) {
+    p.auto_renewing = false; // a prepaid plan never renews by itself
   }
+  // offerPhase (2025): which phase of its offer the line item is in.
+  if (auto* phase = line->if_contains("offerPhase"); phase && phase->is_object()) {
+    p.in_free_trial = phase->get_object().contains("freeTrial");
+    p.in_intro_price = phase->get_object().contains("introductoryPrice");
+  }
+  if (auto linked = bounded_text(o, "linkedPurchaseToken", 2048))
+    p.linked_purchase_token = std::move(linked);
+  if (auto region = bounded_text(o, "regionCode"))
+    p.region_code = std::move(region);
+  if (auto* ids = o.if_contains("externalAccountIdentifiers"); ids && ids->is_object())
+    if (auto id = bounded_text(ids->get_object(), "obfuscatedExternalAccountId"))
+      p.account_id = std::move(id);
   p.is_test = o.contains("testPurchase");
   v.env = p.is_test ? environment::sandbox : environment::production;
 }

@@ -45,6 +45,11 @@ result<purchase_data> parse_purchase_data(std::string_view json) {
     out.acknowledged = v->get_bool();
   if (auto* v = obj.if_contains("autoRenewing"); v && v->is_bool())
     out.auto_renewing = v->get_bool();
+  // Play Billing: the app's own account id, set with setObfuscatedAccountId
+  // (at most 64 characters; a longer one is not Play's and is ignored).
+  if (auto* v = obj.if_contains("obfuscatedAccountId");
+      v && v->is_string() && !v->get_string().empty() && v->get_string().size() <= 256)
+    out.account_id = std::string(v->get_string());
   return out;
 }
 

@@ -21,6 +21,7 @@ struct purchase_data {
   std::optional<bool> acknowledged;
   std::optional<bool> auto_renewing; // present only on subscriptions
   std::optional<int> quantity;
+  std::optional<std::string> account_id; // obfuscatedAccountId
 
   bool is_subscription() const { return auto_renewing.has_value(); }
 };

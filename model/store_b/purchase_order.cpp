@@ -17,6 +17,9 @@ purchase_order_record make_record(const store_b_upload& u, const app& a, std::st
   r.purchase.quantity = u.data.quantity;
   r.purchase.acknowledged = u.data.acknowledged;
   r.purchase.auto_renewing = u.data.auto_renewing;
+  r.purchase.account_id = u.data.account_id;
+  // Play signed the purchase data when the purchase was made.
+  r.said_at = u.data.purchase_time;
   r.purchase_data = u.purchase_data;
   r.purchase_signature = u.purchase_signature;
   r.echo = u.common.echo(peer_ip);

@@ -113,6 +113,10 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       log->rescheduled.push_back(j);
       return true;
     },
+    [=](resource_atom, const trace_context&, const resource_request&) {
+      return http::reply{404, R"({"errors":[{"code":"not_found"}]})"};
+    },
+    [=](expire_atom, std::int32_t) { return std::int32_t{0}; },
     [=](find_app_atom, const std::string& id) -> std::optional<model::app> {
       auto it = log->apps_by_id.find(id);
       if (it == log->apps_by_id.end())

@@ -182,6 +182,13 @@ http_response service_process::get(const std::string& path, const std::string& t
   return http_call("GET", url(path), {}, headers);
 }
 
+http_response service_process::del(const std::string& path, const std::string& token) {
+  std::vector<std::string> headers{"Accept: application/json"};
+  if (!token.empty())
+    headers.push_back("Authorization: Bearer " + token);
+  return http_call("DELETE", url(path), {}, headers);
+}
+
 // ---- webhooks -------------------------------------------------------------------
 
 std::string hmac_sha256_hex(const std::string& key, const std::string& data) {
@@ -287,7 +294,9 @@ std::vector<std::string> service_args(const std::string& dir, const test_support
     // tests that count them.
     "--store-b.voided-purchases=false", "--store-b.refresh-interval=0s",
     "--store-a.refresh-interval=0s", "--http.threads=2", "--scheduler.max-threads=2",
-    no_token_cache};
+    // The notification tests sign fixed 2024 dates; the bound on a notification's
+    // age has its own test (purchases_test.cpp) with the default.
+    "--notifications.max-age=200000h", no_token_cache};
   auto trust = trust_args(dir, pki, jws_pki, emulator);
   args.insert(args.end(), trust.begin(), trust.end());
   return args;

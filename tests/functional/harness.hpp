@@ -68,6 +68,7 @@ public:
   http_response post(const std::string& path, const std::string& body, const std::string& token,
                      std::vector<std::string> headers = {});
   http_response get(const std::string& path, const std::string& token);
+  http_response del(const std::string& path, const std::string& token);
 
 private:
   std::string dir_, db_url_;

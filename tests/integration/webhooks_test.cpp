@@ -182,7 +182,7 @@ TEST_CASE("a save that announces writes one event and a delivery per endpoint th
   CHECK(event.id == delivery.event_id);
   CHECK(event.app_id == f.app.id);
   CHECK(event.type == model::event_type::purchase_order_created);
-  CHECK(event.kind == model::record_kind::store_b_purchase_order);
+  CHECK(event.subject == "store_b_purchase_order");
   CHECK(event.record_id == order.id);
   CHECK(event.body == delivery.body);
   auto body = body_of(event.body);

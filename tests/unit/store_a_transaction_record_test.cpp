@@ -749,7 +749,8 @@ TEST_CASE("the transaction resource: its fields, null when unknown", "[transacti
                                       "subscription_status",
                                       "subscription_expires_date",
                                       "auto_renew",
-                                      "auto_renew_product_id"};
+                                      "auto_renew_product_id",
+                                      "in_app_purchase"};
   auto keys_of = [](const json::object& o) {
     std::vector<std::string> out;
     for (const auto& kv : o)

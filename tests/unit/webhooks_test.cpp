@@ -118,7 +118,7 @@ TEST_CASE("a created record's event: the resource, no previous or new attributes
     = record_event(std::nullopt, after, record_kind::store_b_purchase_order, app_id, r.id, now);
   REQUIRE(e);
   CHECK(e->type == event_type::purchase_order_created);
-  CHECK(e->kind == record_kind::store_b_purchase_order);
+  CHECK(e->subject == "store_b_purchase_order");
   CHECK(e->app_id == app_id);
   CHECK(e->record_id == r.id);
   CHECK(e->created_at == now);

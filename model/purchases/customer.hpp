@@ -1,0 +1,57 @@
+#pragma once
+// A customer is an app's user_identifier: what they may unlock now, computed
+// (never stored) from their purchases, the app's entitlement rules, promotional
+// grants and the time — GET /client|/server/customers/{user_identifier}.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "model/purchases/purchase.hpp"
+#include "model/purchases/rules.hpp"
+
+namespace receiptd::model::purchases {
+
+// How many of a customer's purchases an answer reads (newest first).
+inline constexpr int max_customer_purchases = 10000;
+
+// An entitlement granted by the app's backend, not bought (ownership "granted").
+struct grant {
+  std::string id; // UUID
+  std::string app_id;
+  std::string user_identifier;
+  environment env = environment::production;
+  std::string entitlement;
+  unix_ms starts_at = 0;
+  unix_ms expires_at = 0;
+  unix_ms created_at = 0;
+
+  bool active_at(unix_ms now) const { return starts_at <= now && now < expires_at; }
+};
+
+// The entitlement names active at `now` (sorted, unique): of purchases active
+// then whose product matches, and of grants running then.
+std::vector<std::string> active_entitlements(const std::vector<purchase>& purchases,
+                                             const std::vector<grant>& grants,
+                                             const entitlement_rules& rules, unix_ms now);
+
+// The answer: {"customer": {"user_identifier", "environment", "entitlements":
+// {NAME: {"is_active", "expires_at", "grace_period_end_at", "product_id",
+// "offering", "in_app_purchase_id", "will_renew", "in_billing_retry",
+// "ownership"}}, "in_app_purchases": [...], "requested_at"}}. Every entitlement
+// the app defines is listed (or granted): an active one with the purchase or
+// grant that grants it longest, an inactive one with its last purchase, if any.
+// in_app_purchases: the customer's active purchases and those the entitlements
+// name, newest first.
+boost::json::object customer_json(const std::string& user_identifier, environment env,
+                                  const std::vector<purchase>& purchases,
+                                  const std::vector<grant>& grants,
+                                  const entitlement_rules& rules, unix_ms now);
+
+// A grant's JSON: {"id", "entitlement", "user_identifier", "environment",
+// "starts_at", "expires_at", "created_at"}.
+boost::json::object grant_json(const grant& g);
+
+} // namespace receiptd::model::purchases

@@ -1,0 +1,374 @@
+// What each source says about its purchase (observation.hpp), in the stores'
+// own terms:
+//  - StoreKit 2 / App Store Server API: JWSTransactionDecodedPayload ("type",
+//    inAppOwnershipType, offerType/offerDiscountType, isUpgraded,
+//    revocationDate), App Store Server Notifications V2 (data.status 1 active,
+//    2 expired, 3 billing retry, 4 grace period, 5 revoked; signedRenewalInfo
+//    autoRenewStatus, isInBillingRetryPeriod, gracePeriodExpiresDate).
+//  - Unified and iOS 6 receipts: the in-app purchase attributes (DESIGN.md §3);
+//    renewals of one subscription share their original transaction id, and the
+//    newest of them is the unit.
+//  - Play: purchase data and the Developer API's productPurchase /
+//    subscriptionPurchaseV2 (subscriptionState, lineItems, linkedPurchaseToken),
+//    and its voided purchases list (kept on the purchase order).
+
+#include "model/purchases/observation.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace receiptd::model::purchases {
+
+namespace {
+
+template <class Record>
+bool record_proves(const Record& r) {
+  if (r.is_fraud() || r.state == validation_state::rejected)
+    return false;
+  return true;
+}
+bool proves(const purchase_order_record& r) {
+  if (r.is_legacy && r.state != validation_state::validated)
+    return false;
+  return record_proves(r);
+}
+
+template <class Record>
+void from_record(observation& o, const Record& r, record_kind kind, const observe_options&) {
+  o.app_id = r.app_id;
+  o.env = r.env;
+  o.from = source{kind, r.id, r.state == validation_state::validated};
+  o.proves = proves_record(r);
+  o.at = r.said_at.value_or(r.updated_at);
+  if (r.echo.user_identifier && !r.echo.user_identifier->empty()) {
+    o.user_identifier = r.echo.user_identifier;
+    o.binds_user = true;
+  }
+  o.metadata = r.echo.metadata;
+  o.sets_metadata = r.echo.metadata.has_value();
+}
+
+// Apple's offerDiscountType / offerType as trial and introductory-offer flags.
+void apple_offer(observation& o, const std::optional<int>& offer_type,
+                 const std::optional<std::string>& discount) {
+  if (!offer_type && !discount)
+    return;
+  bool intro = offer_type && *offer_type == 1;
+  o.in_trial_period = std::optional<bool>(discount && *discount == "FREE_TRIAL");
+  o.in_intro_period = std::optional<bool>(intro);
+}
+
+std::optional<ownership> apple_ownership(const std::optional<std::string>& type) {
+  if (!type)
+    return std::nullopt;
+  if (*type == "FAMILY_SHARED")
+    return ownership::family_shared;
+  if (*type == "PURCHASED")
+    return ownership::purchased;
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<purchase_type> apple_purchase_type(std::string_view type) {
+  if (type == "Auto-Renewable Subscription")
+    return purchase_type::subscription;
+  if (type == "Non-Consumable")
+    return purchase_type::non_consumable;
+  if (type == "Consumable")
+    return purchase_type::consumable;
+  if (type == "Non-Renewing Subscription")
+    return purchase_type::non_renewing_subscription;
+  return std::nullopt;
+}
+
+bool proves_record(const transaction_record& r) {
+  return record_proves(r);
+}
+bool proves_record(const receipt_record& r) {
+  return record_proves(r);
+}
+bool proves_record(const purchase_order_record& r) {
+  return proves(r);
+}
+
+std::vector<observation> observe(const transaction_record& r, const observe_options& opts) {
+  const auto& t = r.transaction;
+  if (t.transaction_id.empty() || t.bundle_id.empty())
+    return {}; // the JWS did not verify: it names nothing
+  observation o;
+  from_record(o, r, record_kind::store_a_transaction, opts);
+  o.market = marketplace::store_a;
+  o.key = t.original_transaction_id.empty() ? t.transaction_id : t.original_transaction_id;
+  // Xcode numbers its test transactions from 0 on every machine: two testers'
+  // transaction 0 are not one purchase (the record is keyed by its JWS too).
+  if (r.env == environment::xcode)
+    o.key = r.transaction_key;
+  o.app_identifier = t.bundle_id;
+  o.unit = t.transaction_id;
+  o.unit_time = t.purchase_date.value_or(0);
+  o.product_id = t.product_id;
+  o.quantity = t.quantity;
+  auto type = apple_purchase_type(t.type);
+  if (type)
+    o.type = type;
+  if (t.storefront)
+    o.country_code = alpha2_of(*t.storefront);
+  if (t.currency || t.price) {
+    o.currency_code = t.currency;
+    o.price = t.price;
+  }
+  if (auto own = apple_ownership(t.ownership_type))
+    o.owned_as = *own;
+  apple_offer(o, t.offer_type, t.offer_discount_type);
+  if (t.is_upgraded)
+    o.is_upgraded = t.is_upgraded;
+  if (type == purchase_type::subscription) {
+    o.current_period_start_at = t.purchase_date;
+    o.current_period_end_at = t.expires_date;
+  } else if (type == purchase_type::non_renewing_subscription && t.expires_date) {
+    o.current_period_end_at = t.expires_date;
+  }
+  if (t.revocation_date) {
+    o.revocation = revocation_said::revoked;
+    o.revoked_at = t.revocation_date;
+    o.revocation_reason = t.revocation_reason;
+  }
+  o.original_purchase_date = t.original_purchase_date ? t.original_purchase_date : t.purchase_date;
+  if (opts.customer_from_account_token && t.app_account_token) {
+    o.user_identifier = t.app_account_token;
+    o.binds_user = true;
+  }
+  std::vector<observation> out{o};
+  // What notifications and refreshes said about the subscription, at their own time.
+  if (type == purchase_type::subscription && t.notified_at
+      && (t.subscription_status || t.auto_renew || t.subscription_expires_date)) {
+    observation s;
+    s.app_id = o.app_id;
+    s.market = o.market;
+    s.env = o.env;
+    s.key = o.key;
+    s.app_identifier = o.app_identifier;
+    s.at = *t.notified_at; // about the subscription, not this transaction: no unit
+    s.from = o.from;
+    s.proves = o.proves;
+    if (t.auto_renew)
+      s.is_auto_renewing = t.auto_renew;
+    if (t.subscription_status) {
+      const auto& st = *t.subscription_status;
+      s.in_billing_retry = std::optional<bool>(st == "billing_retry" || st == "grace_period");
+      s.in_grace_period = std::optional<bool>(st == "grace_period");
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<observation> observe(const receipt_record& r, const observe_options& opts) {
+  if (r.bundle_id.empty() || r.in_app_purchases.empty())
+    return {};
+  // One purchase per original transaction id; its newest entry is the unit.
+  std::map<std::string, const apple_in_app_purchase*> newest;
+  std::map<std::string, unix_ms> first_bought;
+  for (const auto& p : r.in_app_purchases) {
+    const auto& key = p.original_transaction_id.empty() ? p.transaction_id : p.original_transaction_id;
+    if (key.empty())
+      continue;
+    auto& slot = newest[key];
+    if (!slot || p.purchase_date.value_or(0) >= slot->purchase_date.value_or(0))
+      slot = &p;
+    auto bought = p.original_purchase_date ? p.original_purchase_date : p.purchase_date;
+    if (bought) {
+      auto [it, fresh] = first_bought.emplace(key, *bought);
+      if (!fresh)
+        it->second = std::min(it->second, *bought);
+    }
+  }
+  std::vector<observation> out;
+  for (const auto& [key, p] : newest) {
+    observation o;
+    from_record(o, r, record_kind::store_a_receipt, opts);
+    o.market = marketplace::store_a;
+    // Xcode's test receipts number transactions from 0 on every machine.
+    o.key = r.env == environment::xcode ? r.receipt_hash + ":" + key : key;
+    o.app_identifier = r.bundle_id;
+    o.unit = p->transaction_id;
+    o.unit_time = p->purchase_date.value_or(0);
+    o.product_id = p->product_id;
+    o.quantity = p->quantity;
+    // A receipt names no type; an expiry date is a subscription's (auto-renewable:
+    // Apple, "expires_date ... only for auto-renewable subscriptions").
+    if (p->expires_date) {
+      o.type = purchase_type::subscription;
+      o.current_period_start_at = p->purchase_date;
+      o.current_period_end_at = p->expires_date;
+    }
+    if (p->is_trial_period)
+      o.in_trial_period = p->is_trial_period;
+    if (p->is_in_intro_offer_period)
+      o.in_intro_period = p->is_in_intro_offer_period;
+    if (r.country_code)
+      o.country_code = r.country_code;
+    if (p->cancellation_date) {
+      o.revocation = revocation_said::revoked;
+      o.revoked_at = p->cancellation_date;
+      o.revocation_reason = p->cancellation_reason;
+    }
+    if (auto it = first_bought.find(key); it != first_bought.end())
+      o.original_purchase_date = it->second;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+std::vector<observation> observe(const purchase_order_record& r, const observe_options& opts) {
+  if (r.purchase_token.empty() || r.purchase.product_id.empty())
+    return {};
+  const auto& p = r.purchase;
+  observation o;
+  from_record(o, r, record_kind::store_b_purchase_order, opts);
+  o.market = marketplace::store_b;
+  o.key = r.purchase_token;
+  o.linked_key = p.linked_purchase_token;
+  o.app_identifier = r.package_name;
+  o.unit = r.purchase_token;
+  o.unit_time = p.purchase_time.value_or(0);
+  o.product_id = p.product_id;
+  if (p.quantity)
+    o.quantity = p.quantity;
+  if (p.region_code)
+    o.country_code = p.region_code;
+  if (p.purchase_state != purchase_state::unknown)
+    o.is_pending = std::optional<bool>(p.purchase_state == purchase_state::pending);
+  if (p.kind == product_kind::subscription) {
+    o.type = purchase_type::subscription;
+    if (p.auto_renewing)
+      o.is_auto_renewing = p.auto_renewing;
+    if (p.expiry_time)
+      o.current_period_end_at = p.expiry_time;
+    if (p.in_free_trial)
+      o.in_trial_period = p.in_free_trial;
+    if (p.in_intro_price)
+      o.in_intro_period = p.in_intro_price;
+    if (p.subscription_state) {
+      // subscriptionsv2 SubscriptionState: ACTIVE, CANCELED (active until its
+      // expiry, no renewal), IN_GRACE_PERIOD, ON_HOLD (account hold), PAUSED,
+      // EXPIRED, PENDING, PENDING_PURCHASE_CANCELED.
+      const auto& st = *p.subscription_state;
+      o.in_grace_period = std::optional<bool>(st == "SUBSCRIPTION_STATE_IN_GRACE_PERIOD");
+      o.in_billing_retry = std::optional<bool>(st == "SUBSCRIPTION_STATE_IN_GRACE_PERIOD"
+                                               || st == "SUBSCRIPTION_STATE_ON_HOLD");
+      o.is_on_hold = std::optional<bool>(st == "SUBSCRIPTION_STATE_ON_HOLD");
+      o.is_paused = std::optional<bool>(st == "SUBSCRIPTION_STATE_PAUSED");
+      o.canceled = st == "SUBSCRIPTION_STATE_CANCELED" || st == "SUBSCRIPTION_STATE_EXPIRED";
+      if (st == "SUBSCRIPTION_STATE_PENDING" || st == "SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED")
+        o.is_pending = std::optional<bool>(true);
+    }
+  } else if (p.kind == product_kind::product && p.consumed) {
+    o.type = purchase_type::consumable;
+  }
+  // Play's voided purchases list (a refund or chargeback): the whole purchase,
+  // unless a quantity-based partial refund left some of it.
+  if (p.voided_time) {
+    bool partial = p.voided_quantity && p.quantity && *p.voided_quantity < *p.quantity;
+    if (!partial) {
+      o.revocation = revocation_said::revoked;
+      o.revoked_at = p.voided_time;
+      o.revocation_reason = p.voided_reason;
+    }
+  } else if (p.kind == product_kind::product && p.purchase_state == purchase_state::cancelled) {
+    // productPurchase purchaseState 1: cancelled (refunded or never completed).
+    o.revocation = revocation_said::revoked;
+    o.revoked_at = o.at;
+  }
+  o.original_purchase_date = p.purchase_time;
+  if (opts.customer_from_account_token && p.account_id) {
+    o.user_identifier = p.account_id;
+    o.binds_user = true;
+  }
+  return {o};
+}
+
+std::optional<observation> observe(const std::string& app_id,
+                                   const store_a::verified_notification& v,
+                                   const observe_options& opts) {
+  if (!v.transaction || !v.n.signed_date)
+    return std::nullopt;
+  const auto& n = v.n;
+  const auto& t = *v.transaction;
+  if (t.bundle_id != n.bundle_id || t.env != n.env)
+    return std::nullopt;
+  observation o;
+  o.app_id = app_id;
+  o.market = marketplace::store_a;
+  o.env = n.env;
+  o.key = t.original_transaction_id.empty() ? t.transaction_id : t.original_transaction_id;
+  o.app_identifier = t.bundle_id;
+  o.unit = t.transaction_id;
+  o.unit_time = t.purchase_date.value_or(0);
+  o.at = *n.signed_date;
+  o.store_signed = true;
+  o.product_id = t.product_id;
+  o.quantity = t.quantity;
+  auto type = apple_purchase_type(t.type);
+  if (type)
+    o.type = type;
+  if (t.storefront)
+    o.country_code = alpha2_of(*t.storefront);
+  if (t.currency || t.price) {
+    o.currency_code = t.currency;
+    o.price = t.price;
+  }
+  if (auto own = apple_ownership(t.in_app_ownership_type))
+    o.owned_as = *own;
+  apple_offer(o, t.offer_type, t.offer_discount_type);
+  if (t.is_upgraded)
+    o.is_upgraded = t.is_upgraded;
+  if (type == purchase_type::subscription) {
+    o.current_period_start_at = t.purchase_date;
+    o.current_period_end_at = t.expires_date;
+  }
+  o.original_purchase_date = t.original_purchase_date ? t.original_purchase_date : t.purchase_date;
+  if (n.type == "REFUND" || n.type == "REVOKE") {
+    if (t.revocation_date) {
+      o.revocation = revocation_said::revoked;
+      o.revoked_at = t.revocation_date;
+      o.revocation_reason = t.revocation_reason;
+    }
+  } else if (n.type == "REFUND_REVERSED") {
+    o.revocation = revocation_said::reversed;
+  } else if (t.revocation_date) {
+    o.revocation = revocation_said::revoked;
+    o.revoked_at = t.revocation_date;
+    o.revocation_reason = t.revocation_reason;
+  }
+  if (type == purchase_type::subscription) {
+    if (n.status) {
+      o.in_billing_retry = std::optional<bool>(*n.status == 3 || *n.status == 4);
+      o.in_grace_period = std::optional<bool>(*n.status == 4);
+    }
+    if (v.renewal && v.renewal->original_transaction_id == t.original_transaction_id) {
+      const auto& i = *v.renewal;
+      if (i.auto_renew_status == 0 || i.auto_renew_status == 1) {
+        o.is_auto_renewing = std::optional<bool>(*i.auto_renew_status == 1);
+        o.canceled = *i.auto_renew_status == 0;
+      }
+      if (i.is_in_billing_retry_period) {
+        o.in_billing_retry = i.is_in_billing_retry_period;
+        if (!*i.is_in_billing_retry_period)
+          o.in_grace_period = std::optional<bool>(false);
+      }
+      if (i.grace_period_expires_date)
+        o.grace_period_end_at = i.grace_period_expires_date;
+      else if (i.is_in_billing_retry_period)
+        o.grace_period_end_at = std::optional<unix_ms>();
+    }
+  }
+  if (opts.customer_from_account_token && t.app_account_token) {
+    o.user_identifier = t.app_account_token;
+    o.binds_user = true;
+  }
+  return o;
+}
+
+} // namespace receiptd::model::purchases

@@ -1,0 +1,74 @@
+#include "model/purchases/purchase.hpp"
+
+#include <algorithm>
+
+namespace receiptd::model::purchases {
+
+std::string_view to_string(marketplace m) {
+  return m == marketplace::store_a ? "store_a" : "store_b";
+}
+
+std::optional<marketplace> parse_marketplace(std::string_view text) {
+  if (text == "store_a")
+    return marketplace::store_a;
+  if (text == "store_b")
+    return marketplace::store_b;
+  return std::nullopt;
+}
+
+std::string_view to_string(purchase_type t) {
+  switch (t) {
+    case purchase_type::consumable:
+      return "consumable";
+    case purchase_type::non_consumable:
+      return "non_consumable";
+    case purchase_type::subscription:
+      return "subscription";
+    case purchase_type::non_renewing_subscription:
+      return "non_renewing_subscription";
+  }
+  return "";
+}
+
+std::optional<purchase_type> parse_purchase_type(std::string_view text) {
+  for (auto t : {purchase_type::consumable, purchase_type::non_consumable,
+                 purchase_type::subscription, purchase_type::non_renewing_subscription})
+    if (to_string(t) == text)
+      return t;
+  return std::nullopt;
+}
+
+std::string_view to_string(ownership o) {
+  return o == ownership::purchased ? "purchased" : "family_shared";
+}
+
+std::optional<ownership> parse_ownership(std::string_view text) {
+  if (text == "purchased")
+    return ownership::purchased;
+  if (text == "family_shared")
+    return ownership::family_shared;
+  return std::nullopt;
+}
+
+std::string_view source_kind_name(record_kind k) {
+  switch (k) {
+    case record_kind::store_a_receipt:
+      return "receipt";
+    case record_kind::store_a_transaction:
+      return "transaction";
+    case record_kind::store_b_purchase_order:
+      return "purchase_order";
+  }
+  return "";
+}
+
+bool proven(const purchase& p) {
+  return !p.sources.empty() || p.notified;
+}
+
+bool validated(const purchase& p) {
+  return p.notified
+    || std::any_of(p.sources.begin(), p.sources.end(), [](const source& s) { return s.validated; });
+}
+
+} // namespace receiptd::model::purchases

@@ -1,0 +1,34 @@
+#pragma once
+// The In-App Purchase resource's JSON (Mbaasy's names where Mbaasy had them),
+// the shape upload answers embed, GET /client/in_app_purchases/{id} returns and
+// in_app_purchase.* events carry; and the purchase's stored form (its facts
+// with the store times they were said at).
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+#include "model/purchases/purchase.hpp"
+#include "model/result.hpp"
+
+namespace receiptd::model::purchases {
+
+// The resource at `now` (is_active is computed then); `entitlements`: the
+// "entitlement/offering" names it grants under the app's rules.
+boost::json::object purchase_json(const purchase& p, const std::vector<std::string>& entitlements,
+                                  unix_ms now);
+
+// A record's embedded in-app purchase object: the fields it holds today, then
+// the purchase's fields it does not hold (nothing existing is renamed or
+// removed: where both have a key, the record's value stays).
+void add_purchase_fields(boost::json::object& embedded, const boost::json::object& resource);
+
+// The facts, with their store times, as the database stores them: a JSON
+// object the next read restores exactly (identity columns apart).
+std::string facts_json(const purchase& p);
+// Fills `p`'s facts from facts_json's text; an error names what is malformed.
+result<bool> read_facts(purchase& p, std::string_view text);
+
+} // namespace receiptd::model::purchases

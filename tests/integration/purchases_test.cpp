@@ -1,0 +1,161 @@
+// The purchase layer on the database under test: a saved record builds its
+// purchase in the same transaction, a customer sees it, a period end passes
+// without any message from the store (expire_due at an injected time) and is
+// announced, grants start and end, and one app never sees another's.
+#include <algorithm>
+
+#include <boost/json/parse.hpp>
+
+#include "model/purchases/customer.hpp"
+#include "model/purchases/rules.hpp"
+#include "tests/integration/fixture.hpp"
+
+namespace receiptd::test {
+
+namespace {
+
+namespace json = boost::json;
+using model::event_type;
+constexpr model::unix_ms day = 86'400'000;
+
+const char* const premium_rules = R"({"premium":{"monthly":{"product_id":["^premium_monthly$"]}}})";
+
+model::app with_rules(db::database& d, model::app app) {
+  app.entitlement_rules = premium_rules;
+  REQUIRE(REQUIRE_OK(d.update_app(app)));
+  return app;
+}
+
+void add_endpoint(db::database& d, const model::app& app) {
+  model::webhook_endpoint e;
+  e.app_id = app.id;
+  e.url = "https://hooks.example.com/receiptd";
+  e.events = {event_type::in_app_purchase_created, event_type::in_app_purchase_updated,
+              event_type::customer_entitlements_changed};
+  e.created_at = t0;
+  REQUIRE_OK(d.add_webhook_endpoint(e));
+}
+
+// The bodies of the app's deliveries of type `t`, oldest first.
+std::vector<json::value> events_of(db::database& d, const model::app& app, event_type t) {
+  auto deliveries = REQUIRE_OK(d.list_deliveries(app.id, 1000));
+  std::vector<json::value> out;
+  for (auto it = deliveries.rbegin(); it != deliveries.rend(); ++it)
+    if (it->type == t)
+      out.push_back(json::parse(it->body));
+  return out;
+}
+
+std::vector<std::string> entitlements_now(db::database& d, const model::app& app,
+                                          const std::string& user, model::unix_ms now) {
+  auto view = REQUIRE_OK(
+    d.find_customer(app.id, user, model::environment::production, db::purchase_cursor{}, 100));
+  return model::purchases::active_entitlements(view.purchases, view.grants, *view.rules, now);
+}
+
+std::vector<std::string> names(const json::value& v) {
+  std::vector<std::string> out;
+  for (const auto& n : v.as_array())
+    out.emplace_back(n.as_string());
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a saved transaction builds its purchase; its period end is noticed and announced",
+          "[purchases]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto app = with_rules(d, f.app);
+  add_endpoint(d, app);
+
+  auto incoming = signed_transaction_record(app.id, "2000000000000001", "2000000000000001");
+  incoming.echo.user_identifier = "alice";
+  const auto period_end = *incoming.transaction.expires_date;
+  auto saved = REQUIRE_OK(d.save_transaction(incoming, t0 + 100));
+  REQUIRE(saved.created);
+
+  auto set = REQUIRE_OK(d.purchases_of(model::any_record{saved.record}, t0 + 1));
+  REQUIRE(set);
+  REQUIRE(set->items.size() == 1);
+  const auto& p = set->items.front();
+  CHECK(p.product_id.value == "premium_monthly");
+  CHECK(p.user_identifier == "alice");
+  CHECK(p.current_period_end_at.value == period_end);
+
+  CHECK(entitlements_now(d, app, "alice", t0 + 1) == std::vector<std::string>{"premium"});
+  CHECK(entitlements_now(d, app, "bob", t0 + 1).empty());
+  auto created = events_of(d, app, event_type::in_app_purchase_created);
+  REQUIRE(created.size() == 1);
+  CHECK(created[0].at("name") == "in_app_purchase.created");
+  CHECK(created[0].at("type") == "in_app_purchase");
+  CHECK(created[0].at("data").at("product_id") == "premium_monthly");
+  CHECK(created[0].at("previous_attributes").as_object().empty());
+  auto changed = events_of(d, app, event_type::customer_entitlements_changed);
+  REQUIRE(changed.size() == 1);
+
+  SECTION("nothing is due before the period ends") {
+    CHECK(REQUIRE_OK(d.expire_due(period_end - 1, 256)) == 0);
+    CHECK(events_of(d, app, event_type::in_app_purchase_updated).empty());
+  }
+
+  SECTION("the period end passes: the purchase turns inactive and the customer loses premium") {
+    CHECK(REQUIRE_OK(d.expire_due(period_end + 1, 256)) >= 1);
+    CHECK(entitlements_now(d, app, "alice", period_end + 1).empty());
+    auto updated = events_of(d, app, event_type::in_app_purchase_updated);
+    REQUIRE(updated.size() == 1);
+    CHECK(updated[0].at("data").at("is_active") == false);
+    CHECK(updated[0].at("previous_attributes").at("is_active") == true);
+    auto after = events_of(d, app, event_type::customer_entitlements_changed);
+    REQUIRE(after.size() == 2);
+    // Announced once: the timer moved on.
+    CHECK(REQUIRE_OK(d.expire_due(period_end + 2, 256)) == 0);
+    CHECK(events_of(d, app, event_type::in_app_purchase_updated).size() == 1);
+  }
+
+  SECTION("another app never sees the purchase") {
+    auto other = make_app(d, "other-app");
+    auto view = REQUIRE_OK(d.find_customer(other.id, "alice", model::environment::production,
+                                           db::purchase_cursor{}, 100));
+    CHECK(view.purchases.empty());
+  }
+}
+
+TEST_CASE("a grant gives an entitlement until it expires, then is announced as ended",
+          "[purchases][grants]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto app = with_rules(d, f.app);
+  add_endpoint(d, app);
+
+  model::purchases::grant g;
+  g.app_id = app.id;
+  g.user_identifier = "carol";
+  g.entitlement = "premium";
+  g.starts_at = t0;
+  g.expires_at = t0 + 7 * day;
+  g.created_at = t0;
+  auto stored = REQUIRE_OK(d.add_grant(g, t0));
+  REQUIRE_FALSE(stored.id.empty());
+  CHECK(entitlements_now(d, app, "carol", t0 + 1) == std::vector<std::string>{"premium"});
+  auto changed = events_of(d, app, event_type::customer_entitlements_changed);
+  REQUIRE(changed.size() == 1);
+
+  SECTION("time passes beyond its end") {
+    CHECK(REQUIRE_OK(d.expire_due(g.expires_at + 1, 256)) >= 1);
+    auto after = events_of(d, app, event_type::customer_entitlements_changed);
+    REQUIRE(after.size() == 2);
+    CHECK(entitlements_now(d, app, "carol", g.expires_at + 1).empty());
+  }
+
+  SECTION("removed") {
+    CHECK(REQUIRE_OK(d.remove_grant(app.id, model::environment::production, "carol", "premium",
+                                    stored.id, t0 + 2)));
+    CHECK(entitlements_now(d, app, "carol", t0 + 3).empty());
+    CHECK(events_of(d, app, event_type::customer_entitlements_changed).size() == 2);
+    CHECK_FALSE(REQUIRE_OK(d.remove_grant(app.id, model::environment::production, "carol",
+                                          "premium", stored.id, t0 + 4)));
+  }
+}
+
+} // namespace receiptd::test

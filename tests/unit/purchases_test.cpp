@@ -1,0 +1,420 @@
+// The In-App Purchase resource: what each source says (observe), the fold by
+// store time, activity at a given time, the customer answer, Mbaasy's event
+// payload, and the stored form.
+#include <catch2/catch.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "model/purchases/activity.hpp"
+#include "model/purchases/customer.hpp"
+#include "model/purchases/events.hpp"
+#include "model/purchases/fold.hpp"
+#include "model/purchases/observation.hpp"
+#include "model/purchases/ownership.hpp"
+#include "model/purchases/requests.hpp"
+#include "model/purchases/resource_json.hpp"
+
+using namespace receiptd::model;
+using namespace receiptd::model::purchases;
+namespace json = boost::json;
+
+namespace {
+
+constexpr unix_ms day = 24LL * 3600 * 1000;
+constexpr unix_ms t0 = 1'750'000'000'000;
+
+// A validated StoreKit 2 auto-renewable subscription transaction.
+transaction_record subscription_transaction(std::string transaction_id, unix_ms bought,
+                                            unix_ms signed_at) {
+  transaction_record r;
+  r.id = "rec-" + transaction_id;
+  r.app_id = "app";
+  r.state = validation_state::validated;
+  r.env = environment::production;
+  r.said_at = signed_at;
+  r.updated_at = signed_at;
+  r.echo.user_identifier = "alice";
+  auto& t = r.transaction;
+  t.transaction_id = transaction_id;
+  t.original_transaction_id = "1000";
+  t.bundle_id = "com.example";
+  t.product_id = "premium.monthly";
+  t.type = "Auto-Renewable Subscription";
+  t.purchase_date = bought;
+  t.original_purchase_date = t0;
+  t.expires_date = bought + 30 * day;
+  t.quantity = 1;
+  t.storefront = "DEU";
+  t.currency = "EUR";
+  t.price = 4990;
+  return r;
+}
+
+purchase folded(const std::vector<observation>& all) {
+  REQUIRE(!all.empty());
+  auto p = start(all.front(), "p1", t0);
+  for (std::size_t i = 1; i < all.size(); ++i)
+    fold(p, all[i]);
+  return p;
+}
+
+class premium_rules final : public entitlement_rules {
+public:
+  std::vector<std::string> names() const override { return {"premium", "pro"}; }
+  std::vector<std::string> tags(std::string_view product) const override {
+    if (product.starts_with("premium."))
+      return {"premium/monthly"};
+    if (product == "lifetime")
+      return {"premium/lifetime", "pro/lifetime"};
+    return {};
+  }
+};
+
+// A verified notification about a transaction of the subscription.
+store_a::verified_notification notification(std::string type, std::string transaction_id,
+                                            unix_ms bought, unix_ms signed_at) {
+  store_a::verified_notification v;
+  v.n.notification_uuid = "n-" + type;
+  v.n.type = std::move(type);
+  v.n.signed_date = signed_at;
+  v.n.bundle_id = "com.example";
+  store_a::signed_transaction t;
+  t.transaction_id = std::move(transaction_id);
+  t.original_transaction_id = "1000";
+  t.bundle_id = "com.example";
+  t.product_id = "premium.monthly";
+  t.type = "Auto-Renewable Subscription";
+  t.purchase_date = bought;
+  t.expires_date = bought + 30 * day;
+  t.signed_date = signed_at;
+  v.transaction = t;
+  return v;
+}
+
+} // namespace
+
+TEST_CASE("a StoreKit 2 transaction says its purchase in the resource's terms", "[purchases]") {
+  auto all = observe(subscription_transaction("1000", t0, t0 + 1000), {});
+  REQUIRE(all.size() == 1);
+  const auto& o = all.front();
+  CHECK(o.key == "1000");
+  CHECK(o.market == marketplace::store_a);
+  CHECK(o.type == std::optional<purchase_type>(purchase_type::subscription));
+  CHECK(o.country_code == std::optional<std::string>("DE")); // storefront alpha-3 → alpha-2
+  CHECK(o.current_period_end_at == std::optional<unix_ms>(t0 + 30 * day));
+  CHECK(o.binds_user);
+  CHECK(o.proves);
+}
+
+TEST_CASE("renewals are one purchase; an older transaction changes no current fact",
+          "[purchases]") {
+  auto first = subscription_transaction("1000", t0, t0 + 1000);
+  auto renewal = subscription_transaction("1001", t0 + 30 * day, t0 + 30 * day + 1000);
+  renewal.transaction.price = 5990;
+  auto p = folded({observe(first, {}).front(), observe(renewal, {}).front()});
+  CHECK(p.unit == "1001");
+  CHECK(p.price.value == std::optional<std::int64_t>(5990));
+  CHECK(p.current_period_end_at.value == std::optional<unix_ms>(t0 + 60 * day));
+  CHECK(p.sources.size() == 2);
+  // The first transaction uploaded again, its answer newer: still an earlier period.
+  auto late = first;
+  late.said_at = t0 + 90 * day;
+  late.transaction.price = 1;
+  fold(p, observe(late, {}).front()); // it may say when the store last answered, no more
+  CHECK(p.price.value == std::optional<std::int64_t>(5990));
+  CHECK(p.current_period_end_at.value == std::optional<unix_ms>(t0 + 60 * day));
+}
+
+TEST_CASE("within one period a fact moves only to a value said later", "[purchases]") {
+  auto newer = subscription_transaction("1000", t0, t0 + 5000);
+  auto older = subscription_transaction("1000", t0, t0 + 1000);
+  older.id = "other-record";
+  older.transaction.expires_date = t0 + 2 * day;
+  auto p = folded({observe(newer, {}).front(), observe(older, {}).front()});
+  CHECK(p.current_period_end_at.value == std::optional<unix_ms>(t0 + 30 * day));
+}
+
+TEST_CASE("a refund is undone only by a reversal said after it", "[purchases]") {
+  auto bought = subscription_transaction("1000", t0, t0 + 1000);
+  auto p = folded({observe(bought, {}).front()});
+  fold(p, *observe("app", notification("REFUND", "1000", t0, t0 + 10 * day), {}));
+  // REFUND carries no revocationDate in this fixture: nothing is revoked.
+  CHECK_FALSE(p.revoked_at.value);
+
+  auto refund = notification("REFUND", "1000", t0, t0 + 10 * day);
+  refund.transaction->revocation_date = t0 + 9 * day;
+  refund.transaction->revocation_reason = 0;
+  fold(p, *observe("app", refund, {}));
+  CHECK(p.revoked_at.value == std::optional<unix_ms>(t0 + 9 * day));
+  CHECK_FALSE(activity_at(p, t0 + 11 * day).active);
+
+  // An older, genuine notification that does not mention the refund.
+  fold(p, *observe("app", notification("DID_RENEW", "1000", t0, t0 + 2 * day), {}));
+  CHECK(p.revoked_at.value == std::optional<unix_ms>(t0 + 9 * day));
+  // A newer upload answer without revocationDate is no reversal either.
+  auto reupload = bought;
+  reupload.said_at = t0 + 20 * day;
+  fold(p, observe(reupload, {}).front());
+  CHECK(p.revoked_at.value);
+  // A replayed REFUND_REVERSED signed before the refund.
+  fold(p, *observe("app", notification("REFUND_REVERSED", "1000", t0, t0 + 8 * day), {}));
+  CHECK(p.revoked_at.value);
+  // The real reversal.
+  fold(p, *observe("app", notification("REFUND_REVERSED", "1000", t0, t0 + 12 * day), {}));
+  CHECK_FALSE(p.revoked_at.value);
+  CHECK(activity_at(p, t0 + 12 * day).active);
+}
+
+TEST_CASE("a renewal after a refunded period starts clean", "[purchases]") {
+  auto refunded = subscription_transaction("1000", t0, t0 + 1000);
+  refunded.transaction.revocation_date = t0 + day;
+  auto p = folded({observe(refunded, {}).front()});
+  CHECK_FALSE(activity_at(p, t0 + 2 * day).active);
+  fold(p, observe(subscription_transaction("1001", t0 + 30 * day, t0 + 30 * day), {}).front());
+  CHECK_FALSE(p.revoked_at.value);
+  CHECK(activity_at(p, t0 + 31 * day).active);
+}
+
+TEST_CASE("activity: period end, grace period, billing retry, hold, upgrade, consumables",
+          "[purchases]") {
+  auto p = folded(observe(subscription_transaction("1000", t0, t0), {}));
+  CHECK(activity_at(p, t0 + day).active);
+  CHECK(activity_at(p, t0 + day).until == std::optional<unix_ms>(t0 + 30 * day));
+  CHECK(next_change(p, t0 + day) == std::optional<unix_ms>(t0 + 30 * day));
+  CHECK_FALSE(activity_at(p, t0 + 30 * day).active);
+
+  SECTION("in billing retry past the period, without grace: inactive") {
+    p.in_billing_retry = {true, t0};
+    CHECK_FALSE(activity_at(p, t0 + 31 * day).active);
+  }
+  SECTION("in a grace period: active until it ends") {
+    p.in_billing_retry = {true, t0};
+    p.in_grace_period = {true, t0};
+    p.grace_period_end_at = {t0 + 36 * day, t0};
+    CHECK(activity_at(p, t0 + 31 * day).active);
+    CHECK(next_change(p, t0 + 31 * day) == std::optional<unix_ms>(t0 + 36 * day));
+    CHECK_FALSE(activity_at(p, t0 + 36 * day).active);
+  }
+  SECTION("on hold, paused, pending, upgraded: never") {
+    for (auto* f : {&p.is_on_hold, &p.is_paused, &p.is_pending, &p.is_upgraded}) {
+      *f = {true, t0};
+      CHECK_FALSE(activity_at(p, t0 + day).active);
+      *f = {false, t0};
+    }
+    CHECK(activity_at(p, t0 + day).active);
+  }
+  SECTION("a consumable grants nothing lasting; a non-consumable until revoked") {
+    p.type = {purchase_type::consumable, t0};
+    CHECK_FALSE(activity_at(p, t0 + day).active);
+    p.type = {purchase_type::non_consumable, t0};
+    CHECK(activity_at(p, t0 + 5000 * day).active);
+    CHECK_FALSE(next_change(p, t0 + day));
+  }
+  SECTION("a purchase nothing proves grants nothing") {
+    p.sources.clear();
+    CHECK_FALSE(activity_at(p, t0 + day).active);
+  }
+}
+
+TEST_CASE("a store-rejected record leaves the purchase's sources", "[purchases]") {
+  auto r = subscription_transaction("1000", t0, t0);
+  auto p = folded(observe(r, {}));
+  REQUIRE(proven(p));
+  r.state = validation_state::rejected;
+  r.fraud = fraud_reason::store_rejected;
+  fold(p, observe(r, {}).front());
+  CHECK(p.sources.empty());
+  CHECK_FALSE(activity_at(p, t0 + day).active);
+}
+
+TEST_CASE("a unified receipt gives one purchase per original transaction", "[purchases]") {
+  receipt_record r;
+  r.id = "receipt";
+  r.app_id = "app";
+  r.bundle_id = "com.example";
+  r.state = validation_state::validated;
+  r.said_at = t0;
+  auto item = [](std::string id, std::string original, std::string product, unix_ms bought,
+                 std::optional<unix_ms> expires) {
+    apple_in_app_purchase p;
+    p.transaction_id = std::move(id);
+    p.original_transaction_id = std::move(original);
+    p.product_id = std::move(product);
+    p.purchase_date = bought;
+    p.expires_date = expires;
+    return p;
+  };
+  r.in_app_purchases = {item("1", "1", "premium.monthly", t0, t0 + 30 * day),
+                        item("2", "1", "premium.monthly", t0 + 30 * day, t0 + 60 * day),
+                        item("3", "3", "lifetime", t0, std::nullopt),
+                        item("4", "4", "coins", t0, std::nullopt)};
+  auto all = observe(r, {});
+  REQUIRE(all.size() == 3);
+  CHECK(all[0].key == "1");
+  CHECK(all[0].unit == "2"); // the newest renewal
+  CHECK(all[0].type == std::optional<purchase_type>(purchase_type::subscription));
+  CHECK(all[0].original_purchase_date == std::optional<unix_ms>(t0));
+  CHECK(all[1].key == "3");
+  CHECK_FALSE(all[1].type); // a receipt names no type: never guessed
+}
+
+TEST_CASE("Play: subscription states, pending, voided, the token chain", "[purchases]") {
+  purchase_order_record r;
+  r.id = "po";
+  r.app_id = "app";
+  r.package_name = "com.example";
+  r.purchase_token = "token-2";
+  r.state = validation_state::validated;
+  r.said_at = t0;
+  r.purchase.product_id = "premium.monthly";
+  r.purchase.kind = product_kind::subscription;
+  r.purchase.purchase_time = t0;
+  r.purchase.expiry_time = t0 + 30 * day;
+  r.purchase.subscription_state = "SUBSCRIPTION_STATE_PAUSED";
+  r.purchase.linked_purchase_token = "token-1";
+  auto o = observe(r, {}).front();
+  CHECK(o.linked_key == std::optional<std::string>("token-1"));
+  CHECK(o.is_paused == std::optional<std::optional<bool>>(true));
+  auto p = start(o, "p", t0);
+  CHECK(p.keys == std::vector<std::string>{"token-1", "token-2"});
+  CHECK_FALSE(activity_at(p, t0 + day).active);
+
+  r.said_at = t0 + day;
+  r.purchase.subscription_state = "SUBSCRIPTION_STATE_ACTIVE";
+  fold(p, observe(r, {}).front());
+  CHECK(activity_at(p, t0 + 2 * day).active);
+
+  SECTION("a legacy upload proves nothing until Play confirms it") {
+    r.is_legacy = true;
+    r.state = validation_state::pending;
+    CHECK_FALSE(observe(r, {}).front().proves);
+  }
+  SECTION("voided: revoked") {
+    r.purchase.voided_time = t0 + 3 * day;
+    r.said_at = t0 + 3 * day;
+    fold(p, observe(r, {}).front());
+    CHECK(p.revoked_at.value == std::optional<unix_ms>(t0 + 3 * day));
+    CHECK_FALSE(activity_at(p, t0 + 4 * day).active);
+  }
+  SECTION("the app's account id names the customer when the app opts in") {
+    r.purchase.account_id = "acct-7";
+    CHECK(observe(r, {.customer_from_account_token = true}).front().user_identifier
+          == std::optional<std::string>("acct-7"));
+    CHECK(observe(r, {}).front().user_identifier != std::optional<std::string>("acct-7"));
+  }
+}
+
+TEST_CASE("transfers follow the purchase, under the app's policy", "[purchases]") {
+  auto p = folded(observe(subscription_transaction("1000", t0, t0), {}));
+  REQUIRE(p.user_identifier == std::optional<std::string>("alice"));
+  transfer_policy keep{transfer_policy::kind::keep};
+  CHECK(transfer_refusal(p, std::string("bob"), keep));
+  CHECK_FALSE(transfer_refusal(p, std::string("alice"), keep));
+  CHECK_FALSE(transfer_refusal(p, std::nullopt, keep));
+  CHECK_FALSE(transfer_refusal(p, std::string("bob"), transfer_policy{}));
+  auto moved = observe(subscription_transaction("1000", t0, t0), {}).front();
+  moved.user_identifier = "bob";
+  fold(p, moved);
+  CHECK(p.user_identifier == std::optional<std::string>("bob"));
+  CHECK(p.previous_users == std::vector<std::string>{"alice"});
+}
+
+TEST_CASE("the customer answer lists every entitlement, active or not", "[purchases]") {
+  premium_rules rules;
+  auto sub = folded(observe(subscription_transaction("1000", t0, t0), {}));
+  auto json_at = [&](unix_ms now, const std::vector<grant>& grants = {}) {
+    return customer_json("alice", environment::production, {sub}, grants, rules, now);
+  };
+  auto active = json_at(t0 + day);
+  const auto& c = active.at("customer").as_object();
+  const auto& premium = c.at("entitlements").at("premium").as_object();
+  CHECK(premium.at("is_active").as_bool());
+  CHECK(premium.at("expires_at").at("ms").as_int64() == t0 + 30 * day);
+  CHECK(premium.at("offering").as_string() == "monthly");
+  CHECK(premium.at("in_app_purchase_id").as_string() == "p1");
+  CHECK(premium.at("ownership").as_string() == "purchased");
+  CHECK_FALSE(c.at("entitlements").at("pro").at("is_active").as_bool());
+  CHECK(c.at("in_app_purchases").as_array().size() == 1);
+
+  auto expired = json_at(t0 + 31 * day);
+  const auto& gone = expired.at("customer").at("entitlements").at("premium").as_object();
+  CHECK_FALSE(gone.at("is_active").as_bool());
+  CHECK(gone.at("in_app_purchase_id").as_string() == "p1"); // its last purchase
+
+  grant g{"g1", "app", "alice", environment::production, "pro", t0, t0 + 40 * day, t0};
+  auto granted = json_at(t0 + 31 * day, {g});
+  const auto& pro = granted.at("customer").at("entitlements").at("pro").as_object();
+  CHECK(pro.at("is_active").as_bool());
+  CHECK(pro.at("ownership").as_string() == "granted");
+  CHECK(active_entitlements({sub}, {g}, rules, t0 + day) == std::vector<std::string>{"premium", "pro"});
+  CHECK(active_entitlements({sub}, {}, rules, t0 + 31 * day).empty());
+}
+
+TEST_CASE("events carry Mbaasy's payload: name, versions, data, changed attributes",
+          "[purchases]") {
+  auto p = folded(observe(subscription_transaction("1000", t0, t0), {}));
+  p.versions = 1;
+  auto before = purchase_json(p, {"premium/monthly"}, t0 + day);
+  auto created = purchase_event(std::nullopt, before, p, t0 + day);
+  REQUIRE(created);
+  auto body = json::parse(created->body).as_object();
+  CHECK(body.at("type").as_string() == "in_app_purchase");
+  CHECK(body.at("name").as_string() == "in_app_purchase.created");
+  CHECK(body.at("previous_attributes").as_object().empty()); // {} on created, never null
+  CHECK(body.at("data").at("product_id").as_string() == "premium.monthly");
+  CHECK(body.at("data").at("current_period_end_at").at("ms").as_int64() == t0 + 30 * day);
+
+  fold(p, observe(subscription_transaction("1001", t0 + 30 * day, t0 + 30 * day), {}).front());
+  p.versions = 2;
+  auto after = purchase_json(p, {"premium/monthly"}, t0 + 31 * day);
+  auto updated = purchase_event(before, after, p, t0 + 31 * day);
+  REQUIRE(updated);
+  auto u = json::parse(updated->body).as_object();
+  CHECK(u.at("name").as_string() == "in_app_purchase.updated");
+  CHECK(u.at("versions").as_int64() == 2);
+  CHECK(u.at("new_attributes").as_object().contains("current_period_end_at"));
+  CHECK_FALSE(u.at("new_attributes").as_object().contains("product_id"));
+  CHECK_FALSE(purchase_event(after, after, p, t0 + 31 * day));
+}
+
+TEST_CASE("the stored facts come back exactly", "[purchases]") {
+  auto p = folded(observe(subscription_transaction("1000", t0, t0), {}));
+  fold(p, *observe("app", notification("DID_RENEW", "1001", t0 + 30 * day, t0 + 30 * day), {}));
+  purchase back;
+  back.id = p.id;
+  back.app_id = p.app_id;
+  back.market = p.market;
+  back.env = p.env;
+  back.user_identifier = p.user_identifier;
+  back.versions = p.versions;
+  back.created_at = p.created_at;
+  back.updated_at = p.updated_at;
+  REQUIRE(read_facts(back, facts_json(p)));
+  CHECK(back == p);
+  CHECK_FALSE(read_facts(back, "[]"));
+  CHECK_FALSE(read_facts(back, R"({"product_id": {"v": 3}})"));
+}
+
+TEST_CASE("customer and grant parameters are checked", "[purchases]") {
+  CHECK(user_identifier_param("alice%40example.com").value() == "alice@example.com");
+  CHECK_FALSE(user_identifier_param("bad%zz"));
+  CHECK_FALSE(user_identifier_param("%0a"));
+  CHECK_FALSE(user_identifier_param(std::string(1025, 'a')));
+  CHECK(environment_param(std::nullopt).value() == environment::production);
+  CHECK(environment_param(std::string_view("sandbox")).value() == environment::sandbox);
+  CHECK_FALSE(environment_param(std::string_view("test")));
+  CHECK_FALSE(limit_param(std::string_view("0")));
+  CHECK(limit_param(std::string_view("10")).value() == 10);
+  auto c = cursor_param(std::string_view("1750000000000.abc")).value();
+  CHECK(c->created_at == 1750000000000);
+  CHECK_FALSE(cursor_param(std::string_view("nope")));
+  CHECK(parse_grant_request(R"({"duration":"30d"})", t0).value().expires_at == t0 + 30 * day);
+  CHECK(parse_grant_request(R"({"expires_at":{"ms":1760000000000}})", t0).value().expires_at
+        == 1760000000000);
+  CHECK_FALSE(parse_grant_request(R"({})", t0));
+  CHECK_FALSE(parse_grant_request(R"({"duration":"30d","expires_at":1})", t0));
+  CHECK_FALSE(parse_grant_request(R"({"expires_at":1})", t0)); // in the past
+  CHECK_FALSE(parse_grant_request(R"({"duration":"5y"})", t0));
+  CHECK_FALSE(parse_grant_request("not json", t0));
+}
