@@ -203,6 +203,17 @@ model::unix_ms batch_time(const std::vector<batch_save>& batch) {
   return now;
 }
 
+// The proof a record is stored under (its table's re-upload key).
+const std::string& proof_key(const model::purchase_order_record& r) {
+  return purchase_order_table::proof(r);
+}
+const std::string& proof_key(const model::receipt_record& r) {
+  return receipt_table::proof(r);
+}
+const std::string& proof_key(const model::transaction_record& r) {
+  return transaction_table::proof(r);
+}
+
 } // namespace
 
 // PostgreSQL: new settled records of one table (Play orders, StoreKit 2
@@ -355,6 +366,22 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
     };
     if (rest.empty())
       return results();
+    // In proof order, whatever the batch's: concurrent batches that share proofs
+    // (and so purchases, customers) take their rows' locks in the same order and
+    // wait for each other instead of deadlocking. Stable: of a proof listed
+    // twice, the first merges first.
+    auto proof_of = [&](std::size_t i) {
+      return std::visit(
+        [](const auto& r) {
+          return std::tuple<std::string_view, std::string_view>(r.app_id, proof_key(r));
+        },
+        batch[i].record);
+    };
+    std::stable_sort(rest.begin(), rest.end(), [&](std::size_t a, std::size_t b) {
+      auto ka = std::make_pair(batch[a].record.index(), proof_of(a));
+      auto kb = std::make_pair(batch[b].record.index(), proof_of(b));
+      return ka < kb;
+    });
     const auto now = batch_time(batch);
     try {
       transaction tx(c, access::write);

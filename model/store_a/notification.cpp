@@ -308,7 +308,9 @@ bool apply_notification(transaction_record& r, const verified_notification& v) {
   if (same_transaction) {
     if (not_older(n.signed_date, r.said_at)) {
       changed |= take_own_fields(a, t);
-      changed |= assign(r.said_at, n.signed_date);
+      // Newer word of the same values is not a change (nothing to store or announce).
+      if (changed)
+        assign(r.said_at, n.signed_date);
     }
     if (what == effect::revoke && t.revocation_date) {
       changed |= assign(a.revocation_date, t.revocation_date);

@@ -36,6 +36,8 @@ struct rtdn_bench : actor_fixture {
     d->persistence = keep(sys->spawn(fake_persistence, log));
     d->store_b = keep(sys->spawn(fake_store_b, store, &clock));
     d->settings.store_deadline = std::chrono::seconds(5);
+    // The pushes below carry a fixed 2025 eventTimeMillis.
+    d->settings.notification_max_age = std::chrono::hours(200000);
     d->clock = &clock;
     d->random = &random;
     supervisor = keep(spawn_supervisor(*sys, {}, {}, d));

@@ -29,8 +29,15 @@ json::object answered(const http_response& r, long status) {
 
 // A record as a re-upload of the same proof answers it: the same, but for the
 // moment of the update.
+// An answer without what a re-upload moves: the record's updated_at, and when
+// the store last spoke of its purchases (each upload asks it again).
 json::object but_updated_at(json::object o) {
   o.erase("updated_at");
+  if (auto* p = o.if_contains("in_app_purchase"); p && p->is_object())
+    p->as_object().erase("last_synced_at");
+  if (auto* items = o.if_contains("in_app_purchases"); items && items->is_array())
+    for (auto& item : items->as_array())
+      item.as_object().erase("last_synced_at");
   return o;
 }
 

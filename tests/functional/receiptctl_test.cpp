@@ -346,6 +346,6 @@ TEST_CASE("receiptctl prints text, and JSON with --json", "[receiptctl]") {
   auto app = create_store_a_app(s, "com.example.textual");
   auto tokens = run_program({RECEIPTCTL_BINARY, "--db.url=" + s.db_url, "token", "list", app.name});
   REQUIRE(tokens.exit_code == 0);
-  CHECK(tokens.out.rfind(app.token_id + "  created ", 0) == 0);
+  CHECK(tokens.out.rfind(app.token_id + "  client  created ", 0) == 0);
   CHECK(tokens.out.find("active") != std::string::npos);
 }

@@ -6,6 +6,7 @@
 
 #include <boost/json/parse.hpp>
 
+#include "model/identifiers.hpp"
 #include "model/purchases/customer.hpp"
 #include "model/purchases/rules.hpp"
 #include "tests/integration/fixture.hpp"
@@ -129,6 +130,7 @@ TEST_CASE("a grant gives an entitlement until it expires, then is announced as e
   add_endpoint(d, app);
 
   model::purchases::grant g;
+  g.id = model::make_uuid();
   g.app_id = app.id;
   g.user_identifier = "carol";
   g.entitlement = "premium";
