@@ -44,8 +44,9 @@ using persistence_calls = caf::typed_actor<
   // the Play Developer API now has it (none: only recorded)
   caf::replies_to<apply_atom, trace_context, std::string, model::store_b::rtdn,
                   std::optional<model::purchase_order_record>>::with<notification_result>,
-  // due webhook deliveries, leased to owner for lease_ms
-  caf::replies_to<claim_deliveries_atom, std::string, std::int64_t,
+  // due webhook deliveries, leased to owner for lease_ms: at most limit, and per
+  // endpoint at most per_endpoint less those the owner holds already
+  caf::replies_to<claim_deliveries_atom, std::string, std::int64_t, std::int32_t,
                   std::int32_t>::with<webhook_deliveries>,
   // a delivery's outcome, fenced by its version: false when another claim overtook it
   caf::replies_to<finish_atom, model::webhook_delivery>::with<bool>,

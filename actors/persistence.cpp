@@ -314,8 +314,10 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
       return forward<notification_result>(self, write, a, std::move(ctx), std::move(app_id),
                                           std::move(n), std::move(updated));
     },
-    [=](claim_deliveries_atom a, std::string owner, std::int64_t lease, std::int32_t limit) {
-      return forward<webhook_deliveries>(self, write, a, std::move(owner), lease, limit);
+    [=](claim_deliveries_atom a, std::string owner, std::int64_t lease, std::int32_t limit,
+        std::int32_t per_endpoint) {
+      return forward<webhook_deliveries>(self, write, a, std::move(owner), lease, limit,
+                                         per_endpoint);
     },
     [=](finish_atom a, model::webhook_delivery& d) {
       return forward<bool>(self, write, a, std::move(d));

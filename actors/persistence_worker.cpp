@@ -300,12 +300,12 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
         });
     },
     // Outside any upload: no trace, no span.
-    [=](claim_deliveries_atom, const std::string& owner, std::int64_t lease_ms,
-        std::int32_t limit) -> caf::result<webhook_deliveries> {
+    [=](claim_deliveries_atom, const std::string& owner, std::int64_t lease_ms, std::int32_t limit,
+        std::int32_t per_endpoint) -> caf::result<webhook_deliveries> {
       return run<webhook_deliveries>(
         self, trace_context{}, "claim_deliveries", [&](db::database& db) {
           auto now = self->state.clock->now_ms();
-          return db.claim_deliveries(owner, now, now + lease_ms, limit);
+          return db.claim_deliveries(owner, now, now + lease_ms, limit, per_endpoint);
         });
     },
     [=](finish_atom, const model::webhook_delivery& d) -> caf::result<bool> {

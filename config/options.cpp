@@ -375,9 +375,13 @@ receiptd_config::receiptd_config() {
     .add(s.webhooks.max_attempts, "max-attempts",
          "deliveries tried before an event is dead for that endpoint", 1, 1000)
     .add(s.webhooks.max_concurrent_per_endpoint, "max-concurrent-per-endpoint",
-         "deliveries in flight at once to one endpoint", 1, 1000)
-    .add(s.webhooks.poll_interval, "poll-interval", "how often due deliveries are claimed")
-    .add(s.webhooks.batch, "batch", "deliveries claimed at once", 1, 10000)
+         "deliveries in flight at once to one endpoint from this instance: a claim takes no "
+         "more of an endpoint's, the endpoints taking turns, so one that hangs delays no other",
+         1, 1000)
+    .add(s.webhooks.poll_interval, "poll-interval",
+         "how often due deliveries are claimed (and whenever one is recorded)")
+    .add(s.webhooks.batch, "batch", "deliveries claimed at once, and held at most by this instance",
+         1, 10000)
     .add(s.webhooks.lease, "lease",
          "how long a claimed delivery is ours before another instance may take it")
     .require(

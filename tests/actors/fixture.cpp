@@ -135,18 +135,29 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       log->store_b_notifications.push_back({app_id, n, updated});
       return actors::notification_result{false, updated ? 1 : 0, 0};
     },
-    [=](claim_deliveries_atom, const std::string&, std::int64_t,
-        std::int32_t limit) -> actors::webhook_deliveries {
+    // As the database does: in order, at most per_endpoint held (claimed, not
+    // finished) per endpoint.
+    [=](claim_deliveries_atom, const std::string&, std::int64_t, std::int32_t limit,
+        std::int32_t per_endpoint) -> actors::webhook_deliveries {
       ++log->delivery_claims;
       actors::webhook_deliveries out;
-      while (!log->deliveries_to_claim.empty() && static_cast<std::int32_t>(out.size()) < limit) {
-        out.push_back(std::move(log->deliveries_to_claim.front()));
-        log->deliveries_to_claim.erase(log->deliveries_to_claim.begin());
+      auto& waiting = log->deliveries_to_claim;
+      for (auto it = waiting.begin();
+           it != waiting.end() && static_cast<std::int32_t>(out.size()) < limit;) {
+        auto& held = log->deliveries_held[it->endpoint_id];
+        if (held >= per_endpoint) {
+          ++it;
+          continue;
+        }
+        ++held;
+        out.push_back(std::move(*it));
+        it = waiting.erase(it);
       }
       return out;
     },
     [=](finish_atom, const model::webhook_delivery& d) {
       log->finished.push_back(d);
+      --log->deliveries_held[d.endpoint_id];
       return true;
     },
     [=](refresh_atom, model::record_kind kind, std::int64_t, std::int32_t) {

@@ -73,9 +73,11 @@ struct persistence_log {
     std::optional<model::purchase_order_record> updated;
   };
   std::vector<store_b_applied> store_b_notifications;
-  // Webhook deliveries: what claims hand out (in order), and what was finished.
+  // Webhook deliveries: what claims hand out (in order, at most per_endpoint
+  // held per endpoint, as the database counts them), and what was finished.
   std::vector<model::webhook_delivery> deliveries_to_claim;
   int delivery_claims = 0;
+  std::map<std::string, int> deliveries_held; // by endpoint: claimed, not finished
   std::vector<model::webhook_delivery> finished;
   // The Play upkeep: sweeps counted; voided polls handed out by
   // claims, and the pages applied (fenced: apply_voided_overtaken answers none).
