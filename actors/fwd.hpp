@@ -27,11 +27,6 @@ using persistence_calls = caf::typed_actor<
   caf::replies_to<reschedule_atom, trace_context, model::validation_job>::with<bool>,
   // the auth revision now (db::database::auth_revision): the token cache's check
   caf::replies_to<auth_revision_atom>::with<std::int64_t>,
-  // the revalidation queue now (db::database::queue_figures): GET /metrics
-  caf::replies_to<queue_figures_atom>::with<db::job_queue_figures>,
-  // how many of this build's migrations the database lacks, or the error that says
-  // it does not answer (db::database::missing_migrations): GET /readyz
-  caf::replies_to<ready_atom>::with<std::int32_t>,
   // an app by id (store notifications name their app in the URL)
   caf::replies_to<find_app_atom, std::string>::with<std::optional<model::app>>,
   // a verified App Store Server Notification applied to the app's records, once
@@ -60,6 +55,20 @@ using persistence_calls = caf::typed_actor<
   // goes on for keep_lease_ms more, or ends (none: the last page)
   caf::replies_to<apply_voided_atom, std::string, model::store_b::voided_poll, voided_purchases,
                   std::optional<std::int64_t>>::with<std::optional<std::int32_t>>>;
+
+// What GET /metrics and GET /readyz read from the database, on a
+// session of their own (actors/operational.hpp), never through the pool.
+using operational_db_actor = caf::typed_actor<
+  // the revalidation queue now (db::database::queue_figures)
+  caf::replies_to<queue_figures_atom>::with<db::job_queue_figures>,
+  // how many of this build's migrations the database lacks, or the error that says
+  // it does not answer (db::database::missing_migrations)
+  caf::replies_to<ready_atom>::with<std::int32_t>>;
+
+// The operational endpoints' figures (actors/operational.hpp): everything GET
+// /metrics shows, and the database's readiness as last checked.
+using operational_actor = caf::typed_actor<caf::replies_to<scrape_atom>::with<std::string>,
+                                           caf::replies_to<ready_atom>::with<std::int32_t>>;
 
 // The persistence pool: the calls above, plus token lookups and saves, which it
 // gathers into batches for its workers (actors/persistence.cpp).

@@ -139,8 +139,7 @@ caf::expected<auth_batch_result> authenticate(worker_pointer self, const auth_ba
     hashes.push_back(hash);
   }
   auto db = self->state.session();
-  auto out
-    = db ? (*db)->apps_by_token_hashes(hashes) : model::result<db::token_lookups>(db.err());
+  auto out = db ? (*db)->apps_by_token_hashes(hashes) : model::result<db::token_lookups>(db.err());
   for (auto& s : spans)
     s.outcome(out ? "ok" : "error");
   if (!out) {
@@ -155,11 +154,9 @@ caf::expected<auth_batch_result> authenticate(worker_pointer self, const auth_ba
   return answers;
 }
 
-persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, std::string url,
-                                                           tracer* trace,
-                                                           const model::time_source* clock,
-                                                           metrics* instruments,
-                                                           http::turn_hook* turns) {
+persistence_worker_actor::behavior_type
+persistence_worker(worker_pointer self, std::string url, tracer* trace,
+                   const model::time_source* clock, metrics* instruments, http::turn_hook* turns) {
   self->state.url = std::move(url);
   self->state.turns = turns;
   self->state.trace = trace;
@@ -178,7 +175,7 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
       return run<std::int64_t>(self, trace_context{}, "auth_revision",
                                [](db::database& db) { return db.auth_revision(); });
     },
-    // GET /metrics and /readyz: outside any upload.
+    // GET /metrics and /readyz, on a worker of their own: outside any upload.
     [=](queue_figures_atom) -> caf::result<db::job_queue_figures> {
       return run<db::job_queue_figures>(
         self, trace_context{}, "queue_figures",

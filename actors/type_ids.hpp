@@ -33,6 +33,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(receiptd, caf::first_custom_type_id)
   CAF_ADD_ATOM(receiptd, receiptd::actors, apply_voided_atom, "applyvoid")
   CAF_ADD_ATOM(receiptd, receiptd::actors, queue_figures_atom, "queuefig")
   CAF_ADD_ATOM(receiptd, receiptd::actors, ready_atom, "ready")
+  CAF_ADD_ATOM(receiptd, receiptd::actors, scrape_atom, "scrape")
 CAF_END_TYPE_ID_BLOCK(receiptd)
 // clang-format on
 

@@ -63,17 +63,6 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       }
       return log->auth_revision;
     },
-    [=](queue_figures_atom) -> caf::result<db::job_queue_figures> {
-      ++log->queue_reads;
-      if (log->database_down)
-        return caf::make_error(caf::sec::runtime_error, "database: connection refused");
-      return log->queue;
-    },
-    [=](ready_atom) -> caf::result<std::int32_t> {
-      if (log->database_down)
-        return caf::make_error(caf::sec::runtime_error, "database: connection refused");
-      return log->missing_migrations;
-    },
     [=](save_atom, const trace_context&, model::purchase_order_record r,
         model::unix_ms first_attempt) {
       if (r.id.empty())
@@ -175,6 +164,32 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
         return std::nullopt;
       log->voided_pages.push_back({poll, page, keep});
       return static_cast<std::int32_t>(page.size());
+    },
+  };
+}
+
+operational_db_actor::behavior_type fake_operational_db(operational_db_actor::pointer self,
+                                                        std::shared_ptr<persistence_log> log) {
+  return {
+    [=](queue_figures_atom) -> caf::result<db::job_queue_figures> {
+      ++log->queue_reads;
+      if (log->operational_hangs) {
+        log->unanswered_queue_reads.push_back(self->make_response_promise<db::job_queue_figures>());
+        return log->unanswered_queue_reads.back();
+      }
+      if (log->database_down)
+        return caf::make_error(caf::sec::runtime_error, "database: connection refused");
+      return log->queue;
+    },
+    [=](ready_atom) -> caf::result<std::int32_t> {
+      ++log->ready_checks;
+      if (log->operational_hangs) {
+        log->unanswered_ready_checks.push_back(self->make_response_promise<std::int32_t>());
+        return log->unanswered_ready_checks.back();
+      }
+      if (log->database_down)
+        return caf::make_error(caf::sec::runtime_error, "database: connection refused");
+      return log->missing_migrations;
     },
   };
 }
