@@ -27,11 +27,6 @@ using persistence_calls = caf::typed_actor<
   caf::replies_to<reschedule_atom, trace_context, model::validation_job>::with<bool>,
   // the auth revision now (db::database::auth_revision): the token cache's check
   caf::replies_to<auth_revision_atom>::with<std::int64_t>,
-  // the revalidation queue now (db::database::queue_figures): GET /metrics
-  caf::replies_to<queue_figures_atom>::with<db::job_queue_figures>,
-  // how many of this build's migrations the database lacks, or the error that says
-  // it does not answer (db::database::missing_migrations): GET /readyz
-  caf::replies_to<ready_atom>::with<std::int32_t>,
   // a purchase-layer request of an authenticated app, answered
   // (actors/resource_requests.hpp)
   caf::replies_to<resource_atom, trace_context, resource_request>::with<http::reply>,
@@ -50,8 +45,9 @@ using persistence_calls = caf::typed_actor<
   // the Play Developer API now has it (none: only recorded)
   caf::replies_to<apply_atom, trace_context, std::string, model::store_b::rtdn,
                   std::optional<model::purchase_order_record>>::with<notification_result>,
-  // due webhook deliveries, leased to owner for lease_ms
-  caf::replies_to<claim_deliveries_atom, std::string, std::int64_t,
+  // due webhook deliveries, leased to owner for lease_ms: at most limit, and per
+  // endpoint at most per_endpoint less those the owner holds already
+  caf::replies_to<claim_deliveries_atom, std::string, std::int64_t, std::int32_t,
                   std::int32_t>::with<webhook_deliveries>,
   // a delivery's outcome, fenced by its version: false when another claim overtook it
   caf::replies_to<finish_atom, model::webhook_delivery>::with<bool>,
@@ -65,6 +61,20 @@ using persistence_calls = caf::typed_actor<
   // goes on for keep_lease_ms more, or ends (none: the last page)
   caf::replies_to<apply_voided_atom, std::string, model::store_b::voided_poll, voided_purchases,
                   std::optional<std::int64_t>>::with<std::optional<std::int32_t>>>;
+
+// What GET /metrics and GET /readyz read from the database, on a
+// session of their own (actors/operational.hpp), never through the pool.
+using operational_db_actor = caf::typed_actor<
+  // the revalidation queue now (db::database::queue_figures)
+  caf::replies_to<queue_figures_atom>::with<db::job_queue_figures>,
+  // how many of this build's migrations the database lacks, or the error that says
+  // it does not answer (db::database::missing_migrations)
+  caf::replies_to<ready_atom>::with<std::int32_t>>;
+
+// The operational endpoints' figures (actors/operational.hpp): everything GET
+// /metrics shows, and the database's readiness as last checked.
+using operational_actor = caf::typed_actor<caf::replies_to<scrape_atom>::with<std::string>,
+                                           caf::replies_to<ready_atom>::with<std::int32_t>>;
 
 // The persistence pool: the calls above, plus token lookups and saves, which it
 // gathers into batches for its workers (actors/persistence.cpp).

@@ -6,24 +6,18 @@
 
 #include <caf/fwd.hpp>
 
-#include <chrono>
-
 #include "actors/validator.hpp"
 
 namespace receiptd::actors {
 
-// How long the database may take to answer a scrape's queue figures or a
-// readiness check.
-inline constexpr std::chrono::seconds operational_deadline{2};
-
 // GET /metrics: 401 unless the bearer token is metrics.token (when one is set);
-// else the revalidation queue figures are read through the persistence pool
-// (those last read stay when it does not answer within operational_deadline), then
-// everything is answered in the Prometheus text format (version 0.0.4).
+// else everything, as the operational actor renders it (actors/operational.hpp),
+// in the Prometheus text format (version 0.0.4).
 //
 // GET /readyz: 200 {"status":"ready"} when the trust material is loaded and the
-// database answers a trivial query within operational_deadline with every
-// migration of this build applied; else 503 not_ready (Retry-After) saying which.
+// database answered a trivial query (on the operational actor's session, at most
+// a second ago) within operational_deadline with every migration of this build
+// applied; else 503 not_ready (Retry-After) saying which.
 void handle_operational(caf::event_based_actor* self, inbound in, validator_deps_ptr deps);
 
 } // namespace receiptd::actors

@@ -1,9 +1,17 @@
-// The persistence pool master: the pool's one handle. Saves wait here while a save
-// batch is being committed (or no worker is free) and then go out as one batch
-// (group commit: the uploads of that moment share one transaction, one fsync and
-// one thread hop; alone, an upload goes out at once as a batch of one). Token
-// lookups wait only for a free worker. Other calls go to the least busy worker
-// directly.
+// The persistence pool master: the pool's one handle. Each worker runs one request
+// at a time, handed to it by the master in order of priority:
+//  1. the token path: token lookups (gathered into one batch) and the token
+//     cache's auth revision checks. Every upload whose token is not cached waits
+//     for one, and a check that does not answer makes the cache distrust itself.
+//  2. saves, as a group commit: they wait while one save batch is being committed
+//     (or no worker is free) and then go out as one batch (the uploads of that
+//     moment share one transaction, one fsync and one thread hop; alone, an
+//     upload goes out at once as a batch of one).
+//  3. everything else (GET record lookups, store notifications, revalidation
+//     jobs, webhook deliveries, the upkeep), in arrival order, on all workers of
+//     its kind but one: a flood of cheap or unauthenticated requests, or a burst of
+//     background work, never holds a lookup or a save for longer than one short
+//     call, and one worker is left to them whatever waits.
 
 #include "actors/persistence.hpp"
 
@@ -11,6 +19,8 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <algorithm>
+#include <deque>
 #include <functional>
 #include <optional>
 
@@ -25,9 +35,6 @@ namespace {
 constexpr std::size_t max_save_batch = 256;
 constexpr std::size_t max_auth_batch = 512;
 
-template <class Reply>
-using promise = caf::typed_response_promise<Reply>;
-
 // A save or token lookup waiting for a worker, with where its result goes.
 template <class Item, class Result>
 struct pending {
@@ -38,11 +45,25 @@ struct pending {
 using pending_save = pending<batched_save, db::batch_saved>;
 using pending_auth = pending<auth_batch::value_type, authenticated>;
 
+// Any other call waiting for a worker: `start` sends it to the worker given.
+struct pending_call {
+  bool write = false;
+  std::uint64_t arrived = 0; // arrival order among the other calls
+  std::function<void(std::size_t)> start;
+};
+
+// What a worker is doing (one request at a time).
+enum class duty { idle, token_path, save, other };
+
 struct pool_state {
   std::vector<persistence_worker_actor> workers;
-  std::vector<std::size_t> load; // requests sent to each worker, not yet answered
+  std::vector<duty> duties; // per worker
   std::vector<pending_save> saves;
   std::vector<pending_auth> auths;
+  std::deque<pending_call> token_calls;  // auth revision checks
+  std::deque<pending_call> other_reads;  // the rest, by kind: on SQLite they go to
+  std::deque<pending_call> other_writes; // different workers
+  std::uint64_t arrivals = 0;
   std::size_t saving = 0; // save batches sent to workers, not yet answered
   std::size_t max_queued = 0;
   metrics* instruments = &metrics::off(); // never null
@@ -54,50 +75,60 @@ struct pool_state {
   bool single_writer = false;
   static inline const char* name = "persistence-pool";
 
+  std::size_t busy() const {
+    return static_cast<std::size_t>(
+      std::count_if(duties.begin(), duties.end(), [](duty d) { return d != duty::idle; }));
+  }
+
   std::size_t outstanding() const {
-    std::size_t n = saves.size() + auths.size();
-    for (auto l : load)
-      n += l;
-    return n;
+    return saves.size() + auths.size() + token_calls.size() + other_reads.size()
+      + other_writes.size() + busy();
   }
 
   bool sqlite_split() const { return single_writer && workers.size() > 1; }
-
-  std::size_t least_loaded(bool write) const {
-    if (sqlite_split() && write)
-      return 0;
-    std::size_t first = sqlite_split() ? 1 : 0;
-    std::size_t best = first;
-    for (std::size_t i = first + 1; i < load.size(); ++i)
-      if (load[i] < load[best])
-        best = i;
-    return best;
+  bool may_read(std::size_t w) const { return !sqlite_split() || w > 0; }
+  bool may_write(std::size_t w) const { return !sqlite_split() || w == 0; }
+  bool save_due() const {
+    return !saves.empty() && (saving == 0 || saves.size() >= max_save_batch);
   }
 
-  // A worker with nothing outstanding that may take this kind of work.
-  std::optional<std::size_t> idle(bool write) const {
-    if (sqlite_split() && write)
-      return load[0] == 0 ? std::optional<std::size_t>(0) : std::nullopt;
-    for (std::size_t i = sqlite_split() ? 1 : 0; i < load.size(); ++i)
-      if (load[i] == 0)
-        return i;
-    return std::nullopt;
+  // The workers other calls may hold at once: all that may take them but one,
+  // which stays for the token path and saves (none to spare with a single worker
+  // of that kind: there the priority alone orders the work).
+  bool room_for_other(std::size_t w) const {
+    std::size_t eligible = 0, holding = 0;
+    for (std::size_t i = 0; i < workers.size(); ++i)
+      if (may_read(i) == may_read(w) && may_write(i) == may_write(w)) {
+        ++eligible;
+        holding += duties[i] == duty::other;
+      }
+    return holding < std::max<std::size_t>(1, eligible - 1);
+  }
+
+  // The other call worker `w` takes next, the one that arrived first among those
+  // it may run; none when it must stay free.
+  std::deque<pending_call>* other_for(std::size_t w) {
+    auto* reads = may_read(w) && !other_reads.empty() ? &other_reads : nullptr;
+    auto* writes = may_write(w) && !other_writes.empty() ? &other_writes : nullptr;
+    auto* q = reads && writes ? (reads->front().arrived < writes->front().arrived ? reads : writes)
+      : reads                 ? reads
+                              : writes;
+    if (!q || !room_for_other(w))
+      return nullptr;
+    return q;
   }
 };
 
 using pool_pointer = persistence_actor::stateful_pointer<pool_state>;
 
 // The pool's gauges, after every change: called where work arrives or leaves
-// (pump, forward). Its mailbox is read by itself (fifo_inbox::size moves what
-// arrived into the queue it reads from anyway).
+// (pump). Its mailbox is read by itself (fifo_inbox::size moves what arrived into
+// the queue it reads from anyway).
 void publish(pool_pointer self) {
   const auto& st = self->state;
-  std::size_t at_workers = 0;
-  for (auto l : st.load)
-    at_workers += l;
   const auto& m = *st.instruments;
-  m.persistence_queued.set(static_cast<double>(st.saves.size() + st.auths.size()));
-  m.persistence_at_workers.set(static_cast<double>(at_workers));
+  m.persistence_queued.set(static_cast<double>(st.outstanding() - st.busy()));
+  m.persistence_at_workers.set(static_cast<double>(st.busy()));
   m.persistence_saving.set(static_cast<double>(st.saving));
   m.persistence_mailbox.set(static_cast<double>(self->mailbox().size()));
 }
@@ -113,7 +144,7 @@ void pump(pool_pointer self);
 // the batch comes back.
 template <class Atom, class Item, class Result>
 void send_batch(
-  pool_pointer self, std::size_t w, Atom atom, std::vector<pending<Item, Result>>& queue,
+  pool_pointer self, std::size_t w, duty d, Atom atom, std::vector<pending<Item, Result>>& queue,
   std::size_t max, std::function<void()> answered = [] {}) {
   auto& st = self->state;
   auto n = std::min(queue.size(), max);
@@ -124,18 +155,18 @@ void send_batch(
   batch.reserve(n);
   for (auto& p : *waiting) // the items travel once; only the callbacks stay here
     batch.push_back(std::move(p.item));
-  ++st.load[w];
+  st.duties[w] = d;
   self->request(st.workers[w], caf::infinite, atom, std::move(batch))
     .then(
       [=](std::vector<Result>& results) {
-        --self->state.load[w];
+        self->state.duties[w] = duty::idle;
         answered();
         for (std::size_t i = 0; i < waiting->size(); ++i)
           (*waiting)[i].deliver(results.at(i));
         pump(self);
       },
       [=](caf::error& e) {
-        --self->state.load[w];
+        self->state.duties[w] = duty::idle;
         answered();
         for (auto& p : *waiting)
           p.fail(e);
@@ -143,25 +174,36 @@ void send_batch(
       });
 }
 
-// Hands waiting saves and lookups to idle workers. Saves wait while one save batch
-// is being committed, unless a full batch is waiting: at everyday load the uploads
-// that arrive during one commit share the next one (one transaction, one fsync,
-// one thread hop, instead of one each on as many sessions), and under load batches
-// run side by side on the idle workers. A save waits at most one commit.
+void start(pool_pointer self, std::size_t w, duty d, std::deque<pending_call>& queue) {
+  auto call = std::move(queue.front());
+  queue.pop_front();
+  self->state.duties[w] = d;
+  call.start(w);
+}
+
+// Hands waiting work to idle workers, in order of priority (the top of this file).
+// Saves wait while one save batch is being committed, unless a full batch is
+// waiting: at everyday load the uploads that arrive during one commit share the
+// next one (one transaction, one fsync, one thread hop, instead of one each on as
+// many sessions), and under load batches run side by side on the idle workers. A
+// save waits at most one commit.
 void pump(pool_pointer self) {
   auto& st = self->state;
-  while (!st.saves.empty() && (st.saving == 0 || st.saves.size() >= max_save_batch))
-    if (auto w = st.idle(true)) {
+  for (std::size_t w = 0; w < st.workers.size(); ++w) {
+    if (st.duties[w] != duty::idle)
+      continue;
+    if (st.may_read(w) && !st.auths.empty()) {
+      send_batch(self, w, duty::token_path, authenticate_atom_v, st.auths, max_auth_batch);
+    } else if (st.may_read(w) && !st.token_calls.empty()) {
+      start(self, w, duty::token_path, st.token_calls);
+    } else if (st.may_write(w) && st.save_due()) {
       ++st.saving;
-      send_batch(self, *w, save_atom_v, st.saves, max_save_batch, [self] { --self->state.saving; });
-    } else {
-      break;
+      send_batch(self, w, duty::save, save_atom_v, st.saves, max_save_batch,
+                 [self] { --self->state.saving; });
+    } else if (auto* q = st.other_for(w)) {
+      start(self, w, duty::other, *q);
     }
-  while (!st.auths.empty())
-    if (auto w = st.idle(false))
-      send_batch(self, *w, authenticate_atom_v, st.auths, max_auth_batch);
-    else
-      break;
+  }
   publish(self);
 }
 
@@ -185,36 +227,43 @@ caf::result<Record> enqueue_save(pool_pointer self, trace_context ctx, Record r,
   return rp;
 }
 
-// Sends one call to the least busy worker; `seen` looks at its answer first.
+// Where a call waits for its worker: with the token lookups, or with the rest.
+enum class lane { token_path, other };
+
+// Queues one call for the next worker free to take it; `seen` looks at its answer
+// first.
 template <class Reply, class Seen, class... Ts>
-caf::result<Reply> forward_seen(pool_pointer self, bool write, Seen seen, Ts... xs) {
+caf::result<Reply> forward_seen(pool_pointer self, lane l, bool write, Seen seen, Ts... xs) {
   auto& st = self->state;
   if (st.outstanding() >= st.max_queued)
     return overloaded();
-  auto w = st.least_loaded(write);
-  ++st.load[w];
-  publish(self);
   auto rp = self->template make_response_promise<Reply>();
-  self->request(st.workers[w], caf::infinite, std::move(xs)...)
-    .then(
-      [=](Reply& r) mutable {
-        --self->state.load[w];
-        seen(r);
-        rp.deliver(std::move(r));
-        pump(self);
-      },
-      [=](caf::error& e) mutable {
-        --self->state.load[w];
-        rp.deliver(std::move(e));
-        pump(self);
-      });
+  pending_call call{write, st.arrivals++,
+                    [self, rp, seen, ... xs = std::move(xs)](std::size_t w) mutable {
+                      self->request(self->state.workers[w], caf::infinite, std::move(xs)...)
+                        .then(
+                          [=](Reply& r) mutable {
+                            self->state.duties[w] = duty::idle;
+                            seen(r);
+                            rp.deliver(std::move(r));
+                            pump(self);
+                          },
+                          [=](caf::error& e) mutable {
+                            self->state.duties[w] = duty::idle;
+                            rp.deliver(std::move(e));
+                            pump(self);
+                          });
+                    }};
+  auto& queue = l == lane::token_path ? st.token_calls : write ? st.other_writes : st.other_reads;
+  queue.push_back(std::move(call));
+  pump(self);
   return rp;
 }
 
 template <class Reply, class... Ts>
 caf::result<Reply> forward(pool_pointer self, bool write, Ts... xs) {
   return forward_seen<Reply>(
-    self, write, [](const Reply&) {}, std::move(xs)...);
+    self, lane::other, write, [](const Reply&) {}, std::move(xs)...);
 }
 
 // A job's completion, counted by how it ended: with the record marked failed
@@ -226,7 +275,7 @@ caf::result<bool> complete(pool_pointer self, trace_context& ctx, model::validat
   auto* m = self->state.instruments;
   bool failed = r.state == model::validation_state::failed;
   return forward_seen<bool>(
-    self, true,
+    self, lane::other, true,
     [m, failed](bool applied) {
       (!applied ? m->jobs_overtaken : failed ? m->jobs_given_up : m->jobs_completed).add();
     },
@@ -239,7 +288,7 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
                                              metrics* instruments) {
   auto& st = self->state;
   st.instruments = instruments;
-  st.load.assign(workers.size(), 0);
+  st.duties.assign(workers.size(), duty::idle);
   st.workers = std::move(workers);
   st.max_queued = max_queued;
   st.single_writer = single_writer;
@@ -291,7 +340,7 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
     [=](reschedule_atom a, trace_context ctx, model::validation_job j) {
       auto* m = self->state.instruments;
       return forward_seen<bool>(
-        self, write,
+        self, lane::other, write,
         [m](bool applied) { (applied ? m->jobs_rescheduled : m->jobs_overtaken).add(); }, a,
         std::move(ctx), std::move(j));
     },
@@ -302,9 +351,12 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
     [=](expire_atom a, std::int32_t limit) {
       return forward<std::int32_t>(self, write, a, limit);
     },
-    [=](auth_revision_atom a) { return forward<std::int64_t>(self, read, a); },
-    [=](queue_figures_atom a) { return forward<db::job_queue_figures>(self, read, a); },
-    [=](ready_atom a) { return forward<std::int32_t>(self, read, a); },
+    // The token cache's check: on the token path, since a check that does not
+    // answer in time makes the cache distrust every token it holds.
+    [=](auth_revision_atom a) {
+      return forward_seen<std::int64_t>(
+        self, lane::token_path, read, [](std::int64_t) {}, a);
+    },
     [=](find_app_atom a, std::string id) {
       return forward<std::optional<model::app>>(self, read, a, std::move(id));
     },
@@ -322,8 +374,10 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
       return forward<notification_result>(self, write, a, std::move(ctx), std::move(app_id),
                                           std::move(n), std::move(updated));
     },
-    [=](claim_deliveries_atom a, std::string owner, std::int64_t lease, std::int32_t limit) {
-      return forward<webhook_deliveries>(self, write, a, std::move(owner), lease, limit);
+    [=](claim_deliveries_atom a, std::string owner, std::int64_t lease, std::int32_t limit,
+        std::int32_t per_endpoint) {
+      return forward<webhook_deliveries>(self, write, a, std::move(owner), lease, limit,
+                                         per_endpoint);
     },
     [=](finish_atom a, model::webhook_delivery& d) {
       return forward<bool>(self, write, a, std::move(d));
@@ -353,6 +407,14 @@ persistence_actor spawn_persistence_pool(caf::actor_system& sys,
       spawn_persistence_worker(sys, settings.db_url, trace, clock, instruments, settings.turns));
   bool sqlite = db::dialect_of(settings.db_url) == db::dialect::sqlite;
   return sys.spawn(pool_master, std::move(workers), settings.max_queued, sqlite, &instruments);
+}
+
+operational_db_actor spawn_operational_session(caf::actor_system& sys,
+                                               const persistence_settings& settings, tracer& trace,
+                                               const model::time_source& clock,
+                                               metrics& instruments) {
+  return caf::actor_cast<operational_db_actor>(
+    spawn_persistence_worker(sys, settings.db_url, trace, clock, instruments, settings.turns));
 }
 
 } // namespace receiptd::actors

@@ -1,7 +1,8 @@
 #pragma once
 // The persistence pool (DESIGN.md §1): detached workers, one database session
-// each (SOCI blocks, so never on a scheduler thread), behind a master that sends
-// each request to the least busy worker and refuses work past a queue bound.
+// each (SOCI blocks, so never on a scheduler thread), behind a master that hands
+// each worker one request at a time, the token path first and saves next (the
+// top of actors/persistence.cpp), and refuses work past a queue bound.
 
 #include <string>
 
@@ -30,5 +31,12 @@ persistence_actor spawn_persistence_pool(caf::actor_system& sys,
                                          const persistence_settings& settings, tracer& trace,
                                          const model::time_source& clock,
                                          metrics& instruments = metrics::off());
+
+// A database session of its own for the operational endpoints (one more worker,
+// outside the pool: actors/operational.hpp), on the pool's database.
+operational_db_actor spawn_operational_session(caf::actor_system& sys,
+                                               const persistence_settings& settings, tracer& trace,
+                                               const model::time_source& clock,
+                                               metrics& instruments = metrics::off());
 
 } // namespace receiptd::actors

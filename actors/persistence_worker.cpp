@@ -140,8 +140,7 @@ caf::expected<auth_batch_result> authenticate(worker_pointer self, const auth_ba
     hashes.push_back(hash);
   }
   auto db = self->state.session();
-  auto out
-    = db ? (*db)->apps_by_token_hashes(hashes) : model::result<db::token_lookups>(db.err());
+  auto out = db ? (*db)->apps_by_token_hashes(hashes) : model::result<db::token_lookups>(db.err());
   for (auto& s : spans)
     s.outcome(out ? "ok" : "error");
   if (!out) {
@@ -160,11 +159,9 @@ caf::expected<auth_batch_result> authenticate(worker_pointer self, const auth_ba
   return answers;
 }
 
-persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, std::string url,
-                                                           tracer* trace,
-                                                           const model::time_source* clock,
-                                                           metrics* instruments,
-                                                           http::turn_hook* turns) {
+persistence_worker_actor::behavior_type
+persistence_worker(worker_pointer self, std::string url, tracer* trace,
+                   const model::time_source* clock, metrics* instruments, http::turn_hook* turns) {
   self->state.url = std::move(url);
   self->state.turns = turns;
   self->state.trace = trace;
@@ -183,7 +180,7 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
       return run<std::int64_t>(self, trace_context{}, "auth_revision",
                                [](db::database& db) { return db.auth_revision(); });
     },
-    // GET /metrics and /readyz: outside any upload.
+    // GET /metrics and /readyz, on a worker of their own: outside any upload.
     [=](queue_figures_atom) -> caf::result<db::job_queue_figures> {
       return run<db::job_queue_figures>(
         self, trace_context{}, "queue_figures",
@@ -328,12 +325,12 @@ persistence_worker_actor::behavior_type persistence_worker(worker_pointer self, 
         });
     },
     // Outside any upload: no trace, no span.
-    [=](claim_deliveries_atom, const std::string& owner, std::int64_t lease_ms,
-        std::int32_t limit) -> caf::result<webhook_deliveries> {
+    [=](claim_deliveries_atom, const std::string& owner, std::int64_t lease_ms, std::int32_t limit,
+        std::int32_t per_endpoint) -> caf::result<webhook_deliveries> {
       return run<webhook_deliveries>(
         self, trace_context{}, "claim_deliveries", [&](db::database& db) {
           auto now = self->state.clock->now_ms();
-          return db.claim_deliveries(owner, now, now + lease_ms, limit);
+          return db.claim_deliveries(owner, now, now + lease_ms, limit, per_endpoint);
         });
     },
     [=](finish_atom, const model::webhook_delivery& d) -> caf::result<bool> {

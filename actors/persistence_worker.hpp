@@ -37,7 +37,8 @@ namespace receiptd::actors {
 
 // What the pool master sends a worker: saves and token lookups only in batches
 // (group commit), everything else one call at a time, as the pool received it.
-using persistence_worker_actor = persistence_calls::extend<
+// A worker of its own answers the operational endpoints' reads (operational.hpp).
+using persistence_worker_actor = persistence_calls::extend_with<operational_db_actor>::extend<
   caf::replies_to<save_atom, save_batch>::with<save_batch_result>,
   caf::replies_to<authenticate_atom, auth_batch>::with<auth_batch_result>>;
 

@@ -35,6 +35,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(receiptd, caf::first_custom_type_id)
   CAF_ADD_ATOM(receiptd, receiptd::actors, ready_atom, "ready")
   CAF_ADD_ATOM(receiptd, receiptd::actors, resource_atom, "resource")
   CAF_ADD_ATOM(receiptd, receiptd::actors, expire_atom, "expire")
+  CAF_ADD_ATOM(receiptd, receiptd::actors, scrape_atom, "scrape")
 CAF_END_TYPE_ID_BLOCK(receiptd)
 // clang-format on
 

@@ -38,6 +38,7 @@ struct validation_settings {
 
 struct validator_deps {
   persistence_actor persistence;
+  operational_actor operational; // GET /metrics and /readyz (actors/operational.hpp)
   store_a_client_actor store_a;
   store_b_client_actor store_b;
   std::shared_ptr<const model::store_a::trust_anchors> trust; // Store A chains

@@ -34,6 +34,7 @@ struct state {
   // claim that returns one of them again (its lease ran out) is not sent twice.
   std::unordered_set<std::string> held;
   bool claiming = false;
+  bool claim_again = false; // asked for while a claim was out
   bool tick_scheduled = false;
   log_limiter errors; // failed claims: a line at most every 10 s
   static inline const char* name = "webhook-dispatcher";
@@ -61,6 +62,7 @@ void schedule_tick(pointer self) {
 }
 
 void send(pointer self, webhook_delivery d);
+void claim(pointer self);
 
 // The outcome of one send goes to the database; the endpoint's next waits no longer.
 void settle(pointer self, webhook_delivery d, const http::outbound_response& r) {
@@ -73,12 +75,20 @@ void settle(pointer self, webhook_delivery d, const http::outbound_response& r) 
              + std::to_string(d.attempts) + " attempts (" + d.last_error
              + "); receiptctl webhook redeliver sends it again");
   auto key = key_of(d);
+  // Once recorded, the delivery no longer holds a place of its endpoint: the next
+  // due one is claimed at once, not at the next poll (an endpoint takes no more
+  // than its max-concurrent-per-endpoint a claim, so a busy one would otherwise
+  // get that many per poll interval).
   self->request(st.deps.persistence, caf::infinite, finish_atom_v, std::move(d))
-    .then([=](bool) { self->state.held.erase(key); },
-          [=](caf::error& e) {
-            self->state.held.erase(key); // the lease runs out; it is claimed and sent again
-            log_error("recording a webhook delivery failed: " + caf::to_string(e));
-          });
+    .then(
+      [=](bool) {
+        self->state.held.erase(key);
+        claim(self);
+      },
+      [=](caf::error& e) {
+        self->state.held.erase(key); // the lease runs out; it is claimed and sent again
+        log_error("recording a webhook delivery failed: " + caf::to_string(e));
+      });
   auto& q = st.endpoints[endpoint];
   --q.sending;
   while (q.sending < st.settings.max_concurrent_per_endpoint && !q.waiting.empty()) {
@@ -108,8 +118,10 @@ void send(pointer self, webhook_delivery d) {
                   });
 }
 
-// Holds a claimed delivery: sent now when its endpoint has a free slot, else in
-// line behind the endpoint's others.
+// Holds a claimed delivery: sent now when its endpoint has a free slot (a claim
+// takes no more than the endpoint's room, so it has one unless an earlier
+// delivery's lease ran out while it was still out), else in line behind the
+// endpoint's others.
 void take(pointer self, webhook_delivery d) {
   auto& st = self->state;
   if (!st.held.insert(key_of(d)).second)
@@ -121,26 +133,37 @@ void take(pointer self, webhook_delivery d) {
     q.waiting.push_back(std::move(d));
 }
 
+// Claims due deliveries, at most webhooks.batch held at once, and per endpoint at
+// most max-concurrent-per-endpoint (the database counts what this instance holds
+// of each endpoint): an endpoint that hangs holds its own places and no one
+// else's. One claim at a time; one asked for meanwhile follows it.
 void claim(pointer self) {
   auto& st = self->state;
-  if (st.claiming)
+  if (st.claiming) {
+    st.claim_again = true;
     return;
+  }
+  st.claim_again = false;
   if (st.held.size() >= st.settings.batch)
     return schedule_tick(self);
   st.claiming = true;
   auto room = static_cast<std::int32_t>(st.settings.batch - st.held.size());
+  auto per_endpoint = static_cast<std::int32_t>(st.settings.max_concurrent_per_endpoint);
   self
     ->request(st.deps.persistence, st.settings.lease / 2, claim_deliveries_atom_v, st.owner,
-              static_cast<std::int64_t>(st.settings.lease.count()), room)
+              static_cast<std::int64_t>(st.settings.lease.count()), room, per_endpoint)
     .then(
       [=](webhook_deliveries& claimed) {
         self->state.claiming = false;
         for (auto& d : claimed)
           take(self, std::move(d));
+        if (self->state.claim_again)
+          return claim(self);
         schedule_tick(self);
       },
       [=](caf::error& e) {
         self->state.claiming = false;
+        self->state.claim_again = false;
         self->state.errors.log(log_level::error, "claim",
                                "claiming webhook deliveries failed: " + caf::to_string(e));
         schedule_tick(self);

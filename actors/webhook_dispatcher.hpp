@@ -1,10 +1,12 @@
 #pragma once
-// The webhook dispatcher: the outbox's sender. Every poll interval it
-// claims due deliveries (leased to this instance, fenced by version: the
-// database hands out only the first undelivered event per endpoint and record,
-// so a record's events arrive in order), POSTs each event's exact body to its
-// endpoint with the signatures of model/webhooks.hpp, at most
-// max-concurrent-per-endpoint at once per endpoint, and reports each outcome:
+// The webhook dispatcher: the outbox's sender. Every poll interval, and
+// whenever a delivery is recorded, it claims due deliveries (leased to this
+// instance, fenced by version: the database hands out only the first undelivered
+// event per endpoint and record, so a record's events arrive in order, and per
+// endpoint no more than max-concurrent-per-endpoint less what this instance holds
+// there, the endpoints taking turns, so one that hangs delays no other), POSTs
+// each event's exact body to its endpoint with the signatures of
+// model/webhooks.hpp, and reports each outcome:
 // delivered on a 2xx, else retried after exponential backoff with full jitter,
 // dead after max-attempts. Delivery is at least once: an instance killed
 // mid-send leaves the lease to expire and the event is sent again (receivers

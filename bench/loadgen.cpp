@@ -25,7 +25,14 @@
 //     Connections that fail are reopened (every 50 ms while refused), so a run
 //     outlives restarts of the service; SIGTERM/SIGINT stop sending and drain.
 //
-// One thread, epoll, non-blocking sockets: it needs a fraction of one core at
+//   receiptd-loadgen flood --port=P [--host=127.0.0.1] [--path=/metrics] [--connections=16]
+//                          [--token=BEARER] [--label=TEXT]
+//     GETs PATH in a loop on C keep-alive connections, each request sent as soon as
+//     the previous answer is in, until SIGTERM/SIGINT (a scrape flood: no pacing,
+//     as an attacker's), one blocking thread per connection (a flood needs no pacing,
+//     so no event loop). Prints "RESULT label=… answered=N statuses=…" at the end.
+//
+// run: one thread, epoll, non-blocking sockets: it needs a fraction of one core at
 // 10k requests/s, which matters on a 2-core machine shared with the service.
 
 #include <arpa/inet.h>
@@ -35,6 +42,7 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -52,6 +60,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -700,11 +709,86 @@ int run_main(const std::map<std::string, std::string>& a) {
   return 0;
 }
 
+// ---- flood ------------------------------------------------------------------
+
+int flood_main(const std::map<std::string, std::string>& a) {
+  auto host = arg(a, "host", "127.0.0.1");
+  int port = std::stoi(arg(a, "port"));
+  auto path = arg(a, "path", "/metrics");
+  std::size_t connections = std::stoul(arg(a, "connections", "16"));
+  auto token = arg(a, "token", "-");
+  auto label = arg(a, "label", "flood");
+  std::signal(SIGTERM, [](int) { stop_requested = 1; });
+  std::signal(SIGINT, [](int) { stop_requested = 1; });
+  std::string request = "GET " + path + " HTTP/1.1\r\nHost: " + host + ":" + std::to_string(port)
+    + (token == "-" ? std::string() : "\r\nAuthorization: Bearer " + token) + "\r\n\r\n";
+  std::mutex mutex; // guards statuses
+  std::map<int, std::uint64_t> statuses;
+  std::vector<std::thread> threads;
+  for (std::size_t c = 0; c < connections; ++c)
+    threads.emplace_back([&] {
+      std::map<int, std::uint64_t> mine;
+      while (!stop_requested) {
+        int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_port = htons(static_cast<std::uint16_t>(port));
+        ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
+        timeval tv{1, 0}; // so that a stop is seen within a second
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+          ::close(fd);
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          continue;
+        }
+        std::string in;
+        char buf[65536];
+        bool open = true;
+        while (open && !stop_requested) {
+          if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL)
+              != static_cast<ssize_t>(request.size()))
+            break;
+          int status = 0;
+          std::string body;
+          bool close_after = false, retry_after = false;
+          while (!stop_requested && !parse_response(in, status, body, close_after, retry_after)) {
+            auto n = ::recv(fd, buf, sizeof buf, 0);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+              open = false;
+              break;
+            }
+            if (n > 0)
+              in.append(buf, static_cast<std::size_t>(n));
+          }
+          if (status)
+            ++mine[status];
+          if (close_after)
+            open = false;
+        }
+        ::close(fd);
+      }
+      std::lock_guard lock(mutex);
+      for (auto [status, n] : mine)
+        statuses[status] += n;
+    });
+  for (auto& t : threads)
+    t.join();
+  std::uint64_t answered = 0;
+  std::string text;
+  for (auto [status, n] : statuses) {
+    answered += n;
+    text += (text.empty() ? "" : ",") + std::to_string(status) + ":" + std::to_string(n);
+  }
+  std::cout << "RESULT label=" << label << " answered=" << answered
+            << " statuses=" << (text.empty() ? "none" : text) << std::endl;
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: receiptd-loadgen sign|run --option=value …\n";
+    std::cerr << "usage: receiptd-loadgen sign|run|flood --option=value …\n";
     return 2;
   }
   std::string cmd = argv[1];
@@ -713,6 +797,8 @@ int main(int argc, char** argv) {
     return sign_main(a);
   if (cmd == "run")
     return run_main(a);
+  if (cmd == "flood")
+    return flood_main(a);
   std::cerr << "unknown command " << cmd << "\n";
   return 2;
 }

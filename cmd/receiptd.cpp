@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "actors/log.hpp"
+#include "actors/operational.hpp"
 #include "actors/persistence.hpp"
 #include "actors/retry_scheduler.hpp"
 #include "actors/scheduler.hpp"
@@ -154,6 +155,10 @@ int main(int argc, char** argv) {
   }
   if (cfg.help_printed)
     return 0;
+  if (auto serving = cfg.check_serving(); !serving) {
+    std::cerr << "receiptd: " << serving.err().message() << "\n";
+    return 2;
+  }
   const auto& s = cfg.values();
   // From here on, every line to stderr is a log line in [log]'s format.
   actors::configure_log(s.log);
@@ -182,12 +187,12 @@ int main(int argc, char** argv) {
   // The reactors' and the outbound thread's turns run the actor work they cause
   // when the scheduler's threads sleep (actors/scheduler.hpp); attached below.
   actors::scheduler_turns turns;
-  http::outbound_client outbound({.ca_file = s.outbound.ca_file,
-                                  .connect_timeout = s.outbound.connect_timeout,
-                                  .max_connections_per_host = s.outbound.max_connections_per_host,
-                                  .max_open_connections = s.store_a.max_concurrent
-                                    + s.store_b.max_concurrent + s.webhooks.batch,
-                                  .turns = &turns});
+  http::outbound_client outbound(
+    {.ca_file = s.outbound.ca_file,
+     .connect_timeout = s.outbound.connect_timeout,
+     .max_connections_per_host = s.outbound.max_connections_per_host,
+     .max_open_connections = s.store_a.max_concurrent + s.store_b.max_concurrent + s.webhooks.batch,
+     .turns = &turns});
   // The store clients' calls at outbound.store-http-version; webhooks at curl's choice.
   http::versioned_transport store_calls(
     outbound, model::parse_http_version(s.outbound.store_http_version).value());
@@ -197,15 +202,23 @@ int main(int argc, char** argv) {
   {
     caf::actor_system sys{cfg};
     turns.attach(sys);
-    auto persistence = actors::spawn_persistence_pool(
-      sys, {.db_url = s.db.url, .workers = s.db.pool_size, .turns = &turns}, trace, clock,
-      instruments);
+    actors::persistence_settings pool{
+      .db_url = s.db.url, .workers = s.db.pool_size, .turns = &turns};
+    auto persistence = actors::spawn_persistence_pool(sys, pool, trace, clock, instruments);
+    // GET /metrics and /readyz: a session and a thread of their own, off the pool.
+    auto operational = actors::spawn_operational(
+      sys, {.queue_interval = s.metrics.queue_interval},
+      {.db = actors::spawn_operational_session(sys, pool, trace, clock, instruments),
+       .instruments = &instruments,
+       .trace = &trace,
+       .clock = &clock});
     auto store_b = actors::spawn_store_b_client(sys, s.store_b, s.outbound, store_calls, trace,
                                                 clock, instruments);
     auto store_a
       = actors::spawn_store_a_client(sys, s.store_a, store_calls, trace, clock, instruments);
     auto deps = std::make_shared<actors::validator_deps>();
     deps->persistence = persistence;
+    deps->operational = operational;
     deps->store_a = store_a;
     deps->store_b = store_b;
     deps->trust = trust;
@@ -238,17 +251,21 @@ int main(int argc, char** argv) {
                              {.persistence = persistence, .store_b = store_b, .clock = &clock});
 
     auto stop_actors = [&] {
-      for (auto a : {caf::actor_cast<caf::actor>(retry), caf::actor_cast<caf::actor>(webhooks),
-                     caf::actor_cast<caf::actor>(upkeep), caf::actor_cast<caf::actor>(supervisor),
-                     caf::actor_cast<caf::actor>(store_a), caf::actor_cast<caf::actor>(store_b),
-                     caf::actor_cast<caf::actor>(persistence)})
+      for (auto a :
+           {caf::actor_cast<caf::actor>(retry), caf::actor_cast<caf::actor>(webhooks),
+            caf::actor_cast<caf::actor>(upkeep), caf::actor_cast<caf::actor>(supervisor),
+            caf::actor_cast<caf::actor>(store_a), caf::actor_cast<caf::actor>(store_b),
+            caf::actor_cast<caf::actor>(persistence), caf::actor_cast<caf::actor>(operational)})
         caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     };
 
-    http::server server(s.http, [supervisor](http::inbound_request r, http::reply_sink_ptr sink) {
-      caf::anon_send(supervisor, actors::upload_atom_v,
-                     actors::inbound{std::move(r), std::move(sink)});
-    }, &turns);
+    http::server server(
+      s.http,
+      [supervisor](http::inbound_request r, http::reply_sink_ptr sink) {
+        caf::anon_send(supervisor, actors::upload_atom_v,
+                       actors::inbound{std::move(r), std::move(sink)});
+      },
+      &turns);
     try {
       port = server.start();
     } catch (const std::exception& e) {

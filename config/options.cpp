@@ -214,7 +214,10 @@ receiptd_config::receiptd_config() {
         return s_.db.url.rfind("sqlite3://", 0) == 0 || s_.db.url.rfind("postgresql://", 0) == 0;
       },
       "must start with sqlite3:// or postgresql://")
-    .add(s.db.pool_size, "pool-size", "persistence workers, one database session each", 1, 64);
+    .add(s.db.pool_size, "pool-size",
+         "persistence workers, one database session each (GET /metrics and /readyz have one "
+         "more of their own)",
+         1, 64);
   section{*this, "auth"}
     .add(s.auth.token_cache_ttl, "token-cache-ttl",
          "how long a looked-up token may be used without asking the database again (0: no "
@@ -379,9 +382,13 @@ receiptd_config::receiptd_config() {
     .add(s.webhooks.max_attempts, "max-attempts",
          "deliveries tried before an event is dead for that endpoint", 1, 1000)
     .add(s.webhooks.max_concurrent_per_endpoint, "max-concurrent-per-endpoint",
-         "deliveries in flight at once to one endpoint", 1, 1000)
-    .add(s.webhooks.poll_interval, "poll-interval", "how often due deliveries are claimed")
-    .add(s.webhooks.batch, "batch", "deliveries claimed at once", 1, 10000)
+         "deliveries in flight at once to one endpoint from this instance: a claim takes no "
+         "more of an endpoint's, the endpoints taking turns, so one that hangs delays no other",
+         1, 1000)
+    .add(s.webhooks.poll_interval, "poll-interval",
+         "how often due deliveries are claimed (and whenever one is recorded)")
+    .add(s.webhooks.batch, "batch", "deliveries claimed at once, and held at most by this instance",
+         1, 10000)
     .add(s.webhooks.lease, "lease",
          "how long a claimed delivery is ours before another instance may take it")
     .require(
@@ -410,8 +417,8 @@ receiptd_config::receiptd_config() {
       "must be debug, info, warning or error");
   section{*this, "metrics"}
     .add(s.metrics.token, "token",
-         "when set, GET /metrics must send Authorization: Bearer <token> (empty: anyone may "
-         "scrape)")
+         "when set, GET /metrics must send Authorization: Bearer <token>; empty: anyone who "
+         "reaches the port may scrape, allowed only while http.address is a loopback address")
     .require(
       "token",
       [this] {
@@ -420,7 +427,12 @@ receiptd_config::receiptd_config() {
         return t.size() <= 512
           && std::all_of(t.begin(), t.end(), [](char c) { return c > 0x20 && c < 0x7F; });
       },
-      "must be at most 512 visible ASCII characters, no spaces");
+      "must be at most 512 visible ASCII characters, no spaces")
+    .add(s.metrics.queue_interval, "queue-interval",
+         "the revalidation queue figures (a scan of the jobs table) are read from the database "
+         "at most this often, whatever the number of scrapes; scrapes in between show the last "
+         "ones read",
+         milliseconds(1), std::chrono::hours(1));
   section{*this, "bootstrap"}
     .add(s.bootstrap.create_first_app, "create-first-app",
          "on an empty database, create an app and print its token")
@@ -499,6 +511,17 @@ model::status receiptd_config::check_relations() const {
     if (!check)
       return check;
   return model::done{};
+}
+
+// A scrape is cheap to ask and costs the service work: beyond loopback it needs
+// the token (docs/operating.md, "Who may scrape /metrics").
+model::status receiptd_config::check_serving() const {
+  if (model::is_loopback_host(s_.http.address) || !s_.metrics.token.empty())
+    return model::done{};
+  return model::error(model::errc::invalid_request,
+                      "bad value for metrics.token: must be set when http.address is not a "
+                      "loopback address (127.0.0.0/8, ::1, localhost): GET /metrics would be "
+                      "open to anyone who reaches the port");
 }
 
 // A path resolves against where it was written: the config file's folder for a

@@ -37,6 +37,10 @@ public:
   // relative to the working directory when the command line sets them.
   model::status load(int argc, char** argv, std::ostream& help_out);
 
+  // What only the service needs of the configuration, since only it listens
+  // (receiptctl reads the same file): an error names the option.
+  model::status check_serving() const;
+
   bool help_printed = false;
   const settings& values() const { return s_; }
   // Every option CAF knows, receiptd's own among them (for --help and tests).

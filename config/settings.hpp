@@ -155,7 +155,12 @@ struct log_settings {
 
 // GET /metrics.
 struct metrics_settings {
-  std::string token; // empty: anyone may scrape; else Authorization: Bearer <token>
+  // Empty: anyone who reaches the port may scrape, which receiptd allows only while
+  // http.address is a loopback address; else Authorization: Bearer <token>.
+  std::string token;
+  // The revalidation queue figures (a scan of validation_jobs) are read at most
+  // this often, whatever the number of scrapes.
+  milliseconds queue_interval = 10s;
 };
 
 struct bootstrap_settings {

@@ -354,13 +354,16 @@ public:
   virtual model::result<std::vector<model::webhook_delivery>>
   list_deliveries(const std::string& app_id, int limit) = 0;
   // Claims up to `limit` pending deliveries due at `now` whose lease is free or
-  // expired, oldest due first, and only the first undelivered one per endpoint
-  // and record (events of one record reach an endpoint in the order they were
-  // made; a dead one no longer holds the next back): sets the lease and bumps
-  // version. Each comes with the endpoint's url and secret and the event's body.
+  // expired, and only the first undelivered one per endpoint and record (events
+  // of one record reach an endpoint in the order they were made; a dead one no
+  // longer holds the next back): sets the lease and bumps version. Per endpoint
+  // at most `per_endpoint` less the deliveries `owner` holds there already, the
+  // endpoints taking turns (an endpoint that hangs holds its own share, never
+  // another's), each its oldest due first. Each comes with the endpoint's url and
+  // secret and the event's body.
   virtual model::result<std::vector<model::webhook_delivery>>
   claim_deliveries(const std::string& owner, model::unix_ms now, model::unix_ms lease_until,
-                   int limit)
+                   int limit, int per_endpoint)
     = 0;
   // Fenced by version (false when another claim or a redelivery overtook it,
   // the endpoint was removed, or this claim was finished already): stores

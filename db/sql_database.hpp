@@ -124,10 +124,9 @@ public:
   find_webhook_event(const std::string& event_id) override;
   model::result<std::vector<model::webhook_delivery>> list_deliveries(const std::string& app_id,
                                                                       int limit) override;
-  model::result<std::vector<model::webhook_delivery>> claim_deliveries(const std::string& owner,
-                                                                       model::unix_ms now,
-                                                                       model::unix_ms lease_until,
-                                                                       int limit) override;
+  model::result<std::vector<model::webhook_delivery>>
+  claim_deliveries(const std::string& owner, model::unix_ms now, model::unix_ms lease_until,
+                   int limit, int per_endpoint) override;
   model::result<bool> finish_delivery(const model::webhook_delivery& d) override;
 
   model::result<int> enqueue_refreshes(model::record_kind kind, model::unix_ms now,

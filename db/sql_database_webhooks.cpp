@@ -197,13 +197,13 @@ sql_database::list_deliveries(const std::string& app_id, int limit) {
 
 model::result<std::vector<model::webhook_delivery>>
 sql_database::claim_deliveries(const std::string& owner, model::unix_ms now,
-                               model::unix_ms lease_until, int limit) {
+                               model::unix_ms lease_until, int limit, int per_endpoint) {
   return guarded<std::vector<model::webhook_delivery>>("claim_deliveries", [&] {
-    if (limit <= 0)
+    if (limit <= 0 || per_endpoint <= 0)
       return std::vector<model::webhook_delivery>{};
     auto& repo = webhooks();
     transaction tx(conn(), access::write);
-    auto claimed = repo.claim(owner, now, lease_until, limit);
+    auto claimed = repo.claim(owner, now, lease_until, limit, per_endpoint);
     tx.commit();
     return claimed;
   });

@@ -77,15 +77,29 @@ inline constexpr std::string_view redeliver
     " WHERE event_id = :key_event_id"
     " AND endpoint_id IN (SELECT id FROM webhook_endpoints)";
 
-// The claimable deliveries: pending, due, lease free or expired, endpoint still
-// there, and no earlier (lower seq) pending delivery of the same endpoint and
-// record, leased or not: a record's events reach an endpoint in order, and a
-// dead or delivered one no longer holds the next back. Oldest due first.
+// A claim goes endpoint by endpoint (db::webhook_repository::claim): each takes
+// at most its room, its max-concurrent-per-endpoint less the deliveries the
+// claimer holds there now, so an endpoint that hangs holds its own slots and no
+// one else's. First, every endpoint with the due time of its oldest pending
+// delivery (NULL: none pending) and how many of its deliveries the claimer holds
+// (leased to it, lease running). Both are index lookups (db/migrations/010).
+inline constexpr std::string_view claim_rooms
+  = "SELECT p.id,"
+    " (SELECT MIN(d.next_attempt_at) FROM webhook_deliveries d"
+    "  WHERE d.endpoint_id = p.id AND d.state = 'pending'),"
+    " (SELECT COUNT(*) FROM webhook_deliveries h WHERE h.endpoint_id = p.id"
+    "  AND h.lease_owner = :held_by AND h.lease_until > :held_at)"
+    " FROM webhook_endpoints p";
+
+// Then the claimable deliveries of one endpoint: pending, due, lease free or
+// expired, and no earlier (lower seq) pending delivery of the same record, leased
+// or not: a record's events reach an endpoint in order, and a dead or delivered
+// one no longer holds the next back. Oldest due first.
 #define RECEIPTD_CLAIMABLE_DELIVERIES                                                              \
   "SELECT d.event_id, d.endpoint_id FROM webhook_deliveries d"                                     \
-  " WHERE d.state = 'pending' AND d.next_attempt_at <= :due_at"                                    \
+  " WHERE d.endpoint_id = :key_endpoint_id AND d.state = 'pending'"                                \
+  " AND d.next_attempt_at <= :due_at"                                                              \
   " AND (d.lease_until IS NULL OR d.lease_until <= :lease_free_at)"                                \
-  " AND EXISTS (SELECT 1 FROM webhook_endpoints p WHERE p.id = d.endpoint_id)"                     \
   " AND NOT EXISTS (SELECT 1 FROM webhook_deliveries b WHERE b.endpoint_id = d.endpoint_id"        \
   "  AND b.record_id = d.record_id AND b.state = 'pending' AND b.seq < d.seq)"                     \
   " ORDER BY d.next_attempt_at, d.event_id LIMIT :batch_size"

@@ -119,10 +119,19 @@ webhook_repository::webhook_repository(connection& c)
     list_all_deliveries_(make_delivery_select(
       c.session(), q::list_all, delivery_,
       [this](soci::statement& st) { st.exchange(soci::use(limit_, "limit")); })),
+    claim_rooms_(make(c.session(), q::claim_rooms,
+                      [this](soci::statement& st) {
+                        st.exchange(soci::into(room_endpoint_));
+                        st.exchange(soci::into(room_oldest_.value, room_oldest_.ind));
+                        st.exchange(soci::into(room_held_));
+                        st.exchange(soci::use(lease_owner_, "held_by"));
+                        st.exchange(soci::use(now_, "held_at"));
+                      })),
     claim_(make_delivery_select(
       c.session(), c.kind() == dialect::postgresql ? q::claim_postgresql : q::claim_sqlite,
       delivery_,
       [this](soci::statement& st) {
+        st.exchange(soci::use(key_endpoint_id_, "key_endpoint_id"));
         st.exchange(soci::use(lease_owner_, "lease_owner"));
         st.exchange(soci::use(lease_until_, "lease_until"));
         st.exchange(soci::use(now_, "due_at"));
@@ -203,13 +212,37 @@ std::vector<model::webhook_delivery> webhook_repository::deliveries(const std::s
 std::vector<model::webhook_delivery> webhook_repository::claim(const std::string& owner,
                                                                model::unix_ms now,
                                                                model::unix_ms lease_until,
-                                                               int limit) {
-  std::vector<model::webhook_delivery> out;
+                                                               int limit, int per_endpoint) {
   lease_owner_ = owner;
   lease_until_ = lease_until;
   now_ = now;
-  limit_ = limit;
-  for_each_row(claim_, [&] { out.push_back(delivery_.delivery()); });
+  // The endpoints with a delivery due and room for more, longest waiting first.
+  struct room {
+    std::string endpoint;
+    long long oldest;
+    int free;
+  };
+  std::vector<room> rooms;
+  for_each_row(claim_rooms_, [&] {
+    auto oldest = room_oldest_.get();
+    if (oldest && *oldest <= now && room_held_ < per_endpoint)
+      rooms.push_back({room_endpoint_, *oldest, per_endpoint - static_cast<int>(room_held_)});
+  });
+  std::sort(rooms.begin(), rooms.end(), [](const room& a, const room& b) {
+    return a.oldest != b.oldest ? a.oldest < b.oldest : a.endpoint < b.endpoint;
+  });
+  std::vector<int> free;
+  for (const auto& r : rooms)
+    free.push_back(r.free);
+  auto shares = model::claim_shares(free, limit);
+  std::vector<model::webhook_delivery> out;
+  for (std::size_t i = 0; i < rooms.size(); ++i) {
+    if (shares[i] == 0)
+      continue;
+    key_endpoint_id_ = rooms[i].endpoint;
+    limit_ = shares[i];
+    for_each_row(claim_, [&] { out.push_back(delivery_.delivery()); });
+  }
   // RETURNING gives no order; the dispatcher sends oldest due first.
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     return a.next_attempt_at != b.next_attempt_at ? a.next_attempt_at < b.next_attempt_at

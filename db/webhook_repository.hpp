@@ -128,9 +128,13 @@ public:
   void redeliver(const std::string& event_id, model::unix_ms now);
   // Newest event first; every app's when app_id is empty.
   std::vector<model::webhook_delivery> deliveries(const std::string& app_id, int limit);
-  // Leases up to `limit` claimable deliveries; call inside a write transaction.
+  // Leases up to `limit` claimable deliveries, at most `per_endpoint` less those
+  // the owner holds already of each endpoint, shared out between the endpoints
+  // (model::claim_shares), the one whose oldest delivery waits longest first;
+  // call inside a write transaction.
   std::vector<model::webhook_delivery> claim(const std::string& owner, model::unix_ms now,
-                                             model::unix_ms lease_until, int limit);
+                                             model::unix_ms lease_until, int limit,
+                                             int per_endpoint);
   // Fenced by d.version.
   bool finish(const model::webhook_delivery& d);
 
@@ -150,6 +154,10 @@ private:
   long long lease_until_ = 0;
   long long now_ = 0;
   nullable<long long> delivered_at_;
+  // A row of claim_rooms_.
+  std::string room_endpoint_;
+  nullable<long long> room_oldest_;
+  long long room_held_ = 0;
 
   soci::statement insert_endpoint_;
   soci::statement list_endpoints_;
@@ -162,6 +170,7 @@ private:
   soci::statement redeliver_;
   soci::statement list_deliveries_;
   soci::statement list_all_deliveries_;
+  soci::statement claim_rooms_;
   soci::statement claim_;
   soci::statement finish_;
 };

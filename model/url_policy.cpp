@@ -45,7 +45,11 @@ bool is_https_url(std::string_view url) {
 bool is_loopback_http_url(std::string_view url) {
   if (!starts_with_nocase(url, "http://"))
     return false;
-  std::string host(host_of(url.substr(7)));
+  return is_loopback_host(host_of(url.substr(7)));
+}
+
+bool is_loopback_host(std::string_view name) {
+  std::string host(name);
   if (host == "localhost")
     return true;
   unsigned char v4[4];

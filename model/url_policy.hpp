@@ -15,6 +15,8 @@ bool starts_with_nocase(std::string_view s, std::string_view prefix);
 bool is_https_url(std::string_view url);
 // http:// to 127.0.0.0/8, [::1] or localhost.
 bool is_loopback_http_url(std::string_view url);
+// 127.0.0.0/8, ::1 or localhost (an address to listen on, without brackets).
+bool is_loopback_host(std::string_view host);
 bool store_url_allowed(std::string_view url, bool allow_http);
 
 // The HTTP version of a store call (outbound.store-http-version). `automatic`:

@@ -534,4 +534,18 @@ void settle_delivery(webhook_delivery& d, int status, const std::string& error, 
   d.next_attempt_at = now + backoff_delay_ms(policy, d.attempts - 1, unit_random);
 }
 
+std::vector<int> claim_shares(const std::vector<int>& rooms, int limit) {
+  std::vector<int> shares(rooms.size(), 0);
+  for (bool gave = true; gave && limit > 0;) {
+    gave = false;
+    for (std::size_t i = 0; i < rooms.size() && limit > 0; ++i)
+      if (shares[i] < rooms[i]) {
+        ++shares[i];
+        --limit;
+        gave = true;
+      }
+  }
+  return shares;
+}
+
 } // namespace receiptd::model

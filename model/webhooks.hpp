@@ -164,4 +164,11 @@ struct webhook_delivery {
 void settle_delivery(webhook_delivery& d, int status, const std::string& error, unix_ms now,
                      const retry_policy& policy, double unit_random);
 
+// How many deliveries a claim of at most `limit` takes from each endpoint, given
+// the room each has (its max-concurrent-per-endpoint less those the claimer holds),
+// in the order the endpoints are listed: one from each in turn, so that an
+// endpoint with much waiting never takes a share that another one with room
+// needs, and none more than its room.
+std::vector<int> claim_shares(const std::vector<int>& rooms, int limit);
+
 } // namespace receiptd::model

@@ -22,6 +22,8 @@ inline loaded_config load_config(std::vector<std::string> args) {
   config::receiptd_config cfg;
   std::ostringstream help;
   auto loaded = cfg.load(static_cast<int>(argv.size()), argv.data(), help);
+  if (loaded && !cfg.help_printed)
+    loaded = cfg.check_serving();
   return {loaded ? std::string() : loaded.err().message(), cfg.values()};
 }
 

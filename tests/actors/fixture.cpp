@@ -65,17 +65,6 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       }
       return log->auth_revision;
     },
-    [=](queue_figures_atom) -> caf::result<db::job_queue_figures> {
-      ++log->queue_reads;
-      if (log->database_down)
-        return caf::make_error(caf::sec::runtime_error, "database: connection refused");
-      return log->queue;
-    },
-    [=](ready_atom) -> caf::result<std::int32_t> {
-      if (log->database_down)
-        return caf::make_error(caf::sec::runtime_error, "database: connection refused");
-      return log->missing_migrations;
-    },
     [=](save_atom, const trace_context&, model::purchase_order_record r,
         model::unix_ms first_attempt) {
       if (r.id.empty())
@@ -141,18 +130,29 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       log->store_b_notifications.push_back({app_id, n, updated});
       return actors::notification_result{false, updated ? 1 : 0, 0};
     },
-    [=](claim_deliveries_atom, const std::string&, std::int64_t,
-        std::int32_t limit) -> actors::webhook_deliveries {
+    // As the database does: in order, at most per_endpoint held (claimed, not
+    // finished) per endpoint.
+    [=](claim_deliveries_atom, const std::string&, std::int64_t, std::int32_t limit,
+        std::int32_t per_endpoint) -> actors::webhook_deliveries {
       ++log->delivery_claims;
       actors::webhook_deliveries out;
-      while (!log->deliveries_to_claim.empty() && static_cast<std::int32_t>(out.size()) < limit) {
-        out.push_back(std::move(log->deliveries_to_claim.front()));
-        log->deliveries_to_claim.erase(log->deliveries_to_claim.begin());
+      auto& waiting = log->deliveries_to_claim;
+      for (auto it = waiting.begin();
+           it != waiting.end() && static_cast<std::int32_t>(out.size()) < limit;) {
+        auto& held = log->deliveries_held[it->endpoint_id];
+        if (held >= per_endpoint) {
+          ++it;
+          continue;
+        }
+        ++held;
+        out.push_back(std::move(*it));
+        it = waiting.erase(it);
       }
       return out;
     },
     [=](finish_atom, const model::webhook_delivery& d) {
       log->finished.push_back(d);
+      --log->deliveries_held[d.endpoint_id];
       return true;
     },
     [=](refresh_atom, model::record_kind kind, std::int64_t, std::int32_t) {
@@ -170,6 +170,32 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
         return std::nullopt;
       log->voided_pages.push_back({poll, page, keep});
       return static_cast<std::int32_t>(page.size());
+    },
+  };
+}
+
+operational_db_actor::behavior_type fake_operational_db(operational_db_actor::pointer self,
+                                                        std::shared_ptr<persistence_log> log) {
+  return {
+    [=](queue_figures_atom) -> caf::result<db::job_queue_figures> {
+      ++log->queue_reads;
+      if (log->operational_hangs) {
+        log->unanswered_queue_reads.push_back(self->make_response_promise<db::job_queue_figures>());
+        return log->unanswered_queue_reads.back();
+      }
+      if (log->database_down)
+        return caf::make_error(caf::sec::runtime_error, "database: connection refused");
+      return log->queue;
+    },
+    [=](ready_atom) -> caf::result<std::int32_t> {
+      ++log->ready_checks;
+      if (log->operational_hangs) {
+        log->unanswered_ready_checks.push_back(self->make_response_promise<std::int32_t>());
+        return log->unanswered_ready_checks.back();
+      }
+      if (log->database_down)
+        return caf::make_error(caf::sec::runtime_error, "database: connection refused");
+      return log->missing_migrations;
     },
   };
 }

@@ -76,9 +76,11 @@ struct persistence_log {
     std::optional<model::purchase_order_record> updated;
   };
   std::vector<store_b_applied> store_b_notifications;
-  // Webhook deliveries: what claims hand out (in order), and what was finished.
+  // Webhook deliveries: what claims hand out (in order, at most per_endpoint
+  // held per endpoint, as the database counts them), and what was finished.
   std::vector<model::webhook_delivery> deliveries_to_claim;
   int delivery_claims = 0;
+  std::map<std::string, int> deliveries_held; // by endpoint: claimed, not finished
   std::vector<model::webhook_delivery> finished;
   // The Play upkeep: sweeps counted; voided polls handed out by
   // claims, and the pages applied (fenced: apply_voided_overtaken answers none).
@@ -92,12 +94,18 @@ struct persistence_log {
   };
   std::vector<voided_applied> voided_pages;
   bool apply_voided_overtaken = false;
-  // The operational endpoints: what the queue figures and the
-  // readiness check answer, or an error for both while database_down.
+  // The operational endpoints (fake_operational_db): what the queue
+  // figures and the readiness check answer, or an error for both while
+  // database_down; each counted.
   db::job_queue_figures queue;
   int queue_reads = 0;
   std::int32_t missing_migrations = 0;
+  int ready_checks = 0;
   bool database_down = false;
+  // Never answer them (a database that hangs): the asker's deadline decides.
+  bool operational_hangs = false;
+  std::vector<caf::typed_response_promise<db::job_queue_figures>> unanswered_queue_reads;
+  std::vector<caf::typed_response_promise<std::int32_t>> unanswered_ready_checks;
 };
 
 // Has the fake persistence answer the lookups it holds (authentication_hangs),
@@ -106,6 +114,11 @@ void answer_authentications(const actors::persistence_actor& persistence);
 
 actors::persistence_actor::behavior_type fake_persistence(actors::persistence_actor::pointer self,
                                                           std::shared_ptr<persistence_log> log);
+
+// The operational endpoints' session (actors/operational.hpp), answering from `log`.
+actors::operational_db_actor::behavior_type
+fake_operational_db(actors::operational_db_actor::pointer self,
+                    std::shared_ptr<persistence_log> log);
 
 // A check the fake has not answered, and the purchase to answer it with.
 struct unanswered_check {

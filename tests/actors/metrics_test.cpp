@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "actors/operational.hpp"
 #include "actors/persistence.hpp"
 #include "actors/supervisor.hpp"
 #include "config_load.hpp"
@@ -62,6 +63,10 @@ struct operational_bench : with_metrics, actor_fixture {
     a.package_name = "com.example";
     log->apps_by_token_hash[model::access_token_hash(good_token)] = a;
     deps->persistence = keep(sys->spawn(fake_persistence, log));
+    deps->operational = keep(spawn_operational(
+      *sys, operational_settings{},
+      {.db = sys->spawn(fake_operational_db, log), .instruments = &instruments, .clock = &clock},
+      false));
     deps->store_b = keep(sys->spawn(holding_store, store_callers, &clock)); // validators wait on it
     deps->settings.store_deadline = std::chrono::seconds(5);
     deps->clock = &clock;
@@ -94,6 +99,13 @@ struct operational_bench : with_metrics, actor_fixture {
     caf::anon_send(supervisor, upload_atom_v, inbound{std::move(req), sink});
     run();
     return sink;
+  }
+
+  // The actors' clock and the scheduler's timers move together.
+  void pass(std::chrono::milliseconds d) {
+    clock.advance(d);
+    sched->advance_time(d);
+    run();
   }
 
   const http::reply& only(const std::shared_ptr<recording_sink>& sink) {
@@ -177,10 +189,91 @@ TEST_CASE("a scrape whose queue figures fail still answers, with the last ones r
                R"(receiptd_revalidation_queue_jobs{state="due"})")
         == 4);
   b.log->database_down = true;
+  b.pass(operational_settings{}.queue_interval); // the next read is due
   auto r = b.only(b.send(http::route::metrics, "s3cret-scrape"));
   REQUIRE(r.status == 200);
   CHECK(series(r.body, R"(receiptd_revalidation_queue_jobs{state="due"})") == 4);
   CHECK(series(r.body, "receiptd_revalidation_queue_read_errors_total") == 1);
+}
+
+TEST_CASE("the queue figures are read at most once per metrics.queue-interval, whatever the "
+          "number of scrapes",
+          "[actors][metrics]") {
+  operational_bench b;
+  b.log->queue.due = 7;
+  b.start();
+  auto due = [&] {
+    return series(b.only(b.send(http::route::metrics, "s3cret-scrape")).body,
+                  R"(receiptd_revalidation_queue_jobs{state="due"})");
+  };
+  CHECK(due() == 7);
+  b.log->queue.due = 8;
+  for (int i = 0; i < 10; ++i)
+    CHECK(due() == 7); // the figures last read
+  CHECK(b.log->queue_reads == 1);
+  b.pass(operational_settings{}.queue_interval - std::chrono::milliseconds(1));
+  CHECK(due() == 7);
+  b.pass(std::chrono::milliseconds(1));
+  CHECK(due() == 8);
+  CHECK(b.log->queue_reads == 2);
+
+  SECTION("scrapes during a read share it, and its deadline") {
+    b.log->operational_hangs = true;
+    b.pass(operational_settings{}.queue_interval);
+    std::vector<std::shared_ptr<recording_sink>> waiting;
+    for (int i = 0; i < 5; ++i)
+      waiting.push_back(b.send(http::route::metrics, "s3cret-scrape"));
+    CHECK(b.log->queue_reads == 3);
+    for (auto& w : waiting)
+      CHECK(w->replies.empty());
+    b.pass(operational_deadline);
+    for (auto& w : waiting) {
+      REQUIRE(b.only(w).status == 200);
+      CHECK(series(w->replies[0].body, R"(receiptd_revalidation_queue_jobs{state="due"})") == 8);
+      CHECK(series(w->replies[0].body, "receiptd_revalidation_queue_read_errors_total") == 1);
+    }
+  }
+}
+
+TEST_CASE("a flood of scrapes renders the text at most ten times a second", "[actors][metrics]") {
+  operational_bench b;
+  b.start();
+  auto claimed = [&] {
+    return series(b.only(b.send(http::route::metrics, "s3cret-scrape")).body,
+                  "receiptd_revalidation_jobs_claimed_total");
+  };
+  CHECK(claimed() == 0);
+  b.instruments.jobs_claimed.add();
+  CHECK(claimed() == 0); // the text of a moment ago
+  b.pass(operational_settings{}.render_interval - std::chrono::milliseconds(1));
+  CHECK(claimed() == 0);
+  b.pass(std::chrono::milliseconds(1));
+  CHECK(claimed() == 1);
+}
+
+TEST_CASE("readiness is checked at most once a second; probes during a check share it",
+          "[actors][metrics][readiness]") {
+  operational_bench b;
+  b.start();
+  for (int i = 0; i < 10; ++i)
+    CHECK(b.only(b.send(http::route::ready, "")).status == 200);
+  CHECK(b.log->ready_checks == 1);
+  b.log->database_down = true;
+  b.pass(operational_settings{}.ready_interval);
+  CHECK(b.only(b.send(http::route::ready, "")).status == 503);
+  CHECK(b.log->ready_checks == 2);
+
+  b.log->operational_hangs = true;
+  b.pass(operational_settings{}.ready_interval);
+  std::vector<std::shared_ptr<recording_sink>> waiting;
+  for (int i = 0; i < 5; ++i)
+    waiting.push_back(b.send(http::route::ready, ""));
+  CHECK(b.log->ready_checks == 3);
+  b.pass(operational_deadline);
+  for (auto& w : waiting) {
+    REQUIRE(b.only(w).status == 503);
+    CHECK(error_message(w->replies[0]) == "not_ready: database unreachable: no answer within 2 s");
+  }
 }
 
 TEST_CASE("readiness: the database answers with every migration, and trust is loaded",
@@ -271,6 +364,20 @@ TEST_CASE("metrics.token must be something a bearer token can be", "[actors][met
   CHECK(load_config({}).values.metrics.token.empty());
 }
 
+TEST_CASE("beyond loopback, GET /metrics needs metrics.token: receiptd will not start without",
+          "[actors][metrics][config]") {
+  auto open_to_all = load_config({"--http.address=0.0.0.0"}).problem;
+  CHECK(open_to_all.find("metrics.token") != std::string::npos);
+  CHECK(open_to_all.find("loopback") != std::string::npos);
+  CHECK(load_config({"--http.address=10.1.2.3"}).problem != "");
+  CHECK(load_config({"--http.address=0.0.0.0", "--metrics.token=tok"}).problem == "");
+  for (auto loopback : {"127.0.0.1", "127.0.0.2", "::1", "localhost"})
+    CHECK(load_config({std::string("--http.address=") + loopback}).problem == "");
+  CHECK(load_config({"--metrics.queue-interval=0s"}).problem.find("metrics.queue-interval")
+        != std::string::npos);
+  CHECK(load_config({}).values.metrics.queue_interval == std::chrono::seconds(10));
+}
+
 // ---- the persistence pool on a real SQLite file ------------------------------------
 
 TEST_CASE("the pool's batch histogram, job counters, queue figures and readiness",
@@ -283,6 +390,8 @@ TEST_CASE("the pool's batch histogram, job counters, queue figures and readiness
   caf::actor_system sys{cfg};
   // One worker, held busy by the test's write lock while the saves queue.
   auto pool = spawn_persistence_pool(sys, {url, 1, 100}, tracer::off(), model::system_time(), m);
+  // The operational endpoints' session of its own, beside the pool.
+  auto session = spawn_operational_session(sys, {url}, tracer::off(), model::system_time(), m);
   caf::scoped_actor self{sys};
   {
     write_lock lock(sqlite_file(url));
@@ -316,16 +425,12 @@ TEST_CASE("the pool's batch histogram, job counters, queue figures and readiness
 
   auto figures = [&] {
     db::job_queue_figures q;
-    self->request(pool, std::chrono::seconds(30), queue_figures_atom_v)
+    self->request(session, std::chrono::seconds(30), queue_figures_atom_v)
       .receive([&](db::job_queue_figures& f) { q = f; }, [](caf::error& e) { FAIL(to_string(e)); });
     return q;
   };
   // Six pending records, six jobs, all due (manual_time's start is in the past).
   auto q = figures();
-  // The pool publishes its gauges in the handler that answered the saves, so
-  // before it took this request.
-  CHECK(m.persistence_queued.value() == 0);
-  CHECK(m.persistence_saving.value() == 0);
   CHECK(q.due == 6);
   CHECK(q.leased == 0);
   CHECK(q.scheduled == 0);
@@ -338,6 +443,10 @@ TEST_CASE("the pool's batch histogram, job counters, queue figures and readiness
     .receive([&](claimed_jobs& c) { claimed = std::move(c); },
              [](caf::error& e) { FAIL(to_string(e)); });
   REQUIRE(claimed.size() == 2);
+  // The pool published its gauges in the handler that answered the saves, so
+  // before it took the claim.
+  CHECK(m.persistence_queued.value() == 0);
+  CHECK(m.persistence_saving.value() == 0);
   q = figures();
   CHECK(q.due == 4);
   CHECK(q.leased == 2);
@@ -368,7 +477,7 @@ TEST_CASE("the pool's batch histogram, job counters, queue figures and readiness
   CHECK(q.scheduled == 1);
 
   std::int32_t missing = -1;
-  self->request(pool, std::chrono::seconds(30), ready_atom_v)
+  self->request(session, std::chrono::seconds(30), ready_atom_v)
     .receive([&](std::int32_t n) { missing = n; }, [](caf::error& e) { FAIL(to_string(e)); });
   CHECK(missing == 0);
   CHECK(m.db_errors.value() == 0);
@@ -377,14 +486,15 @@ TEST_CASE("the pool's batch histogram, job counters, queue figures and readiness
   auto dir = sqlite_file(url).parent_path();
   fs::rename(dir, dir.string() + ".away");
   std::string why;
-  self->request(pool, std::chrono::seconds(30), ready_atom_v)
+  self->request(session, std::chrono::seconds(30), ready_atom_v)
     .receive([](std::int32_t) { FAIL("ready without its file"); },
              [&](caf::error& e) { why = to_string(e); });
   CHECK(why.find("is no longer there") != std::string::npos);
   CHECK(m.db_errors.value() == 1);
   fs::rename(dir.string() + ".away", dir);
-  self->request(pool, std::chrono::seconds(30), ready_atom_v)
+  self->request(session, std::chrono::seconds(30), ready_atom_v)
     .receive([&](std::int32_t n) { missing = n; }, [](caf::error& e) { FAIL(to_string(e)); });
   CHECK(missing == 0);
   caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(session, caf::exit_reason::user_shutdown);
 }

@@ -9,12 +9,15 @@
 
 #include <sqlite3.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "actors/persistence.hpp"
 #include "fixture.hpp"
+#include "model/access_token.hpp"
 #include "sqlite_pool.hpp"
 #include "tests/support/db/test_db.hpp"
 
@@ -129,4 +132,99 @@ TEST_CASE("a claimed job whose record is gone is dropped, not leased again",
   REQUIRE(left);
   REQUIRE(left->size() == 1);
   CHECK(left->at(0).record_id != gone_id);
+}
+
+namespace {
+
+// A receipt as large as an upload may make one (a 2 MiB receipt, 2,000 in-app
+// purchases): reading it back for a GET takes a worker milliseconds.
+std::string large_receipt(const std::string& url, const std::string& app_id) {
+  auto d = db::database::open(url);
+  REQUIRE(d);
+  model::receipt_record r;
+  r.app_id = app_id;
+  r.receipt_hash = std::string(64, 'a');
+  r.receipt_data = std::string(2 << 20, 'A');
+  for (int i = 0; i < 2000; ++i) {
+    model::apple_in_app_purchase p;
+    p.product_id = "product";
+    p.transaction_id = p.original_transaction_id = std::to_string(1'000'000 + i);
+    r.in_app_purchases.push_back(p);
+  }
+  r.state = model::validation_state::validated;
+  r.created_at = r.updated_at = manual_time::start_ms;
+  auto saved = (*d)->save_receipt(r, manual_time::start_ms);
+  REQUIRE(saved);
+  return saved->record.id;
+}
+
+// Keeps `width` GETs of record `id` out at the pool at all times, each asked again
+// as soon as it is answered, until stopped: a flood of requests that are neither
+// token lookups nor saves, each holding a worker for milliseconds.
+caf::behavior flood(caf::event_based_actor* self, persistence_actor pool, std::string id, int width,
+                    std::shared_ptr<std::atomic<long>> answered) {
+  for (int i = 0; i < width; ++i)
+    self->send(self, get_atom_v);
+  return {
+    [=](get_atom a) {
+      self
+        ->request(pool, caf::infinite, a, trace_context{}, model::record_kind::store_a_receipt, id)
+        .then(
+          [=](found_record&) {
+            ++*answered;
+            self->send(self, a);
+          },
+          [](caf::error&) {});
+    },
+  };
+}
+
+} // namespace
+
+TEST_CASE("token lookups are never held behind other work queued at the pool",
+          "[actors][persistence]") {
+  auto workers = GENERATE(std::size_t{1}, std::size_t{3}); // SQLite: 3 = one writer, two readers
+  INFO(workers << " workers");
+  auto url = fresh_database_url(db::dialect::sqlite);
+  auto app = create_app(url);
+  auto id = large_receipt(url, app.id);
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto pool
+    = spawn_persistence_pool(sys, {url, workers, 100000}, tracer::off(), model::system_time());
+  auto answered = std::make_shared<std::atomic<long>>(0);
+  auto flooder = sys.spawn(flood, pool, id, 16, answered);
+  // Stopped however the case ends (a failed check included), before the system is.
+  struct stop_both {
+    caf::actor flooder, pool;
+    ~stop_both() {
+      caf::anon_send_exit(flooder, caf::exit_reason::user_shutdown);
+      caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
+    }
+  } stop{flooder, caf::actor_cast<caf::actor>(pool)};
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (answered->load() < 20 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE(answered->load() >= 20); // under way
+
+  // While the flood goes on, token lookups are answered, each at once. (Before, a
+  // lookup waited for a worker with nothing to do, which the flood never left.)
+  caf::scoped_actor self{sys};
+  auto before = answered->load();
+  for (int i = 0; i < 5; ++i) {
+    auto asked = std::chrono::steady_clock::now();
+    self
+      ->request(pool, std::chrono::seconds(10), authenticate_atom_v, trace_context{},
+                model::access_token_hash("rcpt_nobody"))
+      .receive([&](authenticated& a) { CHECK_FALSE(a.app); },
+               [](caf::error& e) { FAIL("token lookup: " << caf::to_string(e)); });
+    CHECK(std::chrono::steady_clock::now() - asked < std::chrono::seconds(2));
+  }
+  // A save too, though it waits for the writer's call in hand.
+  self
+    ->request(pool, std::chrono::seconds(10), save_atom_v, trace_context{},
+              pending_order(app.id, 1), manual_time::start_ms)
+    .receive([&](model::purchase_order_record& r) { CHECK_FALSE(r.id.empty()); },
+             [](caf::error& e) { FAIL("save: " << caf::to_string(e)); });
+  CHECK(answered->load() > before); // the flood was held back, never stopped
 }

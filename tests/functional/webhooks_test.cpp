@@ -213,3 +213,82 @@ TEST_CASE("kill -9 while a delivery is in flight loses nothing", "[webhooks][res
   CHECK(str(first.at("data").at("transaction_id")) == id);
   CHECK(again.at("id") == first.at("id"));
 }
+
+namespace {
+
+// A Store B app whose every upload is a new purchase order (one
+// purchase_order.created event each).
+struct play_app {
+  test_app app;
+  std::string package;
+};
+
+play_app make_play_app(suite& s, const std::string& name) {
+  auto package = unique_package(name);
+  return {create_store_b_app(s, package, test_licence_key()), package};
+}
+
+void upload_order(suite& s, service_process& svc, const play_app& p) {
+  auto token = unique("tok");
+  register_purchase(s, p.package, "gold", token);
+  auto data = purchase_data_json(p.package, "gold", token);
+  auto r = svc.post("/client/store_b/purchase_orders", store_b_body(data, sign_purchase(data)),
+                    p.app.token);
+  INFO(r.body);
+  REQUIRE(r.status == 200);
+}
+
+// The receiver's endpoint answers nothing (each delivery waits for receiptd's
+// webhooks.timeout) until the case ends; then it and its endpoint are gone.
+struct hanging_endpoint {
+  suite& s;
+  endpoint e;
+  hanging_endpoint(suite& s, const test_app& app) : s(s), e(add_endpoint(s, app)) {
+    s.emulator.control("POST", "/control/webhooks/" + e.name + "/mode",
+                       json::object{{"hang", true}});
+  }
+  ~hanging_endpoint() {
+    s.ctl({"webhook", "remove", e.id});
+    s.emulator.control("DELETE", "/control/webhooks/" + e.name);
+  }
+};
+
+} // namespace
+
+TEST_CASE("an endpoint that hangs delays no other app's events", "[webhooks][fairness]") {
+  auto& s = the_suite();
+  auto slow = make_play_app(s, "hooks-hang");
+  auto quick = make_play_app(s, "hooks-quick");
+  hanging_endpoint hang(s, slow.app);
+  auto healthy = add_endpoint(s, quick.app);
+  // A second instance on the same database shares the deliveries: leases keep
+  // each delivery with one of them at a time.
+  std::unique_ptr<service_process> second;
+  SECTION("one instance") {}
+  SECTION("two instances on one database") {
+    second = std::make_unique<service_process>(make_temp_dir("receiptd-hooks-second"), s.db_url,
+                                               standard_service_args(s));
+    second->start();
+  }
+  // More events for the hanging endpoint than webhooks.batch (100): each of them
+  // held by an instance would leave no room for anyone else's.
+  for (int i = 0; i < 130; ++i)
+    upload_order(s, s.service, slow);
+  // The hanging endpoint has deliveries in hand (each waits webhooks.timeout, 2 s).
+  REQUIRE(eventually([&] { return received(s, hang.e).size() >= 4; }));
+
+  auto sent = std::chrono::steady_clock::now();
+  upload_order(s, second ? *second : s.service, quick);
+  auto got = wait_for(s, healthy, 1);
+  auto took = std::chrono::steady_clock::now() - sent;
+  REQUIRE(got.size() == 1);
+  CHECK(str(json::parse(str(got[0].at("body"))).at("type")) == "purchase_order.created");
+  // Claimed within a poll interval (100 ms here) or two, not after the hanging
+  // endpoint's backlog.
+  CHECK(took < std::chrono::seconds(3));
+  // The hanging endpoint still hangs: nothing of it was delivered meanwhile.
+  for (auto& d : received(s, hang.e))
+    CHECK(d.at("status_answered").is_null());
+  if (second)
+    CHECK(second->stop() == 0);
+}

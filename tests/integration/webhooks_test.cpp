@@ -287,7 +287,7 @@ TEST_CASE("a record's events reach an endpoint one after the other", "[webhooks]
   auto other = REQUIRE_OK(d.save_receipt(announced(minimal_receipt(f.app.id, "h")), t0)).record;
   REQUIRE(deliveries_of(d, f.app).size() == 3);
 
-  auto claimed = REQUIRE_OK(d.claim_deliveries("w1", t0 + 1, t0 + 1 + lease, 10));
+  auto claimed = REQUIRE_OK(d.claim_deliveries("w1", t0 + 1, t0 + 1 + lease, 10, 10));
   REQUIRE(claimed.size() == 2); // the order's first event and the receipt's
   auto created = std::find_if(claimed.begin(), claimed.end(),
                               [&](auto& x) { return x.record_id == record.id; });
@@ -301,40 +301,40 @@ TEST_CASE("a record's events reach an endpoint one after the other", "[webhooks]
     std::any_of(claimed.begin(), claimed.end(), [&](auto& x) { return x.record_id == other.id; }));
 
   // The second event of the order waits while the first is pending, leased or not.
-  CHECK(REQUIRE_OK(d.claim_deliveries("w2", t0 + 2, t0 + 2 + lease, 10)).empty());
+  CHECK(REQUIRE_OK(d.claim_deliveries("w2", t0 + 2, t0 + 2 + lease, 10, 10)).empty());
   auto retry = *created;
   retry.attempts = 1;
   retry.next_attempt_at = t0 + 5000;
   retry.last_error = "HTTP 503";
   REQUIRE(REQUIRE_OK(d.finish_delivery(retry)));
-  CHECK(REQUIRE_OK(d.claim_deliveries("w2", t0 + 4999, t0 + 4999 + lease, 10)).empty());
+  CHECK(REQUIRE_OK(d.claim_deliveries("w2", t0 + 4999, t0 + 4999 + lease, 10, 10)).empty());
 
   SECTION("claimable once the first is delivered") {
-    auto again = REQUIRE_OK(d.claim_deliveries("w2", t0 + 5000, t0 + 5000 + lease, 10));
+    auto again = REQUIRE_OK(d.claim_deliveries("w2", t0 + 5000, t0 + 5000 + lease, 10, 10));
     REQUIRE(again.size() == 1);
     CHECK(again[0].event_id == created->event_id);
     CHECK(again[0].attempts == 1);
     CHECK(again[0].last_error == "HTTP 503");
     REQUIRE(REQUIRE_OK(
       d.finish_delivery(finished(again[0], model::delivery_state::delivered, t0 + 5001))));
-    auto next = REQUIRE_OK(d.claim_deliveries("w2", t0 + 5002, t0 + 5002 + lease, 10));
+    auto next = REQUIRE_OK(d.claim_deliveries("w2", t0 + 5002, t0 + 5002 + lease, 10, 10));
     REQUIRE(next.size() == 1);
     CHECK(next[0].record_id == record.id);
     CHECK(next[0].type == model::event_type::purchase_order_updated);
   }
   SECTION("claimable once the first is dead") {
-    auto again = REQUIRE_OK(d.claim_deliveries("w2", t0 + 5000, t0 + 5000 + lease, 10));
+    auto again = REQUIRE_OK(d.claim_deliveries("w2", t0 + 5000, t0 + 5000 + lease, 10, 10));
     REQUIRE(again.size() == 1);
     REQUIRE(
       REQUIRE_OK(d.finish_delivery(finished(again[0], model::delivery_state::dead, t0 + 5001))));
-    auto next = REQUIRE_OK(d.claim_deliveries("w2", t0 + 5002, t0 + 5002 + lease, 10));
+    auto next = REQUIRE_OK(d.claim_deliveries("w2", t0 + 5002, t0 + 5002 + lease, 10, 10));
     REQUIRE(next.size() == 1);
     CHECK(next[0].type == model::event_type::purchase_order_updated);
   }
   SECTION("another endpoint's deliveries are not held back") {
     auto late = REQUIRE_OK(d.add_webhook_endpoint(endpoint_of(f.app)));
     REQUIRE(REQUIRE_OK(d.redeliver_event(created->event_id, t0 + 3)));
-    auto fresh = REQUIRE_OK(d.claim_deliveries("w3", t0 + 3, t0 + 3 + lease, 10));
+    auto fresh = REQUIRE_OK(d.claim_deliveries("w3", t0 + 3, t0 + 3 + lease, 10, 10));
     REQUIRE(fresh.size() == 2); // the redelivered first event, to both endpoints
     CHECK(std::all_of(fresh.begin(), fresh.end(),
                       [&](auto& x) { return x.event_id == created->event_id; }));
@@ -343,14 +343,65 @@ TEST_CASE("a record's events reach an endpoint one after the other", "[webhooks]
   }
 }
 
+TEST_CASE("a claim takes turns between endpoints, each at most its room: one that hangs holds "
+          "only its own places",
+          "[webhooks][claim]") {
+  database_fixture f;
+  auto& d = *f.db;
+  // A busy app whose endpoint hangs (its deliveries stay claimed), and another.
+  auto busy = REQUIRE_OK(d.add_webhook_endpoint(endpoint_of(f.app)));
+  auto other_app = make_app(d, "other " + model::make_uuid());
+  auto quiet = REQUIRE_OK(d.add_webhook_endpoint(endpoint_of(other_app)));
+  for (int i = 0; i < 10; ++i)
+    REQUIRE_OK(d.save_purchase_order(
+      announced(minimal_purchase_order(f.app.id, "t" + std::to_string(i))), t0 + i));
+  auto late = announced(minimal_purchase_order(other_app.id, "late"));
+  late.created_at = late.updated_at = t0 + 50;
+  REQUIRE_OK(d.save_purchase_order(late, t0 + 50));
+  auto count = [](const std::vector<model::webhook_delivery>& v, const std::string& endpoint) {
+    return std::count_if(v.begin(), v.end(), [&](auto& x) { return x.endpoint_id == endpoint; });
+  };
+
+  // Oldest first across endpoints would be three of the busy one's; in turns,
+  // each gets one before either gets a second, and the busy one at most its two.
+  auto now = t0 + 100;
+  auto first = REQUIRE_OK(d.claim_deliveries("w1", now, now + lease, 3, 2));
+  CHECK(first.size() == 3);
+  CHECK(count(first, busy.id) == 2);
+  CHECK(count(first, quiet.id) == 1);
+
+  // The busy endpoint's two are out (it hangs): w1 claims none of its eight others,
+  // while the other endpoint's new event goes at once.
+  CHECK(REQUIRE_OK(d.claim_deliveries("w1", now + 1, now + 1 + lease, 10, 2)).empty());
+  auto next = announced(minimal_purchase_order(other_app.id, "next"));
+  REQUIRE_OK(d.save_purchase_order(next, now + 2));
+  auto more = REQUIRE_OK(d.claim_deliveries("w1", now + 3, now + 3 + lease, 10, 2));
+  REQUIRE(more.size() == 1);
+  CHECK(more[0].endpoint_id == quiet.id);
+
+  // Another instance has places of its own there, and never one w1 holds.
+  auto second = REQUIRE_OK(d.claim_deliveries("w2", now + 4, now + 4 + lease, 10, 2));
+  CHECK(count(second, busy.id) == 2);
+  for (const auto& x : second)
+    for (const auto& y : first)
+      CHECK(x.event_id != y.event_id);
+
+  // A delivery finished frees its place; one whose lease ran out is no one's.
+  auto done = first.front().endpoint_id == busy.id ? first.front() : first.back();
+  REQUIRE(REQUIRE_OK(d.finish_delivery(finished(done, model::delivery_state::dead, now + 5))));
+  CHECK(count(REQUIRE_OK(d.claim_deliveries("w1", now + 6, now + 6 + lease, 10, 2)), busy.id) == 1);
+  auto expired = REQUIRE_OK(d.claim_deliveries("w1", now + 6 + lease, now + 7 + lease, 10, 2));
+  CHECK(count(expired, busy.id) == 2);
+}
+
 TEST_CASE("finishing a delivery is fenced by its claim's version", "[webhooks][claim]") {
   database_fixture f;
   auto& d = *f.db;
   auto endpoint = REQUIRE_OK(d.add_webhook_endpoint(endpoint_of(f.app)));
   REQUIRE_OK(d.save_purchase_order(announced(minimal_purchase_order(f.app.id, "t")), t0));
-  auto stale = REQUIRE_OK(d.claim_deliveries("w1", t0, t0 + lease, 10)).at(0);
-  CHECK(REQUIRE_OK(d.claim_deliveries("w2", t0 + lease - 1, t0 + 2 * lease, 10)).empty());
-  auto current = REQUIRE_OK(d.claim_deliveries("w2", t0 + lease, t0 + 2 * lease, 10)).at(0);
+  auto stale = REQUIRE_OK(d.claim_deliveries("w1", t0, t0 + lease, 10, 10)).at(0);
+  CHECK(REQUIRE_OK(d.claim_deliveries("w2", t0 + lease - 1, t0 + 2 * lease, 10, 10)).empty());
+  auto current = REQUIRE_OK(d.claim_deliveries("w2", t0 + lease, t0 + 2 * lease, 10, 10)).at(0);
   CHECK(current.event_id == stale.event_id);
   CHECK(current.version == stale.version + 1);
 
@@ -366,11 +417,11 @@ TEST_CASE("finishing a delivery is fenced by its claim's version", "[webhooks][c
   CHECK(stored.delivered_at == t0 + lease + 7);
   CHECK(stored.version == current.version);
   CHECK_FALSE(REQUIRE_OK(d.finish_delivery(done))); // once per claim
-  CHECK(REQUIRE_OK(d.claim_deliveries("w3", t0 + 99 * lease, t0 + 100 * lease, 10)).empty());
+  CHECK(REQUIRE_OK(d.claim_deliveries("w3", t0 + 99 * lease, t0 + 100 * lease, 10, 10)).empty());
 
   SECTION("a removed endpoint's delivery cannot be finished, its delivered history stays") {
     REQUIRE_OK(d.save_purchase_order(announced(minimal_purchase_order(f.app.id, "u")), t0));
-    auto in_flight = REQUIRE_OK(d.claim_deliveries("w1", t0 + 1, t0 + 1 + lease, 10)).at(0);
+    auto in_flight = REQUIRE_OK(d.claim_deliveries("w1", t0 + 1, t0 + 1 + lease, 10, 10)).at(0);
     REQUIRE(REQUIRE_OK(d.remove_webhook_endpoint(endpoint.id)));
     CHECK_FALSE(
       REQUIRE_OK(d.finish_delivery(finished(in_flight, model::delivery_state::delivered, t0 + 2))));
@@ -386,10 +437,10 @@ TEST_CASE("an event is redelivered on demand", "[webhooks][redeliver]") {
   auto& d = *f.db;
   auto endpoint = REQUIRE_OK(d.add_webhook_endpoint(endpoint_of(f.app)));
   REQUIRE_OK(d.save_purchase_order(announced(minimal_purchase_order(f.app.id, "t")), t0));
-  auto claimed = REQUIRE_OK(d.claim_deliveries("w1", t0, t0 + lease, 10)).at(0);
+  auto claimed = REQUIRE_OK(d.claim_deliveries("w1", t0, t0 + lease, 10, 10)).at(0);
   auto dead = finished(claimed, model::delivery_state::dead, t0 + 1);
   REQUIRE(REQUIRE_OK(d.finish_delivery(dead)));
-  CHECK(REQUIRE_OK(d.claim_deliveries("w1", t0 + 2, t0 + 2 + lease, 10)).empty());
+  CHECK(REQUIRE_OK(d.claim_deliveries("w1", t0 + 2, t0 + 2 + lease, 10, 10)).empty());
 
   auto added_since = REQUIRE_OK(d.add_webhook_endpoint(endpoint_of(f.app)));
   REQUIRE_OK(
@@ -405,8 +456,8 @@ TEST_CASE("an event is redelivered on demand", "[webhooks][redeliver]") {
     CHECK(x.last_error.empty());
     CHECK((x.endpoint_id == endpoint.id || x.endpoint_id == added_since.id));
   }
-  CHECK(REQUIRE_OK(d.claim_deliveries("w1", t0 + 99, t0 + 99 + lease, 10)).empty());
-  auto again = REQUIRE_OK(d.claim_deliveries("w1", t0 + 100, t0 + 100 + lease, 10));
+  CHECK(REQUIRE_OK(d.claim_deliveries("w1", t0 + 99, t0 + 99 + lease, 10, 10)).empty());
+  auto again = REQUIRE_OK(d.claim_deliveries("w1", t0 + 100, t0 + 100 + lease, 10, 10));
   CHECK(again.size() == 2);
 
   // A send still in flight when the event is redelivered cannot finish it.
@@ -508,7 +559,7 @@ TEST_CASE("concurrent saves of one record announce every change, in order",
   for (int n = 0; n < workers * per_worker; ++n) {
     INFO("delivery " << n);
     auto now = t0 + 1000 + n; // full_receipt's updated_at is past t0
-    auto claimed = REQUIRE_OK(d.claim_deliveries("w", now, now + lease, 10));
+    auto claimed = REQUIRE_OK(d.claim_deliveries("w", now, now + lease, 10, 10));
     REQUIRE(claimed.size() == 1);
     auto body = body_of(claimed[0].body);
     if (n == 0)
@@ -519,7 +570,7 @@ TEST_CASE("concurrent saves of one record announce every change, in order",
     REQUIRE(
       REQUIRE_OK(d.finish_delivery(finished(claimed[0], model::delivery_state::delivered, now))));
   }
-  CHECK(REQUIRE_OK(d.claim_deliveries("w", t0 + 9999, t0 + 9999 + lease, 10)).empty());
+  CHECK(REQUIRE_OK(d.claim_deliveries("w", t0 + 9999, t0 + 9999 + lease, 10, 10)).empty());
 }
 
 TEST_CASE("concurrent claimers never share a delivery nor hold two of one record",
@@ -561,7 +612,7 @@ TEST_CASE("concurrent claimers never share a delivery nor hold two of one record
               || std::chrono::steady_clock::now() > deadline)
             return;
         }
-        auto batch = s.claim_deliveries("w" + std::to_string(w), t0 + 1, t0 + 3'600'000, 3);
+        auto batch = s.claim_deliveries("w" + std::to_string(w), t0 + 1, t0 + 3'600'000, 3, 3);
         // Each delivery is finished under the lock and noted before it is released:
         // a record's second event claimed here must find its first noted as delivered.
         std::lock_guard lock(mutex);

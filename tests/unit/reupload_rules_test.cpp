@@ -231,6 +231,14 @@ TEST_CASE("store URLs must be https, http only to loopback or when allowed", "[c
   CHECK(store_url_allowed("http://proxy.internal/verifyReceipt", true));
 }
 
+TEST_CASE("loopback addresses to listen on", "[config][hostile]") {
+  for (auto host : {"127.0.0.1", "127.3.2.1", "::1", "localhost"})
+    CHECK(is_loopback_host(host));
+  for (auto host : {"0.0.0.0", "::", "10.1.2.3", "192.168.0.1", "[::1]", "127.0.0.1.example.com",
+                    "localhost.example.com", "", "::ffff:10.0.0.1"})
+    CHECK_FALSE(is_loopback_host(host));
+}
+
 TEST_CASE("outbound.store-http-version text", "[config][transport]") {
   CHECK(parse_http_version("auto") == http_version::automatic);
   CHECK(parse_http_version("1.1") == http_version::http1_1);

@@ -607,3 +607,16 @@ TEST_CASE("changes: a refresh that finds the subscription gone expires it", "[we
   CHECK(changes(before, purchase_order_json(order), record_kind::store_b_purchase_order)
         == words{"expired"});
 }
+
+TEST_CASE("a claim's shares: one per endpoint in turn, none beyond its room", "[webhooks][claim]") {
+  using shares = std::vector<int>;
+  // Room for 4 each, 6 to give: the first two endpoints listed get a second one.
+  CHECK(claim_shares({4, 4, 4, 4}, 6) == shares{2, 2, 1, 1});
+  // An endpoint with no room (its places all held, e.g. it hangs) gets none, and
+  // what it cannot take goes to the others.
+  CHECK(claim_shares({0, 4, 1}, 6) == shares{0, 4, 1});
+  CHECK(claim_shares({0, 4, 1}, 3) == shares{0, 2, 1});
+  CHECK(claim_shares({2, 2}, 100) == shares{2, 2});
+  CHECK(claim_shares({3, 3}, 0) == shares{0, 0});
+  CHECK(claim_shares({}, 5).empty());
+}
