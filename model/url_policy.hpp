@@ -5,6 +5,7 @@
 // network) or anywhere when the operator says so (outbound.allow-http).
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace receiptd::model {
@@ -16,6 +17,13 @@ bool is_https_url(std::string_view url);
 // http:// to 127.0.0.0/8, [::1] or localhost.
 bool is_loopback_http_url(std::string_view url);
 bool store_url_allowed(std::string_view url, bool allow_http);
+
+// What of an outbound URL (a store's, a service account's token_uri, a webhook
+// endpoint's) may be written to spans, logs and metrics: its scheme, host and
+// port, "https://hooks.example.com:8443". The path and query may carry a secret
+// (?key=…, /hooks/<token>), and so may user:password@. "…" when `url` has no
+// scheme.
+std::string url_origin(std::string_view url);
 
 // The HTTP version of a store call (outbound.store-http-version). `automatic`:
 // HTTP/2 over TLS when the server offers it (ALPN; the stores do), calls to one
