@@ -215,6 +215,7 @@ int main(int argc, char** argv) {
     deps->trace = &trace;
     deps->instruments = &instruments;
     deps->clock = &clock;
+    deps->notification_log = std::make_shared<actors::shared_log_limiter>(clock);
     deps->random = &model::system_random();
     deps->settings.store_deadline = s.validator.store_deadline;
     deps->settings.store_a_verify.max_in_app_purchases = s.store_a.max_in_app_purchases;

@@ -25,6 +25,13 @@ std::string code_of(const json::value& v) {
   return str(v.at("errors").at(0).at("code"));
 }
 
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
 // An app with the test licence key and a service account, and the path (with
 // its ?token=) of the push URL receiptctl prints for it.
 struct rtdn_app {
@@ -228,6 +235,27 @@ TEST_CASE("RTDN pushes without the app's token, or for another package, are 401 
   INFO(ok.body);
   CHECK(ok.status == 200);
   CHECK(get_order(s, a, id).at("in_app_purchase").at("auto_renewing") == false);
+}
+
+TEST_CASE("a flood of refused RTDN pushes writes a line a minute, not one each",
+          "[rtdn][store_b][hostile][log]") {
+  auto& s = the_suite();
+  auto a = fresh_app(s, "rtdn-flood");
+  auto bare = "/notifications/store_b/" + a.app.id;
+  for (int i = 0; i < 40; ++i) {
+    auto body = subscription_push(a.package, unique("tok"), subscription_canceled, message_id());
+    auto r = push(s, bare + "?token=forged" + std::to_string(i), body);
+    INFO(r.body);
+    REQUIRE(r.status == 401);
+  }
+  // With the app's token but for another package: refused, and counted with the others.
+  for (int i = 0; i < 10; ++i) {
+    auto body = subscription_push(unique_package("elsewhere"), unique("tok"), subscription_canceled,
+                                  message_id());
+    REQUIRE(push(s, a.push_path, body).status == 401);
+  }
+  // Each refusal is logged (or left out) before it is answered.
+  CHECK(count_of(s.service.log(), "store notification refused for app " + a.app.id) == 1);
 }
 
 TEST_CASE("malformed RTDN pushes are 400 with the error shape and change nothing",
