@@ -494,6 +494,45 @@ TEST_CASE("an RTDN keeps what the acknowledgement and the voided purchases poll 
   CHECK(REQUIRE_OK(d.list_jobs()).empty());
 }
 
+// The other way round: an acknowledgement's job read the record when it was
+// claimed, and an RTDN lands while Play is being asked to acknowledge.
+TEST_CASE("an acknowledgement keeps what an RTDN wrote after its job was claimed",
+          "[notifications][rtdn][race]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto subscription = active_subscription(f.app.id, "tok-ack");
+  subscription.purchase.acknowledged = false;
+  subscription.acknowledgement = model::acknowledgement_state::pending;
+  auto stored = REQUIRE_OK(d.save_purchase_order(subscription, t0)).record;
+  auto job = REQUIRE_OK(d.claim_due_jobs("acknowledger", t0, t0 + 10'000, 1)).at(0);
+  auto as_claimed = REQUIRE_OK(d.find_purchase_order(stored.id)).value();
+
+  auto answered = REQUIRE_OK(d.find_purchase_order_by_token(f.app.id, "tok-ack")).value();
+  answered.purchase.auto_renewing = false;
+  answered.purchase.subscription_state = "SUBSCRIPTION_STATE_CANCELED";
+  answered.store_detail = "Play 200";
+  REQUIRE(
+    REQUIRE_OK(d.apply_store_b_notification(f.app.id, rtdn_about("tok-ack"), answered, t0 + 10))
+      .records_changed
+    == 1);
+
+  auto acknowledged = as_claimed;
+  acknowledged.acknowledgement = model::acknowledgement_state::acknowledged;
+  acknowledged.purchase.acknowledged = true;
+  acknowledged.store_detail = "acknowledged: HTTP 204";
+  acknowledged.updated_at = t0 + 20;
+  REQUIRE(REQUIRE_OK(d.complete_job(job, acknowledged)));
+
+  auto after = REQUIRE_OK(d.find_purchase_order(stored.id)).value();
+  CHECK(after.acknowledgement == model::acknowledgement_state::acknowledged);
+  CHECK(after.purchase.acknowledged == true);
+  CHECK(after.store_detail == "acknowledged: HTTP 204");
+  CHECK(after.updated_at == t0 + 20);
+  CHECK(after.purchase.auto_renewing == false); // the RTDN's, not the claim's
+  CHECK(after.purchase.subscription_state == "SUBSCRIPTION_STATE_CANCELED");
+  CHECK(REQUIRE_OK(d.list_jobs()).empty());
+}
+
 TEST_CASE("a test RTDN and one about an unknown purchase are recorded only",
           "[notifications][rtdn]") {
   database_fixture f;
