@@ -90,7 +90,9 @@ struct token_lookups {
 class database {
 public:
   // url: SOCI connection string, "sqlite3://db=/path.db timeout=10" or
-  // "postgresql://host=… port=… dbname=… user=…". SQLite is put in WAL mode.
+  // "postgresql://host=… port=… dbname=… user=…", or a PostgreSQL URI
+  // (postgresql://user:password@host:port/dbname?…, model/database_url.hpp).
+  // SQLite is put in WAL mode. An error shows the URL with its password masked.
   static model::result<std::unique_ptr<database>> open(const std::string& url);
   virtual ~database() = default;
 
