@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -117,6 +118,27 @@ private:
   const model::time_source* clock_;
   std::chrono::milliseconds interval_;
   std::unordered_map<std::string, seen> last_;
+};
+
+// A log_limiter for actors that live for one request each (the store
+// notification handlers) and so cannot keep one in their state: shared by them
+// all, under a mutex. What unauthenticated requests cause (a refused forged
+// notification) goes through one, so that a flood of them cannot flood the log.
+class shared_log_limiter {
+public:
+  explicit shared_log_limiter(const model::time_source& clock = model::system_time(),
+                              std::chrono::milliseconds interval = std::chrono::minutes(1))
+    : limiter_(clock, interval) {}
+
+  bool log(log_level level, const std::string& subject, std::string_view text,
+           const log_context& context = {}) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return limiter_.log(level, subject, text, context);
+  }
+
+private:
+  std::mutex mutex_;
+  log_limiter limiter_;
 };
 
 } // namespace receiptd::actors

@@ -39,8 +39,26 @@ bool too_old(const notification_run& r, std::optional<model::unix_ms> said_at) {
   return said_at && *said_at < d.clock->now_ms() - d.settings.notification_max_age.count();
 }
 
+// Every line about a notification goes through the handlers' shared limiter
+// (validator_deps::notification_log): anyone can send notifications, forged
+// ones included, and a flood of them must not flood the log. `subject` says
+// which lines count together (a kind of event for one app).
+void log_limited(const notification_run& r, log_level level, const std::string& subject,
+                 const std::string& text) {
+  r.deps->notification_log->log(level, subject, text);
+}
+
+// A notification refused before anything is applied: a line per app and store
+// at most once a minute, with the number of the others.
+void log_refused(const notification_run& r, const char* store, const std::string& app_id,
+                 const std::string& why) {
+  log_limited(r, log_level::info, std::string("refused ") + store + " " + app_id,
+              "store notification refused for app " + app_id + ": " + why);
+}
+
 void storage_failed(notification_run& r, const caf::error& e, const char* what) {
-  log_error(std::string("store notification: ") + what + " failed: " + caf::to_string(e));
+  log_limited(r, log_level::error, std::string("storage ") + what,
+              std::string("store notification: ") + what + " failed: " + caf::to_string(e));
   answer_error(r, {model::errc::storage_unavailable, "the record store is unavailable"});
 }
 
@@ -90,9 +108,10 @@ void record(caf::event_based_actor* self, run_ptr r, const model::app& app, rtdn
 
 // Nothing is recorded: the push is answered 503 and Pub/Sub redelivers it later
 // (with its own backoff), when the store may answer.
-void store_unreachable(notification_run& r, const std::string& detail) {
-  log_warn("store notification: the Play Developer API did not answer (" + detail
-           + "); Pub/Sub will redeliver");
+void store_unreachable(notification_run& r, const std::string& app_id, const std::string& detail) {
+  log_limited(r, log_level::warn, "play unreachable " + app_id,
+              "store notification for app " + app_id + ": the Play Developer API did not answer ("
+                + detail + "); Pub/Sub will redeliver");
   answer_error(
     r, {model::errc::store_unavailable, "the Play Developer API did not answer; retry later"});
 }
@@ -127,19 +146,19 @@ void ask_play(caf::event_based_actor* self, run_ptr r, const model::app& app, rt
             return record(self, r, app, n, std::move(updated));
           }
           case model::store_outcome::rejected:
-            log_warn("store notification " + n->message_id
-                     + ": the Play Developer API does not "
-                       "know purchase order "
-                     + shared->id + " (" + a.verdict.detail
-                     + "); recorded, the purchase order is left as it is");
+            log_limited(*r, log_level::warn, "play unknown " + app.id,
+                        "store notification " + n->message_id
+                          + ": the Play Developer API does not know purchase order " + shared->id
+                          + " (" + a.verdict.detail
+                          + "); recorded, the purchase order is left as it is");
             return record(self, r, app, n, std::nullopt);
           case model::store_outcome::unreachable:
-            return store_unreachable(*r, a.verdict.detail);
+            return store_unreachable(*r, app.id, a.verdict.detail);
         }
       },
       [=](caf::error& e) {
         store_unreachable(
-          *r, e == caf::sec::request_timeout ? "store deadline passed" : caf::to_string(e));
+          *r, app.id, e == caf::sec::request_timeout ? "store deadline passed" : caf::to_string(e));
       });
 }
 
@@ -151,7 +170,7 @@ bool token_matches(const model::app& app, const std::string& token) {
 
 void handle_rtdn(caf::event_based_actor* self, run_ptr r, const model::app& app, rtdn_ptr n) {
   if (!token_matches(app, r->in.request.token)) {
-    log_info("store notification refused for app " + app.id + ": wrong or missing ?token=");
+    log_refused(*r, "store_b", app.id, "wrong or missing ?token=");
     return answer_error(*r,
                         {model::errc::unauthorized,
                          "the push URL's token is not this app's (receiptctl app rtdn-url)"});
@@ -162,9 +181,9 @@ void handle_rtdn(caf::event_based_actor* self, run_ptr r, const model::app& app,
     if (!verified && verified.err().code() != model::errc::unauthorized)
       return answer_error(*r, verified.err()); // ours (out of memory), not the push's
     if (!verified) {
-      log_info("store notification refused for app " + app.id + ": "
-               + (r->in.request.push_bearer.empty() ? std::string("no Pub/Sub OIDC token")
-                                                    : verified.err().message()));
+      log_refused(*r, "store_b", app.id,
+                  r->in.request.push_bearer.empty() ? std::string("no Pub/Sub OIDC token")
+                                                    : verified.err().message());
       return answer_error(*r,
                           {model::errc::unauthorized,
                            "the push carries no valid Pub/Sub OIDC token "
@@ -172,8 +191,7 @@ void handle_rtdn(caf::event_based_actor* self, run_ptr r, const model::app& app,
     }
   }
   if (n->package_name != app.package_name) {
-    log_info("store notification refused for app " + app.id + ": it is for package "
-             + n->package_name.substr(0, 256));
+    log_refused(*r, "store_b", app.id, "it is for package " + n->package_name.substr(0, 256));
     return answer_error(
       *r, {model::errc::unauthorized, "the notification is for another package than this app's"});
   }
@@ -240,7 +258,7 @@ void handle_store_a_notification(caf::event_based_actor* self, inbound in,
           return answer_error(*r, {model::errc::not_found, "no such app"});
         auto v = model::store_a::verify_notification(*jws, *r->deps->trust, app->bundle_id);
         if (!v) {
-          log_info("store notification refused for app " + app->id + ": " + v.err().message());
+          log_refused(*r, "store_a", app->id, v.err().message());
           return answer_error(*r, v.err());
         }
         v->record_only = too_old(*r, v->n.signed_date);

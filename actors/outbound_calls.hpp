@@ -36,6 +36,7 @@
 #include "actors/type_ids.hpp"
 #include "http/outbound_client.hpp"
 #include "model/clock.hpp"
+#include "model/url_policy.hpp"
 
 namespace receiptd::actors {
 
@@ -205,12 +206,11 @@ private:
     }
   }
 
+  // "GET https://androidpublisher.googleapis.com products": the URL's origin only.
+  // Its path and query may hold a secret (a webhook endpoint's ?key=, a purchase
+  // token, a proxy's key an operator put in a store URL).
   static std::string req_name(const http::outbound_request& r) {
-    auto path_start = r.url.find('/', r.url.find("//") + 2);
-    auto path = path_start == std::string::npos ? std::string("/") : r.url.substr(path_start);
-    if (auto q = path.find("/tokens/"); q != std::string::npos)
-      path = path.substr(0, q) + "/tokens/…"; // purchase tokens stay out of traces
-    return r.method + " " + path;
+    return r.method + " " + model::url_origin(r.url) + (r.label.empty() ? "" : " " + r.label);
   }
 
   // Arms the client's timer for `until` unless one fires at or before it.

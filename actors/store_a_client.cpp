@@ -95,6 +95,7 @@ void ask(pointer self, std::shared_ptr<store_a_check> c, verify_endpoint at, boo
   http::outbound_request req;
   req.method = "POST";
   req.url = at == verify_endpoint::sandbox ? s.sandbox_url : s.production_url;
+  req.label = "verify_receipt";
   req.headers = {"Content-Type: application/json", "Accept: application/json"};
   set_body(req, *c, s.exclude_old_transactions);
   req.timeout = s.timeout;
@@ -152,6 +153,7 @@ const std::string& jwt_for(pointer self, const app_context& app) {
 // Statuses): where it goes and how its answer reads.
 template <class Answer>
 struct server_api_call {
+  const char* label;                         // in its span
   const store_call* call_metrics::*measured; // its instruments in state::measured
   std::string (*url)(std::string_view base_url, std::string_view transaction_id);
   Answer (*classify)(int http_status, std::string_view body, std::string_view transport_error,
@@ -159,11 +161,11 @@ struct server_api_call {
 };
 
 constexpr server_api_call<model::store_a::transaction_info_answer> transaction_info{
-  &call_metrics::transaction_info, &model::store_a::transaction_info_url,
+  "transaction_info", &call_metrics::transaction_info, &model::store_a::transaction_info_url,
   &model::store_a::classify_transaction_info};
 constexpr server_api_call<model::store_a::subscription_statuses_answer> subscription_statuses{
-  &call_metrics::subscription_statuses, &model::store_a::subscription_statuses_url,
-  &model::store_a::classify_subscription_statuses};
+  "subscription_statuses", &call_metrics::subscription_statuses,
+  &model::store_a::subscription_statuses_url, &model::store_a::classify_subscription_statuses};
 
 // A call at one host; a transaction unknown there is asked of the other host
 // once (a sandbox purchase uploaded as production, or the reverse).
@@ -175,6 +177,7 @@ void ask_server_api(pointer self, std::shared_ptr<store_a_transaction_check> c,
   const auto& app = *c->app;
   http::outbound_request req;
   req.url = call.url(sandbox ? s.server_api_sandbox_url : s.server_api_url, c->transaction_id);
+  req.label = call.label;
   req.headers = {"Authorization: Bearer " + jwt_for(self, app), "Accept: application/json"};
   req.timeout = s.timeout;
   self->state.calls.submit(

@@ -88,9 +88,10 @@ void fetch_token(pointer self, const trace_context& ctx, app_context_ptr app) {
   const auto& account = *app->service_account;
   if (!model::store_url_allowed(account.token_uri(), self->state.allow_http)) {
     // The signed assertion must not travel in clear, nor the token come back so.
-    auto failure = operator_problem(
-      "the service account of app " + app->app.id + " has a token_uri that is not https: "
-      + account.token_uri().substr(0, 200) + " (outbound.allow-http allows http)");
+    auto failure = operator_problem("the service account of app " + app->app.id
+                                    + " has a token_uri that is not https: "
+                                    + model::url_origin(account.token_uri()).substr(0, 200)
+                                    + "/… (outbound.allow-http allows http)");
     self->state.warnings.warn(app->app.id, failure.detail);
     auto& entry = self->state.tokens[key];
     auto waiters = std::move(entry.waiters);
@@ -102,6 +103,7 @@ void fetch_token(pointer self, const trace_context& ctx, app_context_ptr app) {
   http::outbound_request req;
   req.method = "POST";
   req.url = account.token_uri();
+  req.label = "token";
   req.headers = {"Content-Type: application/x-www-form-urlencoded", "Accept: application/json"};
   req.body = account.token_request_body(self->state.now_ms());
   req.timeout = self->state.settings.timeout;
@@ -168,6 +170,7 @@ void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool 
     http::outbound_request req;
     req.url = model::store_b::purchase_url(self->state.settings.api_url, api, c->package_name,
                                            c->purchase.product_id, c->purchase_token);
+    req.label = api == purchase_api::products ? "products" : "subscriptions_v2";
     req.headers = {"Authorization: Bearer " + *token, "Accept: application/json"};
     req.timeout = self->state.settings.timeout;
     auto* call = api == purchase_api::products ? self->state.measured.products
@@ -250,6 +253,7 @@ void acknowledge(pointer self, store_b_acknowledge& a,
     http::outbound_request req;
     req.method = "POST";
     req.url = url;
+    req.label = "acknowledge";
     req.headers = {"Authorization: Bearer " + token, "Content-Type: application/json",
                    "Accept: application/json"};
     req.body = "{}";
@@ -287,6 +291,7 @@ void list_voided(pointer self, store_b_voided_query& q,
   auto make = [url](const std::string& token) {
     http::outbound_request req;
     req.url = url;
+    req.label = "voided_purchases";
     req.headers = {"Authorization: Bearer " + token, "Accept: application/json"};
     return req;
   };

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "actors/fwd.hpp"
+#include "actors/log.hpp"
 #include "actors/metrics.hpp"
 #include "actors/tracing.hpp"
 #include "model/clock.hpp"
@@ -51,6 +52,9 @@ struct validator_deps {
   metrics* instruments = &metrics::off(); // GET /metrics
   const model::time_source* clock = &model::system_time();
   model::random_source* random = &model::system_random();
+  // Lines about store notifications, whoever sent them: a line per app and kind
+  // at most once a minute (actors/notification_handler.cpp).
+  std::shared_ptr<shared_log_limiter> notification_log = std::make_shared<shared_log_limiter>();
 };
 using validator_deps_ptr = std::shared_ptr<const validator_deps>;
 

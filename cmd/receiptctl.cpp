@@ -394,8 +394,9 @@ int token_command(const args& a, db::database& db) {
         return fail(by_id.err().message());
       revoked = *by_id;
     }
+    // Not repeated: it may be a token (a live one mistyped, or a leaked one).
     if (!revoked)
-      return fail("no active token matches " + key);
+      return fail("no active token matches the token or token id given");
     print(a, json::object{{"revoked", true}}, "Revoked.\n");
     return 0;
   }

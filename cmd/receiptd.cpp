@@ -228,6 +228,7 @@ int main(int argc, char** argv) {
     deps->trace = &trace;
     deps->instruments = &instruments;
     deps->clock = &clock;
+    deps->notification_log = std::make_shared<actors::shared_log_limiter>(clock);
     deps->random = &model::system_random();
     deps->settings.store_deadline = s.validator.store_deadline;
     deps->settings.notification_max_age = s.notifications.max_age;

@@ -16,6 +16,7 @@
 
 #include "model/client_address.hpp"
 #include "model/config_paths.hpp"
+#include "model/database_url.hpp"
 #include "model/store_a/server_api.hpp"
 #include "model/url_policy.hpp"
 #include "model/version.hpp"
@@ -206,14 +207,15 @@ receiptd_config::receiptd_config() {
       "must list IPv4 or IPv6 addresses or networks, e.g. [\"127.0.0.1\", \"10.0.0.0/8\"]");
   section{*this, "db"}
     .add_database_url(s.db.url, "url",
-                      "database: sqlite3://db=FILE timeout=10 or postgresql://host=… dbname=… "
-                      "user=…")
+                      "database: sqlite3://db=FILE timeout=10, postgresql://host=… dbname=… "
+                      "user=… (libpq's keywords), or a URI "
+                      "postgresql://user:password@host:port/dbname?sslmode=…")
     .require(
       "url",
       [this] {
         return s_.db.url.rfind("sqlite3://", 0) == 0 || s_.db.url.rfind("postgresql://", 0) == 0;
       },
-      "must start with sqlite3:// or postgresql://")
+      "must start with sqlite3://, postgresql:// or postgres://")
     .add(s.db.pool_size, "pool-size",
          "persistence workers, one database session each (GET /metrics and /readyz have one "
          "more of their own)",
@@ -472,9 +474,12 @@ model::result<std::set<std::string>> receiptd_config::check_file(const std::stri
       auto opt = custom_options_.qualified_name_lookup(full);
       if (!opt)
         return bad(path + ": unknown option " + full);
+      // A string option's value is not repeated: it may hold a secret
+      // (db.url's password, metrics.token).
       if (auto err = opt->check(value))
-        return bad(path + ": bad value for " + full + " (expected " + str(opt->type_name())
-                   + "): " + caf::to_string(value));
+        return bad(path + ": bad value for " + full + " (expected " + str(opt->type_name()) + ")"
+                   + (opt->type_name() == "string" ? std::string(": write it in double quotes")
+                                                   : ": " + caf::to_string(value)));
       named.insert(full);
     }
   }
@@ -659,6 +664,12 @@ model::status receiptd_config::load(int argc, char** argv, std::ostream& help_ou
   s_.config_file = file;
   for (auto& d : durations_)
     *d.field = ms(*d.parsed);
+  // A PostgreSQL URI takes SOCI's keyword form before its file paths resolve.
+  // The message never repeats the URL: it may hold a password.
+  auto keywords = model::keyword_database_url(s_.db.url);
+  if (!keywords)
+    return bad("bad value for db.url: " + keywords.err().message());
+  s_.db.url = std::move(keywords).value();
   resolve_paths(file, from_file, from_command_line);
   s_.scheduler_threads = caf::get_or(content, "scheduler.max-threads", size_t{0});
   s_.scheduler_policy = caf::to_string(caf::get_or(content, "scheduler.policy", caf::atom("")));

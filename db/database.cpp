@@ -7,6 +7,7 @@
 #include "db/redact.hpp"
 #include "db/sql_database.hpp"
 #include "db/url.hpp"
+#include "model/database_url.hpp"
 #include "model/identifiers.hpp"
 
 namespace receiptd::db {
@@ -26,7 +27,13 @@ bool transient(const std::exception& e) {
 
 } // namespace
 
-model::result<std::unique_ptr<database>> database::open(const std::string& url) {
+model::result<std::unique_ptr<database>> database::open(const std::string& given_url) {
+  // A PostgreSQL URI (postgresql://user:password@host/dbname) in SOCI's form.
+  auto keywords = model::keyword_database_url(given_url);
+  if (!keywords)
+    return failure("cannot open database '" + redacted_url(given_url)
+                   + "': " + keywords.err().message());
+  const auto& url = *keywords;
   auto kind = dialect_of(url);
   if (!kind)
     return failure("unsupported database URL '" + redacted_url(url)

@@ -117,7 +117,9 @@ struct customer_view {
 class database {
 public:
   // url: SOCI connection string, "sqlite3://db=/path.db timeout=10" or
-  // "postgresql://host=… port=… dbname=… user=…". SQLite is put in WAL mode.
+  // "postgresql://host=… port=… dbname=… user=…", or a PostgreSQL URI
+  // (postgresql://user:password@host:port/dbname?…, model/database_url.hpp).
+  // SQLite is put in WAL mode. An error shows the URL with its password masked.
   static model::result<std::unique_ptr<database>> open(const std::string& url);
   virtual ~database() = default;
 
@@ -277,10 +279,14 @@ public:
   find_purchase_order_by_token(const std::string& app_id, const std::string& purchase_token) = 0;
   // In one transaction: records the RTDN (store_notifications, store "store_b",
   // notification id = messageId; duplicate → nothing else happens); when
-  // `updated` is given (the stored purchase order with the Play Developer API's
-  // fresh answer applied), writes its verdict fields (update_verdict) with
-  // updated_at = now — only if the stored record still exists — and an event
-  // (purchase_order.updated) for each wanting endpoint when its resource changed.
+  // `updated` is given (the purchase order as find_purchase_order_by_token gave
+  // it, with the Play Developer API's fresh answer applied), locks and reads the
+  // record again and lands on it what the answer owns
+  // (model::store_b::land_rtdn_answer: what the voided purchases poll and the
+  // acknowledgement wrote since stays) — only if the stored record still exists
+  // and that changes it: then its verdict fields are written (update_verdict)
+  // with updated_at = now, records_changed is 1, and an event
+  // (purchase_order.updated) goes to each wanting endpoint when its resource changed.
   virtual model::result<notification_applied>
   apply_store_b_notification(const std::string& app_id, const model::store_b::rtdn& n,
                              const std::optional<model::purchase_order_record>& updated,

@@ -2,11 +2,13 @@
 
 #include <soci/soci.h>
 
-#include "db/url.hpp"
+#include "model/database_url.hpp"
 
 namespace receiptd::db {
 
 namespace {
+
+constexpr std::string_view connect_failed = "Cannot establish connection to the database.";
 
 bool sql_identifier(const std::string& s) {
   if (s.empty() || s.size() > 63 || (s[0] >= '0' && s[0] <= '9'))
@@ -22,6 +24,14 @@ bool sql_identifier(const std::string& s) {
 std::string redacted_message(const std::string& message) {
   // PostgreSQL: "ERROR:  primary\nDETAIL:  …\nHINT: …"; keep the primary line.
   std::string primary = message.substr(0, message.find('\n'));
+  // SOCI's "Cannot establish connection to the database.\n" + libpq's reason on
+  // the next line ("connection to server at … failed: Connection refused"): the
+  // reason is the primary message.
+  if (primary == connect_failed && primary.size() < message.size()) {
+    auto reason = message.substr(primary.size() + 1);
+    primary.pop_back();
+    primary += ": " + reason.substr(0, reason.find('\n'));
+  }
   for (const char* marker : {"DETAIL:", "HINT:", "CONTEXT:", " while executing", " with :"})
     if (auto at = primary.find(marker); at != std::string::npos)
       primary.erase(at);
@@ -57,7 +67,7 @@ std::string safe_message(const std::exception& e) {
 }
 
 std::string redacted_url(const std::string& url) {
-  return url_parameter(url, "password") ? with_url_parameter(url, "password", "***") : url;
+  return model::redacted_database_url(url);
 }
 
 } // namespace receiptd::db

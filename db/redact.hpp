@@ -16,7 +16,8 @@ std::string safe_message(const std::exception& e);
 // A primary error message with its DETAIL/HINT/CONTEXT lines dropped and every
 // quoted text that is not a lowercase SQL identifier replaced by "…".
 std::string redacted_message(const std::string& message);
-// A database URL with its password replaced by ***.
+// A database URL safe to print: its passwords replaced by *** (a URI's too),
+// parameters that do not parse not printed (model::redacted_database_url).
 std::string redacted_url(const std::string& url);
 
 } // namespace receiptd::db

@@ -5,6 +5,7 @@
 #include "model/identifiers.hpp"
 #include "model/purchases/observation.hpp"
 #include "model/resource_json.hpp"
+#include "model/store_b/acknowledgement.hpp"
 
 #include <algorithm>
 #include <map>
@@ -51,6 +52,26 @@ void keep_notified(model::transaction_record& out, const model::transaction_reco
   t.auto_renew = s.auto_renew;
   t.auto_renew_product_id = s.auto_renew_product_id;
   t.notified_at = s.notified_at;
+}
+
+// A job's outcome on the record as stored at its completion: what notifications
+// and the voided purchases poll wrote since its claim is kept (keep_notified).
+// An acknowledgement's job (the record, validated, still waits for it: purpose_of)
+// asked Play nothing about the purchase and writes only the acknowledgement, so
+// that an RTDN applied meanwhile stays (model::store_b::land_acknowledgement).
+template <class Record>
+Record job_outcome(const Record& updated, const Record& stored) {
+  auto merged = updated;
+  keep_notified(merged, stored);
+  return merged;
+}
+model::purchase_order_record job_outcome(const model::purchase_order_record& updated,
+                                         const model::purchase_order_record& stored) {
+  if (model::purpose_of(stored) == model::job_purpose::acknowledge)
+    return model::store_b::land_acknowledgement(stored, updated);
+  auto merged = updated;
+  keep_notified(merged, stored);
+  return merged;
 }
 
 // The event of a stored change (before null: the record was created), when an
@@ -477,13 +498,12 @@ bool sql_database::complete_record_job(Repo& repo, const model::validation_job& 
   // Record first, then job: the lock order of save_*, so the two cannot deadlock.
   if (!repo.lock(job.record_id))
     throw std::runtime_error("job " + job.id + " points to a missing record " + job.record_id);
-  // The record as stored now: what notifications or the voided purchases poll
-  // wrote since the job was claimed is kept (keep_notified).
+  // The record as stored now: what others wrote since the job was claimed is
+  // kept (job_outcome).
   auto stored = repo.find(job.record_id);
   if (!stored)
     throw std::runtime_error("job " + job.id + " points to a missing record " + job.record_id);
-  auto merged = updated;
-  keep_notified(merged, *stored);
+  auto merged = job_outcome(updated, *stored);
   // A record that still needs its job (a Play acknowledgement to make once it
   // is validated) keeps it, due now with its attempts back to 0; fenced as the
   // removal would be.

@@ -2,6 +2,7 @@
 #include "db/sql_database.hpp"
 #include "model/identifiers.hpp"
 #include "model/resource_json.hpp"
+#include "model/store_b/rtdn.hpp"
 
 namespace receiptd::db {
 
@@ -90,8 +91,11 @@ sql_database::find_purchase_order_by_token(const std::string& app_id,
 }
 
 // One transaction, as apply_store_a_notification: the notification row first
-// (a duplicate stops there), then the purchase order, locked, read as stored
-// and rewritten with the API's answer. Its environment is recorded with the
+// (a duplicate stops there), then the purchase order, locked and read again:
+// `updated` was read before the Play Developer API was asked, and the voided
+// purchases poll or an acknowledgement may have written the record since. Only
+// what the API's answer owns is taken from it (model::store_b::land_rtdn_answer),
+// and only when that changes the record. Its environment is recorded with the
 // notification (production when there is no record: a test notification).
 // The record must be the app's: another app's id changes nothing.
 model::result<notification_applied>
@@ -111,18 +115,19 @@ sql_database::apply_store_b_notification(const std::string& app_id, const model:
     }
     if (updated && orders.lock(updated->id)) {
       auto stored = orders.find(updated->id);
-      if (stored && stored->app_id == app_id) {
-        auto changed = *updated;
-        changed.updated_at = now;
-        orders.update_verdict(changed);
+      auto changed = stored;
+      if (stored && stored->app_id == app_id
+          && model::store_b::land_rtdn_answer(*changed, *updated)) {
+        changed->updated_at = now;
+        orders.update_verdict(*changed);
         ++out.records_changed;
         auto box = make_outbox();
         if (box.wanted(app_id, model::event_type::purchase_order_updated))
-          if (auto after = orders.find(changed.id))
+          if (auto after = orders.find(changed->id))
             out.events
               += box.announce(model::resource_json(*stored), model::resource_json(*after),
-                              model::record_kind::store_b_purchase_order, app_id, changed.id, now);
-        if (auto after = orders.find(changed.id))
+                              model::record_kind::store_b_purchase_order, app_id, changed->id, now);
+        if (auto after = orders.find(changed->id))
           make_projection(box, now).project(*after);
       }
     }

@@ -1,5 +1,7 @@
 #include "db/url.hpp"
 
+#include "model/database_url.hpp"
+
 namespace receiptd::db {
 
 namespace {
@@ -7,23 +9,34 @@ namespace {
 constexpr std::string_view sqlite_prefix = "sqlite3://";
 constexpr std::string_view postgresql_prefix = "postgresql://";
 
-// Where the value of `key` starts (just after '='), or npos.
-std::size_t value_position(std::string_view url, std::string_view key) {
-  auto params_at = url.find("://");
-  params_at = params_at == std::string_view::npos ? 0 : params_at + 3;
-  for (auto at = url.find(key, params_at); at != std::string_view::npos;
-       at = url.find(key, at + 1)) {
-    bool starts_word = at == params_at || url[at - 1] == ' ';
-    auto after = at + key.size();
-    if (starts_word && after < url.size() && url[after] == '=')
-      return after + 1;
-  }
-  return std::string_view::npos;
+// The URL's parameters as its database reads them (model/database_url.hpp), and
+// where they start in it.
+struct parameters {
+  std::size_t at = 0;
+  std::vector<model::connection_parameter> list;
+};
+
+std::optional<parameters> parameters_of(std::string_view url) {
+  auto kind = dialect_of(url);
+  if (!kind)
+    return std::nullopt;
+  parameters out;
+  out.at = url.find("://") + 3;
+  auto parsed
+    = model::parse_connection_parameters(url.substr(out.at), *kind == dialect::postgresql);
+  if (!parsed)
+    return std::nullopt;
+  out.list = std::move(parsed).value();
+  return out;
 }
 
-std::size_t value_end(std::string_view url, std::size_t from) {
-  auto end = url.find(' ', from);
-  return end == std::string_view::npos ? url.size() : end;
+// The last parameter named `key` (the one the database takes), if any.
+const model::connection_parameter* find(const parameters& p, std::string_view key) {
+  const model::connection_parameter* found = nullptr;
+  for (const auto& param : p.list)
+    if (param.key == key)
+      found = &param;
+  return found;
 }
 
 } // namespace
@@ -37,20 +50,24 @@ std::optional<dialect> dialect_of(std::string_view url) {
 }
 
 std::optional<std::string> url_parameter(std::string_view url, std::string_view key) {
-  auto at = value_position(url, key);
-  if (at == std::string_view::npos)
+  auto p = parameters_of(url);
+  if (!p)
     return std::nullopt;
-  return std::string(url.substr(at, value_end(url, at) - at));
+  if (auto* found = find(*p, key))
+    return found->value;
+  return std::nullopt;
 }
 
 std::string with_url_parameter(std::string_view url, std::string_view key, std::string_view value) {
   std::string out(url);
-  auto at = value_position(url, key);
-  if (at != std::string_view::npos)
-    return out.replace(at, value_end(url, at) - at, value);
+  auto kind = dialect_of(url);
+  auto text = kind == dialect::postgresql ? model::libpq_quoted(value) : std::string(value);
+  if (auto p = parameters_of(url))
+    if (auto* found = find(*p, key))
+      return out.replace(p->at + found->value_begin, found->value_end - found->value_begin, text);
   if (!out.ends_with("://") && !out.ends_with(' '))
     out += ' ';
-  out.append(key).append("=").append(value);
+  out.append(key).append("=").append(text);
   return out;
 }
 

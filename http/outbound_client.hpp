@@ -23,6 +23,10 @@ using model::http_version;
 struct outbound_request {
   std::string method = "GET"; // "GET" or "POST"
   std::string url;
+  // What the call is, for its span ("products", "verify_receipt"): spans name a
+  // call by this and its URL's origin only (model::url_origin), never its path or
+  // query.
+  std::string label;
   std::vector<std::string> headers; // "Name: value"
   std::string body;
   std::chrono::milliseconds timeout{4000};

@@ -2,63 +2,14 @@
 
 #include <vector>
 
+#include "model/database_url.hpp"
+
 namespace receiptd::model {
 
 namespace {
 
 constexpr std::string_view sqlite_prefix = "sqlite3://";
 constexpr std::string_view postgresql_prefix = "postgresql://";
-
-// One key=value parameter of a connection string: where its value's text is
-// (quotes included) and the value itself (quotes removed).
-struct parameter {
-  std::string_view key;
-  std::size_t value_begin = 0, value_end = 0;
-  char quote = 0; // '"', '\'' or 0
-  std::string value;
-};
-
-// "key=value key2='v a l' …" as SOCI's SQLite backend ("…", no escapes) or libpq
-// ('…', and a backslash escapes the next character, quoted or not) reads it;
-// nullopt when it is not that shape.
-std::optional<std::vector<parameter>> parse_parameters(std::string_view text, bool libpq) {
-  std::vector<parameter> out;
-  std::size_t at = 0;
-  while (true) {
-    while (at < text.size() && text[at] == ' ')
-      ++at;
-    if (at == text.size())
-      return out;
-    auto eq = text.find('=', at);
-    if (eq == std::string_view::npos || eq == at
-        || text.substr(at, eq - at).find(' ') != std::string_view::npos)
-      return std::nullopt;
-    parameter p;
-    p.key = text.substr(at, eq - at);
-    p.value_begin = eq + 1;
-    at = eq + 1;
-    if (at < text.size() && text[at] == (libpq ? '\'' : '"'))
-      p.quote = text[at++];
-    bool closed = p.quote == 0;
-    while (at < text.size()) {
-      char c = text[at];
-      if (p.quote == 0 && c == ' ')
-        break;
-      ++at;
-      if (c == p.quote) {
-        closed = true;
-        break;
-      }
-      if (c == '\\' && libpq && at < text.size())
-        c = text[at++];
-      p.value += c;
-    }
-    if (!closed)
-      return std::nullopt;
-    p.value_end = at;
-    out.push_back(std::move(p));
-  }
-}
 
 bool sqlite_special_name(std::string_view name) {
   return name.empty() || name == ":memory:" || name.starts_with("file:");
@@ -107,7 +58,7 @@ std::string resolve_database_url(const std::filesystem::path& base, std::string_
   if (!sqlite && !url.starts_with(postgresql_prefix))
     return std::string(url);
   auto params_at = url.find("://") + 3;
-  auto params = parse_parameters(url.substr(params_at), !sqlite);
+  auto params = parse_connection_parameters(url.substr(params_at), !sqlite);
   if (!params)
     return std::string(url);
   std::string out(url);
@@ -130,7 +81,7 @@ std::string resolve_database_url(const std::filesystem::path& base, std::string_
 std::optional<std::string> sqlite_database_file(std::string_view url) {
   if (!url.starts_with(sqlite_prefix))
     return std::nullopt;
-  auto params = parse_parameters(url.substr(sqlite_prefix.size()), false);
+  auto params = parse_connection_parameters(url.substr(sqlite_prefix.size()), false);
   if (!params)
     return std::nullopt;
   for (const auto& p : *params)

@@ -96,6 +96,8 @@ struct play_purchase {
   std::optional<int> voided_reason;
   std::optional<int> voided_source;
   std::optional<int> voided_quantity;
+
+  bool operator==(const play_purchase&) const = default;
 };
 
 // What every stored record has, whichever store and kind: identity, verdict,

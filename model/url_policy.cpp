@@ -63,6 +63,42 @@ bool is_loopback_host(std::string_view name) {
   return false;
 }
 
+std::string url_origin(std::string_view url) {
+  auto scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos)
+    return "…";
+  auto rest = url.substr(scheme_end + 3);
+  auto authority = rest.substr(0, rest.find_first_of("/?#"));
+  if (auto at = authority.rfind('@'); at != std::string_view::npos)
+    authority = authority.substr(at + 1);
+  // Only a host and a port: a URL that does not read as one (a password with
+  // an unencoded '/' leaves "user:password" where the host should be) is not shown.
+  auto host = authority, port = std::string_view();
+  if (host.starts_with('[')) {
+    auto close = host.find(']');
+    if (close != std::string_view::npos) {
+      port = host.substr(close + 1);
+      host = host.substr(1, close - 1);
+    }
+  } else if (auto colon = host.find(':'); colon != std::string_view::npos) {
+    port = host.substr(colon);
+    host = host.substr(0, colon);
+  }
+  auto all_of = [](std::string_view text, std::string_view extra) {
+    for (char c : text)
+      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+            || extra.find(c) != std::string_view::npos))
+        return false;
+    return true;
+  };
+  bool plain = !host.empty() && all_of(host, authority.starts_with('[') ? ":." : ".-")
+    && (port.empty()
+        || (port.size() > 1 && port[0] == ':'
+            && port.substr(1).find_first_not_of("0123456789") == std::string_view::npos));
+  auto scheme = std::string(url.substr(0, scheme_end + 3));
+  return plain ? scheme + std::string(authority) : scheme + "…";
+}
+
 bool store_url_allowed(std::string_view url, bool allow_http) {
   if (is_https_url(url) || is_loopback_http_url(url))
     return true;

@@ -5,6 +5,7 @@
 // network) or anywhere when the operator says so (outbound.allow-http).
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace receiptd::model {
@@ -18,6 +19,13 @@ bool is_loopback_http_url(std::string_view url);
 // 127.0.0.0/8, ::1 or localhost (an address to listen on, without brackets).
 bool is_loopback_host(std::string_view host);
 bool store_url_allowed(std::string_view url, bool allow_http);
+
+// What of an outbound URL (a store's, a service account's token_uri, a webhook
+// endpoint's) may be written to spans, logs and metrics: its scheme, host and
+// port, "https://hooks.example.com:8443". The path and query may carry a secret
+// (?key=…, /hooks/<token>), and so may user:password@. "…" when `url` has no
+// scheme.
+std::string url_origin(std::string_view url);
 
 // The HTTP version of a store call (outbound.store-http-version). `automatic`:
 // HTTP/2 over TLS when the server offers it (ALPN; the stores do), calls to one

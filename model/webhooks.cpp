@@ -487,6 +487,44 @@ std::vector<std::string> delivery_headers(const std::string& secret, const std::
   };
 }
 
+signature_check check_delivery_signature(std::string_view secret, std::string_view body,
+                                         std::string_view header, std::int64_t now_s,
+                                         std::int64_t tolerance_s) {
+  std::optional<std::string_view> t;
+  std::vector<std::string_view> v1;
+  while (!header.empty()) {
+    auto comma = header.find(',');
+    auto item = header.substr(0, comma);
+    header.remove_prefix(comma == std::string_view::npos ? header.size() : comma + 1);
+    while (!item.empty() && item.front() == ' ')
+      item.remove_prefix(1);
+    if (item.starts_with("t=")) {
+      if (t)
+        return signature_check::malformed;
+      t = item.substr(2);
+    } else if (item.starts_with("v1=")) {
+      v1.push_back(item.substr(3));
+    }
+  }
+  // At most 18 digits: no overflow below.
+  if (!t || t->empty() || t->size() > 18 || t->find_first_not_of("0123456789") != t->npos
+      || v1.empty())
+    return signature_check::malformed;
+  std::string signed_text(*t);
+  signed_text += '.';
+  signed_text += body;
+  auto want = hmac_sha256_hex(secret, signed_text);
+  bool matches = false;
+  for (auto candidate : v1)
+    matches |= constant_time_equal(candidate, want);
+  if (!matches)
+    return signature_check::mismatch;
+  auto sent = std::stoll(std::string(*t));
+  if (sent < now_s - tolerance_s || sent > now_s + tolerance_s)
+    return signature_check::stale;
+  return signature_check::valid;
+}
+
 // ---- deliveries ---------------------------------------------------------------
 
 std::string_view to_string(delivery_state s) {

@@ -130,6 +130,26 @@ std::vector<std::string> delivery_headers(const std::string& secret, const std::
                                           const std::string& event_id, std::int64_t unix_seconds);
 std::string hmac_sha256_hex(std::string_view key, std::string_view data);
 
+// How a receiver checks a delivery: the rule the README's verifier follows, and
+// the one place it is tested. Receiptd-Signature is "t=<unix seconds>,v1=<hex>"
+// (its items in any order; several v1 allowed, one must match): v1 must be
+// HMAC-SHA256(secret, "<t>.<body>"), compared in constant time, and t within
+// `tolerance_s` of the receiver's clock (`now_s`) either way, so that a captured
+// delivery sent again later is refused. Each attempt is signed when it is sent,
+// so retries pass. X-SHA256-Digest (Mbaasy's) signs the body alone: valid
+// forever, it cannot tell a replay; a receiver that checks only it must
+// deduplicate by the event id.
+inline constexpr std::int64_t signature_tolerance_s = 300;
+enum class signature_check {
+  valid,
+  malformed, // no t, a t that is not a number, no v1
+  mismatch,  // no v1 is the HMAC: another secret, or the body or t changed
+  stale,     // t further than the tolerance from now: a replay
+};
+signature_check check_delivery_signature(std::string_view secret, std::string_view body,
+                                         std::string_view header, std::int64_t now_s,
+                                         std::int64_t tolerance_s = signature_tolerance_s);
+
 // ---- deliveries ---------------------------------------------------------------
 
 enum class delivery_state { pending, delivered, dead };

@@ -155,4 +155,15 @@ bool apply_acknowledgement(purchase_order_record& r, const acknowledge_answer& a
   return false;
 }
 
+purchase_order_record land_acknowledgement(const purchase_order_record& stored,
+                                           const purchase_order_record& acknowledged) {
+  auto out = stored;
+  out.acknowledgement = acknowledged.acknowledgement;
+  if (acknowledged.purchase.acknowledged == true)
+    out.purchase.acknowledged = true;
+  out.store_detail = acknowledged.store_detail;
+  out.updated_at = acknowledged.updated_at;
+  return out;
+}
+
 } // namespace receiptd::model::store_b

@@ -61,4 +61,14 @@ acknowledge_answer classify_acknowledge_response(int http_status, std::string_vi
 bool apply_acknowledgement(purchase_order_record& r, const acknowledge_answer& a, unix_ms now,
                            bool give_up);
 
+// A settled acknowledgement (`acknowledged`: the record as its job read it, with
+// apply_acknowledgement's outcome) landed on the record as stored when the job
+// completes, read under its row lock. The job asked Play nothing about the
+// purchase: only what it did is taken (acknowledgement_state, Play's acknowledged
+// once true, store_detail, updated_at); the purchase and the verdict stay as
+// stored, which an RTDN or the voided purchases poll may have written since the
+// job was claimed.
+purchase_order_record land_acknowledgement(const purchase_order_record& stored,
+                                           const purchase_order_record& acknowledged);
+
 } // namespace receiptd::model::store_b

@@ -283,6 +283,23 @@ result<rtdn> parse_rtdn_push(std::string_view body) {
   return n;
 }
 
+bool land_rtdn_answer(purchase_order_record& stored, const purchase_order_record& answered) {
+  const auto before = stored;
+  stored.purchase = answered.purchase;
+  keep_notified(stored.purchase, before.purchase); // voided stays voided
+  if (before.purchase.acknowledged == true)
+    stored.purchase.acknowledged = true;
+  stored.state = answered.state;
+  stored.fraud = answered.fraud;
+  stored.env = answered.env;
+  stored.store_detail = answered.store_detail;
+  // When Play said it (model/store_time.hpp): moves forward only, and is no change by itself.
+  if (answered.said_at && (!stored.said_at || *answered.said_at > *stored.said_at))
+    stored.said_at = answered.said_at;
+  return stored.purchase != before.purchase || stored.state != before.state
+    || stored.fraud != before.fraud || stored.env != before.env;
+}
+
 bool asks_subscriptions(const rtdn& n) {
   switch (n.kind) {
     case rtdn_kind::subscription:

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "model/records.hpp"
 #include "model/result.hpp"
 #include "model/timestamp.hpp"
 
@@ -40,6 +41,19 @@ struct rtdn {
 // kinds, a purchaseToken missing or over 2,048 bytes, wrong types). Strings are
 // bounded (product ids 256, ids 256).
 result<rtdn> parse_rtdn_push(std::string_view body);
+
+// What an RTDN writes to its purchase order. `stored` is the record as it is now,
+// read under its row lock in the transaction that writes it; `answered` is the
+// record as the handler read it before it asked the Play Developer API, with the
+// API's confirmed answer landed on it (apply_store_verdict and the purchase as
+// answered). The push owns only that answer: the verdict (validation_state,
+// fraud_reason, environment, store_detail) and the purchase as the API says it.
+// What others wrote meanwhile stays: the voided purchases list's fields
+// (keep_notified) and receiptd's acknowledgement (acknowledgement_state, and
+// Play's acknowledged once true: Play never takes an acknowledgement back).
+// Returns whether the resource changed (store_detail aside): nothing to write
+// when it did not.
+bool land_rtdn_answer(purchase_order_record& stored, const purchase_order_record& answered);
 
 // The Play Developer API call that tells the truth about the purchase: a
 // subscription's (or a voided subscription's) → subscriptionsv2, a one-time

@@ -1,7 +1,11 @@
 // Database errors without the data, through the real binaries: with database calls failing, nothing an
 // upload or an app carried (purchase token, user, IP, metadata, receipt bytes, a
-// service account's private key, a shared secret) reaches a log or the trace file.
+// service account's private key, a shared secret) reaches a log or the trace file;
+// outbound URLs (a webhook endpoint's, a store's) reach them by their origin only,
+// and receiptctl repeats no token. Database URLs: database_url_test.cpp.
 #include <catch2/catch.hpp>
+
+#include <sstream>
 
 #include "harness.hpp"
 #include "tests/support/db/raw_sql.hpp"
@@ -96,4 +100,104 @@ TEST_CASE("a failed app create prints no credential", "[hostile][redaction]") {
   INFO(r.err);
   CHECK_FALSE(r.err.empty());
   check_absent("receiptctl's output", r.err + r.out, {secret, key_line, "PRIVATE KEY"});
+}
+
+namespace {
+
+// The spans of `trace_id` in a trace file, as JSON objects.
+std::vector<json::object> spans_in(const std::string& trace_file, const std::string& trace_id) {
+  std::vector<json::object> out;
+  std::istringstream lines(read_text(trace_file));
+  for (std::string line; std::getline(lines, line);) {
+    boost::system::error_code ec;
+    auto v = json::parse(line, ec);
+    if (!ec && v.is_object() && str(v.at("trace_id")) == trace_id)
+      out.push_back(v.get_object());
+  }
+  return out;
+}
+
+bool has_span_named(const std::string& trace_file, const std::string& trace_id,
+                    const std::string& message) {
+  for (const auto& span : spans_in(trace_file, trace_id))
+    if (str(span.at("message")) == message)
+      return true;
+  return false;
+}
+
+// "http://127.0.0.1:PORT/path" → "http://USERINFO@127.0.0.1:PORT/path"
+std::string with_userinfo(const std::string& url, const std::string& userinfo) {
+  auto at = url.find("://") + 3;
+  return url.substr(0, at) + userinfo + "@" + url.substr(at);
+}
+
+} // namespace
+
+TEST_CASE("a webhook URL reaches the trace file and the log by its origin only",
+          "[hostile][redaction][webhooks]") {
+  auto& s = the_suite();
+  auto app = create_storekit_app(s, unique_package("origin"));
+  // An endpoint whose URL carries a secret in its query, as some backends want.
+  const std::string key = "SECRETKEY" + unique("k");
+  hook_endpoint e;
+  e.name = unique("hook");
+  auto url = s.emulator.control_url("/webhooks/" + e.name) + "?key=" + key;
+  auto added = s.ctl({"webhook", "add", app.id, "--url=" + url});
+  INFO(added.err << added.out);
+  REQUIRE(added.code == 0);
+  upload_confirmed_transaction(s, app, fresh_transaction_id());
+  REQUIRE(eventually([&] { return !received(s, e).empty(); }));
+  auto event_id = str(json::parse(str(received(s, e).at(0).at("body"))).at("id"));
+
+  auto origin = s.emulator.control_url("");
+  REQUIRE(eventually([&] {
+    return has_span_named(s.service.trace_file(), "webhook-" + event_id, "POST " + origin);
+  }));
+  check_absent("the trace file", read_text(s.service.trace_file()), {key, "/webhooks/" + e.name});
+  check_absent("receiptd's log", s.service.log(), {key});
+  auto deliveries = s.ctl({"webhook", "deliveries", app.id});
+  check_absent("receiptctl webhook deliveries", deliveries.out + deliveries.err, {key});
+}
+
+TEST_CASE("a store URL reaches the trace file by its origin only",
+          "[hostile][redaction][store_a]") {
+  auto& s = the_suite();
+  // verifyReceipt behind a proxy that wants credentials and a key, as an operator may set it.
+  const std::string password = "SECRETPROXY" + unique("p"), key = "SECRETKEY" + unique("k");
+  auto sandbox = s.emulator.store_a_sandbox_url(); // http://127.0.0.1:P/sandbox/verifyReceipt
+  auto args = standard_service_args(s);
+  for (auto& a : args)
+    if (a.starts_with("--store-a.sandbox-url="))
+      a = "--store-a.sandbox-url=" + with_userinfo(sandbox, "operator:" + password) + "?key=" + key;
+  service_process own(make_temp_dir("receiptd-origin"), s.db_url, args);
+  own.start();
+  auto app = create_store_a_app(s, "com.revenuecat.sampleapp", "shared-secret-1");
+  auto trace_id = unique("origin");
+  auto receipt = receipt_vector("unified", "revenuecat-sample1-sandbox-ios");
+  auto r = own.post("/client/store_a/receipts", json::serialize(json::object{{"receipt", receipt}}),
+                    app.token, {"X-Request-Id: " + trace_id});
+  INFO(r.body);
+  REQUIRE(r.status == 200); // the emulator answered through that URL
+
+  auto origin = sandbox.substr(0, sandbox.find('/', sandbox.find("://") + 3));
+  CHECK(eventually([&] {
+    return has_span_named(own.trace_file(), trace_id, "POST " + origin + " verify_receipt");
+  }));
+  CHECK(own.stop() == 0);
+  check_absent("the trace file", read_text(own.trace_file()), {password, key, "operator:"});
+  check_absent("receiptd's log", own.log(), {password, key});
+}
+
+TEST_CASE("receiptctl token revoke never repeats the token it was given",
+          "[hostile][redaction][tokens]") {
+  auto& s = the_suite();
+  auto app = create_store_b_app(s, unique_package("revoke"), test_licence_key(), false);
+  REQUIRE(s.ctl({"token", "revoke", app.token}).code == 0);
+  // Revoked already, or mistyped: refused, without the token in the message.
+  for (const auto& token : {app.token, app.token + "x"}) {
+    auto r = s.ctl({"token", "revoke", token});
+    CHECK(r.code != 0);
+    CHECK_FALSE(r.err.empty());
+    check_absent("receiptctl's output", r.out + r.err, {token});
+  }
 }

@@ -10,6 +10,7 @@
 
 #include "harness.hpp"
 #include "model/encoding.hpp"
+#include "tests/support/db/raw_sql.hpp"
 
 using namespace receiptd;
 using namespace receiptd::test;
@@ -23,6 +24,13 @@ constexpr std::int64_t later_expiry = 1924992000000; // 2031-01-01
 
 std::string code_of(const json::value& v) {
   return str(v.at("errors").at(0).at("code"));
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
 }
 
 // An app with the test licence key and a service account, and the path (with
@@ -170,12 +178,88 @@ TEST_CASE("an RTDN is not trusted: the purchase order follows the Play Developer
     = push(s, a.push_path, subscription_push(a.package, token, subscription_renewed, message_id()));
   INFO(renewed.body);
   REQUIRE(renewed.status == 200);
+  CHECK(renewed.json().at("records_changed") == 1);
   auto cancelled = get_order(s, a, id);
   CHECK(cancelled.at("in_app_purchase").at("auto_renewing") == false);
   CHECK(str(cancelled.at("in_app_purchase").at("subscription_state"))
         == "SUBSCRIPTION_STATE_CANCELED");
   CHECK(str(cancelled.at("in_app_purchase").at("purchase_state")) == "cancelled");
   CHECK(str(cancelled.at("validation_state")) == "validated");
+
+  // Another push while the API's answer is the same: it changed nothing, and
+  // says so; the record is as it was, its updated_at included.
+  auto same = push(s, a.push_path,
+                   subscription_push(a.package, token, subscription_canceled, message_id()));
+  INFO(same.body);
+  REQUIRE(same.status == 200);
+  CHECK(str(same.json().at("status")) == "applied");
+  CHECK(same.json().at("records_changed") == 0);
+  CHECK(get_order(s, a, id) == cancelled);
+}
+
+TEST_CASE("an RTDN keeps what was written to the purchase order while Play was being asked",
+          "[rtdn][store_b][race]") {
+  auto& s = the_suite();
+  auto a = fresh_app(s, "rtdn-race");
+  auto token = unique("tok");
+  auto id = str(uploaded_subscription(s, a, token).at("id"));
+  play_api_says(s, a, token, false, later_expiry); // cancelled
+
+  // A receiptd of its own that waits for a slow Play, on the same database.
+  auto args = standard_service_args(s);
+  for (auto& arg : args)
+    if (arg.starts_with("--store-b.timeout="))
+      arg = "--store-b.timeout=10s";
+    else if (arg.starts_with("--validator.store-deadline="))
+      arg = "--validator.store-deadline=12s";
+    else if (arg.starts_with("--retry.lease="))
+      arg = "--retry.lease=15s";
+  service_process own(make_temp_dir("receiptd-rtdn-race"), s.db_url, args);
+  own.start();
+  struct store_b_back_up {
+    suite& s;
+    ~store_b_back_up() { s.emulator.set_mode("store_b", "up"); }
+  } restore{s};
+  s.emulator.set_mode("store_b", "slow", 5000);
+
+  // The Play Developer API calls about the purchase so far (its upload's).
+  auto asked = [&] {
+    int n = 0;
+    auto log = s.emulator.control("GET", "/control/requests");
+    for (auto& r : log.as_array())
+      n += str(r.at("path")).find("/subscriptionsv2/tokens/" + token) != std::string::npos;
+    return n;
+  };
+  auto asked_before = asked();
+  http_response pushed;
+  std::jthread pushing([&] {
+    pushed = own.post(a.push_path,
+                      subscription_push(a.package, token, subscription_canceled, message_id()), "");
+  });
+  // The handler has read the purchase order and asked Play; meanwhile the
+  // voided purchases poll writes a chargeback (as apply_voided writes it).
+  REQUIRE(eventually([&] { return asked() > asked_before; }));
+  execute_sql(s.db_url,
+              "UPDATE store_b_purchase_orders SET purchase_state = 'refunded', voided_time = "
+              "1746683885000, voided_reason = 7, voided_source = 2 WHERE id = '"
+                + id + "'");
+  pushing.join();
+  INFO(pushed.body);
+  REQUIRE(pushed.status == 200);
+  CHECK(pushed.json().at("records_changed") == 1);
+
+  auto after = get_order(s, a, id);
+  INFO(json::serialize(after));
+  // Play's answer …
+  CHECK(after.at("in_app_purchase").at("auto_renewing") == false);
+  CHECK(str(after.at("in_app_purchase").at("subscription_state"))
+        == "SUBSCRIPTION_STATE_CANCELED");
+  // … and the chargeback, which Play's answer about the subscription does not undo.
+  CHECK(after.at("in_app_purchase").at("voided_at").at("ms") == 1746683885000);
+  CHECK(after.at("in_app_purchase").at("voided_reason") == 7);
+  CHECK(after.at("in_app_purchase").at("voided_source") == 2);
+  CHECK(str(after.at("in_app_purchase").at("purchase_state")) == "refunded");
+  CHECK(own.stop() == 0);
 }
 
 TEST_CASE("RTDN pushes without the app's token, or for another package, are 401 and change "
@@ -228,6 +312,27 @@ TEST_CASE("RTDN pushes without the app's token, or for another package, are 401 
   INFO(ok.body);
   CHECK(ok.status == 200);
   CHECK(get_order(s, a, id).at("in_app_purchase").at("auto_renewing") == false);
+}
+
+TEST_CASE("a flood of refused RTDN pushes writes a line a minute, not one each",
+          "[rtdn][store_b][hostile][log]") {
+  auto& s = the_suite();
+  auto a = fresh_app(s, "rtdn-flood");
+  auto bare = "/notifications/store_b/" + a.app.id;
+  for (int i = 0; i < 40; ++i) {
+    auto body = subscription_push(a.package, unique("tok"), subscription_canceled, message_id());
+    auto r = push(s, bare + "?token=forged" + std::to_string(i), body);
+    INFO(r.body);
+    REQUIRE(r.status == 401);
+  }
+  // With the app's token but for another package: refused, and counted with the others.
+  for (int i = 0; i < 10; ++i) {
+    auto body = subscription_push(unique_package("elsewhere"), unique("tok"), subscription_canceled,
+                                  message_id());
+    REQUIRE(push(s, a.push_path, body).status == 401);
+  }
+  // Each refusal is logged (or left out) before it is answered.
+  CHECK(count_of(s.service.log(), "store notification refused for app " + a.app.id) == 1);
 }
 
 TEST_CASE("malformed RTDN pushes are 400 with the error shape and change nothing",

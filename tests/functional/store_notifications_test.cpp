@@ -94,6 +94,13 @@ std::string code_of(const json::value& v) {
   return str(v.at("errors").at(0).at("code"));
 }
 
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
 } // namespace
 
 TEST_CASE("a refund notification revokes the StoreKit 2 transaction, not as fraud, once",
@@ -199,6 +206,22 @@ TEST_CASE("forged, foreign and malformed notifications change nothing",
   }
   auto after = get_transaction(s, app, record_id);
   CHECK(after == before);
+}
+
+TEST_CASE("a flood of forged notifications writes a line a minute, not one each",
+          "[notifications][hostile][log]") {
+  auto& s = the_suite();
+  auto app = create_storekit_app(s, unique_package("flood"));
+  notification_spec n{"REFUND", "", app.bundle_id};
+  n.tx = transaction(app.bundle_id, fresh_transaction_id(), fresh_transaction_id());
+  for (int i = 0; i < 50; ++i) {
+    n.uuid = fresh_uuid();
+    auto r = notify(s, app, signed_payload(n, s.rogue_jws_pki));
+    INFO(r.body);
+    REQUIRE(r.status == 401);
+  }
+  // Each refusal is logged (or left out) before it is answered.
+  CHECK(count_of(s.service.log(), "store notification refused for app " + app.id) == 1);
 }
 
 TEST_CASE("a TEST notification is answered and changes nothing", "[notifications]") {

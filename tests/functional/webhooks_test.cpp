@@ -10,6 +10,7 @@
 
 #include "harness.hpp"
 #include "model/encoding.hpp"
+#include "model/webhooks.hpp"
 
 using namespace receiptd;
 using namespace receiptd::test;
@@ -136,6 +137,35 @@ TEST_CASE("an upload and a refund notification each fire one signed webhook", "[
   INFO(listed.out << listed.err);
   REQUIRE(listed.code == 0);
   CHECK(listed.json.as_array().size() == 2);
+}
+
+TEST_CASE("a delivery replayed later is refused by the documented check, its retries are not",
+          "[webhooks][replay]") {
+  auto& s = the_suite();
+  auto app = create_storekit_app(s, unique_package("hooks-replay"));
+  auto e = add_endpoint(s, app);
+  // Two failed attempts, then the endpoint takes it: three sends of one event.
+  s.emulator.control("POST", "/control/webhooks/" + e.name + "/mode",
+                     json::object{{"status", 503}, {"times", 2}});
+  upload_confirmed_transaction(s, app, fresh_transaction_id());
+  REQUIRE(wait_for(s, e, 1).size() == 1);
+  auto attempts = received(s, e);
+  REQUIRE(attempts.size() == 3);
+  for (auto& d : attempts) {
+    auto body = str(d.at("body"));
+    auto signature = delivery_header(d, "Receiptd-Signature");
+    auto arrived_s = d.at("at_ms").to_number<std::int64_t>() / 1000;
+    INFO(signature);
+    // Each attempt is signed when it is sent: what the endpoint got passes then …
+    CHECK(model::check_delivery_signature(e.secret, body, signature, arrived_s)
+          == model::signature_check::valid);
+    // … and the same bytes sent again past the tolerance are a replay.
+    CHECK(model::check_delivery_signature(e.secret, body, signature,
+                                          arrived_s + model::signature_tolerance_s + 2)
+          == model::signature_check::stale);
+    // Mbaasy's digest is the same on every attempt, and would be on a replay.
+    CHECK(delivery_header(d, "X-SHA256-Digest") == hmac_sha256_hex(e.secret, body));
+  }
 }
 
 TEST_CASE("an endpoint that only wants some events gets only those", "[webhooks]") {

@@ -3,6 +3,7 @@
 #include <boost/json/parse.hpp>
 
 #include "model/identifiers.hpp"
+#include "model/store_b/voided.hpp"
 #include "tests/integration/fixture.hpp"
 
 namespace receiptd::test {
@@ -415,13 +416,121 @@ TEST_CASE("an RTDN's updated purchase order is stored with its event", "[notific
   CHECK(std::find(changes.begin(), changes.end(), boost::json::value("refunded")) != changes.end());
   CHECK(body.at("data").at("id") == boost::json::value(stored.id));
 
-  // An API answer the record already holds: stored (updated_at), no event.
+  // An API answer the record already holds: nothing changed, nothing written
+  // (updated_at stays), no event. Another store_detail alone is no change.
+  auto again = got;
+  again.store_detail = "Play 200: still voided";
   auto same
-    = REQUIRE_OK(d.apply_store_b_notification(f.app.id, rtdn_about("tok-2"), got, t0 + 3000));
-  CHECK(same.records_changed == 1);
+    = REQUIRE_OK(d.apply_store_b_notification(f.app.id, rtdn_about("tok-2"), again, t0 + 3000));
+  CHECK_FALSE(same.duplicate);
+  CHECK(same.records_changed == 0);
   CHECK(same.events == 0);
-  CHECK(REQUIRE_OK(d.find_purchase_order(stored.id)).value().updated_at == t0 + 3000);
+  auto unchanged = REQUIRE_OK(d.find_purchase_order(stored.id)).value();
+  CHECK(unchanged.updated_at == t0 + 2000);
+  CHECK(unchanged.store_detail == "Play 200: voided");
   CHECK(REQUIRE_OK(d.list_deliveries(f.app.id, 100)).size() == 1);
+}
+
+// The RTDN handler reads the purchase order, asks the Play Developer API, then
+// applies the answer: whatever was committed in between must survive.
+TEST_CASE("an RTDN keeps what the acknowledgement and the voided purchases poll wrote after it "
+          "read the record",
+          "[notifications][rtdn][race]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto subscription = active_subscription(f.app.id, "tok-race");
+  subscription.purchase.acknowledged = false; // receiptd will acknowledge it (a job)
+  subscription.acknowledgement = model::acknowledgement_state::pending;
+  auto stored = REQUIRE_OK(d.save_purchase_order(subscription, t0)).record;
+  auto job = REQUIRE_OK(d.claim_due_jobs("acknowledger", t0, t0 + 10'000, 1)).at(0);
+
+  // The handler finds the record, and asks the Play Developer API.
+  auto read = REQUIRE_OK(d.find_purchase_order_by_token(f.app.id, "tok-race")).value();
+
+  // Meanwhile the acknowledgement is made …
+  auto acknowledged = REQUIRE_OK(d.find_purchase_order(stored.id)).value();
+  acknowledged.acknowledgement = model::acknowledgement_state::acknowledged;
+  acknowledged.purchase.acknowledged = true;
+  acknowledged.store_detail = "acknowledged: HTTP 204";
+  acknowledged.updated_at = t0 + 10;
+  REQUIRE(REQUIRE_OK(d.complete_job(job, acknowledged)));
+  // … and Play's voided purchases list names the purchase (a chargeback).
+  auto polls = REQUIRE_OK(d.claim_voided_polls("poller", t0 + 20, t0 + 10'020, 10));
+  REQUIRE(polls.size() == 1);
+  store_b::voided_purchase voided;
+  voided.purchase_token = "tok-race";
+  voided.order_id = stored.order_id.value_or("");
+  voided.voided_time = t0 + 15;
+  voided.voided_reason = 7;
+  voided.voided_source = 2;
+  REQUIRE(REQUIRE_OK(d.apply_voided_page("poller", polls[0].poll, {voided}, t0 + 30, {})) == 1);
+
+  // The API's answer, as it was before both: cancelled, not renewing, unacknowledged.
+  auto answered = read;
+  answered.purchase.auto_renewing = false;
+  answered.purchase.subscription_state = "SUBSCRIPTION_STATE_CANCELED";
+  answered.purchase.purchase_state = model::purchase_state::cancelled;
+  answered.store_detail = "Play 200";
+  auto applied
+    = REQUIRE_OK(d.apply_store_b_notification(f.app.id, rtdn_about("tok-race"), answered, t0 + 40));
+  CHECK(applied.records_changed == 1);
+
+  auto after = REQUIRE_OK(d.find_purchase_order(stored.id)).value();
+  // The push's answer …
+  CHECK(after.purchase.auto_renewing == false);
+  CHECK(after.purchase.subscription_state == "SUBSCRIPTION_STATE_CANCELED");
+  CHECK(after.store_detail == "Play 200");
+  CHECK(after.updated_at == t0 + 40);
+  // … the acknowledgement …
+  CHECK(after.acknowledgement == model::acknowledgement_state::acknowledged);
+  CHECK(after.purchase.acknowledged == true);
+  // … and the voided list's refund, which the API's purchase state does not undo.
+  CHECK(after.purchase.voided_time == t0 + 15);
+  CHECK(after.purchase.voided_reason == 7);
+  CHECK(after.purchase.voided_source == 2);
+  CHECK(after.purchase.purchase_state == model::purchase_state::refunded);
+  CHECK(after.state == model::validation_state::validated);
+  CHECK_FALSE(after.is_fraud());
+  CHECK(REQUIRE_OK(d.list_jobs()).empty());
+}
+
+// The other way round: an acknowledgement's job read the record when it was
+// claimed, and an RTDN lands while Play is being asked to acknowledge.
+TEST_CASE("an acknowledgement keeps what an RTDN wrote after its job was claimed",
+          "[notifications][rtdn][race]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto subscription = active_subscription(f.app.id, "tok-ack");
+  subscription.purchase.acknowledged = false;
+  subscription.acknowledgement = model::acknowledgement_state::pending;
+  auto stored = REQUIRE_OK(d.save_purchase_order(subscription, t0)).record;
+  auto job = REQUIRE_OK(d.claim_due_jobs("acknowledger", t0, t0 + 10'000, 1)).at(0);
+  auto as_claimed = REQUIRE_OK(d.find_purchase_order(stored.id)).value();
+
+  auto answered = REQUIRE_OK(d.find_purchase_order_by_token(f.app.id, "tok-ack")).value();
+  answered.purchase.auto_renewing = false;
+  answered.purchase.subscription_state = "SUBSCRIPTION_STATE_CANCELED";
+  answered.store_detail = "Play 200";
+  REQUIRE(
+    REQUIRE_OK(d.apply_store_b_notification(f.app.id, rtdn_about("tok-ack"), answered, t0 + 10))
+      .records_changed
+    == 1);
+
+  auto acknowledged = as_claimed;
+  acknowledged.acknowledgement = model::acknowledgement_state::acknowledged;
+  acknowledged.purchase.acknowledged = true;
+  acknowledged.store_detail = "acknowledged: HTTP 204";
+  acknowledged.updated_at = t0 + 20;
+  REQUIRE(REQUIRE_OK(d.complete_job(job, acknowledged)));
+
+  auto after = REQUIRE_OK(d.find_purchase_order(stored.id)).value();
+  CHECK(after.acknowledgement == model::acknowledgement_state::acknowledged);
+  CHECK(after.purchase.acknowledged == true);
+  CHECK(after.store_detail == "acknowledged: HTTP 204");
+  CHECK(after.updated_at == t0 + 20);
+  CHECK(after.purchase.auto_renewing == false); // the RTDN's, not the claim's
+  CHECK(after.purchase.subscription_state == "SUBSCRIPTION_STATE_CANCELED");
+  CHECK(REQUIRE_OK(d.list_jobs()).empty());
 }
 
 TEST_CASE("a test RTDN and one about an unknown purchase are recorded only",

@@ -239,6 +239,19 @@ TEST_CASE("loopback addresses to listen on", "[config][hostile]") {
     CHECK_FALSE(is_loopback_host(host));
 }
 
+TEST_CASE("an outbound URL is written by its origin only", "[config][hostile]") {
+  CHECK(url_origin("https://hooks.example.com/receipts?key=SECRET")
+        == "https://hooks.example.com");
+  CHECK(url_origin("http://127.0.0.1:8080/webhooks/a#frag") == "http://127.0.0.1:8080");
+  CHECK(url_origin("https://user:SECRET@proxy.internal:8443/verifyReceipt")
+        == "https://proxy.internal:8443");
+  CHECK(url_origin("https://[::1]:9/x") == "https://[::1]:9");
+  CHECK(url_origin("https://hooks.example.com?key=SECRET") == "https://hooks.example.com");
+  // What does not read as a host keeps nothing: a password with an unencoded '/'.
+  CHECK(url_origin("https://user:SEC/RET@host/x") == "https://…");
+  CHECK(url_origin("hooks.example.com/SECRET") == "…");
+}
+
 TEST_CASE("outbound.store-http-version text", "[config][transport]") {
   CHECK(parse_http_version("auto") == http_version::automatic);
   CHECK(parse_http_version("1.1") == http_version::http1_1);

@@ -367,3 +367,36 @@ TEST_CASE("what a record's job is for, and whether it keeps one", "[acknowledgem
     CHECK_FALSE(needs_job(transaction));
   }
 }
+
+TEST_CASE("an acknowledgement lands only what it did on the record as stored now",
+          "[store_b][acknowledgement]") {
+  purchase_order_record claimed; // as its job read it
+  claimed.state = validation_state::validated;
+  claimed.purchase.kind = product_kind::subscription;
+  claimed.purchase.purchase_state = purchase_state::purchased;
+  claimed.purchase.acknowledged = false;
+  claimed.purchase.auto_renewing = true;
+  claimed.acknowledgement = acknowledgement_state::pending;
+  auto acknowledged = claimed;
+  acknowledged.acknowledgement = acknowledgement_state::acknowledged;
+  acknowledged.purchase.acknowledged = true;
+  acknowledged.store_detail = "acknowledged: HTTP 204";
+  acknowledged.updated_at = 2000;
+
+  auto now = claimed; // an RTDN wrote since: the subscription was cancelled
+  now.purchase.auto_renewing = false;
+  now.purchase.purchase_state = purchase_state::cancelled;
+  now.updated_at = 1000;
+  auto out = land_acknowledgement(now, acknowledged);
+  CHECK(out.acknowledgement == acknowledgement_state::acknowledged);
+  CHECK(out.purchase.acknowledged == true);
+  CHECK(out.store_detail == "acknowledged: HTTP 204");
+  CHECK(out.updated_at == 2000);
+  CHECK(out.purchase.auto_renewing == false);
+  CHECK(out.purchase.purchase_state == purchase_state::cancelled);
+
+  auto failed = claimed; // refused: Play's acknowledged stays as stored
+  failed.acknowledgement = acknowledgement_state::failed;
+  CHECK(land_acknowledgement(now, failed).acknowledgement == acknowledgement_state::failed);
+  CHECK(land_acknowledgement(now, failed).purchase.acknowledged == false);
+}

@@ -444,3 +444,62 @@ TEST_CASE("rtdn kinds have stable names", "[rtdn]") {
   CHECK(to_string(rtdn_kind::voided_purchase) == "voided_purchase");
   CHECK(to_string(rtdn_kind::test) == "test");
 }
+
+TEST_CASE("an RTDN lands only the API's answer on the purchase order as stored now",
+          "[rtdn][store_b]") {
+  purchase_order_record read; // as the handler read it
+  read.state = validation_state::validated;
+  read.purchase.product_id = "gold";
+  read.purchase.kind = product_kind::subscription;
+  read.purchase.purchase_state = purchase_state::purchased;
+  read.purchase.acknowledged = false;
+  read.purchase.auto_renewing = true;
+  read.purchase.subscription_state = "SUBSCRIPTION_STATE_ACTIVE";
+  read.acknowledgement = acknowledgement_state::pending;
+  read.store_detail = "Play 200";
+  read.echo.user_identifier = "user-1";
+
+  auto answered = read; // the API: cancelled
+  answered.purchase.auto_renewing = false;
+  answered.purchase.subscription_state = "SUBSCRIPTION_STATE_CANCELED";
+  answered.purchase.purchase_state = purchase_state::cancelled;
+  answered.store_detail = "Play 200: cancelled";
+
+  SECTION("what was written since the read stays") {
+    auto now = read;
+    now.acknowledgement = acknowledgement_state::acknowledged;
+    now.purchase.acknowledged = true;
+    now.purchase.voided_time = 1700000000000;
+    now.purchase.voided_reason = 7;
+    now.purchase.voided_source = 2;
+    now.purchase.purchase_state = purchase_state::refunded;
+    now.echo.user_identifier = "user-2"; // a re-upload's
+    CHECK(land_rtdn_answer(now, answered));
+    CHECK(now.purchase.auto_renewing == false);
+    CHECK(now.purchase.subscription_state == "SUBSCRIPTION_STATE_CANCELED");
+    CHECK(now.store_detail == "Play 200: cancelled");
+    CHECK(now.acknowledgement == acknowledgement_state::acknowledged);
+    CHECK(now.purchase.acknowledged == true);
+    CHECK(now.purchase.voided_time == 1700000000000);
+    CHECK(now.purchase.voided_reason == 7);
+    CHECK(now.purchase.voided_source == 2);
+    CHECK(now.purchase.purchase_state == purchase_state::refunded);
+    CHECK(now.echo.user_identifier == "user-2");
+  }
+  SECTION("an answer the record holds already changes nothing") {
+    auto now = answered;
+    now.store_detail = "Play 200";
+    CHECK_FALSE(land_rtdn_answer(now, answered));
+    CHECK(now.store_detail == "Play 200: cancelled"); // the last answer's words, not a change
+    auto acknowledged = answered;
+    acknowledged.purchase.acknowledged = true; // Play read unacknowledged a moment ago
+    CHECK_FALSE(land_rtdn_answer(acknowledged, answered));
+    CHECK(acknowledged.purchase.acknowledged == true);
+  }
+  SECTION("a verdict that changes: validated from pending") {
+    auto now = read;
+    now.state = validation_state::pending;
+    CHECK(land_rtdn_answer(now, read));
+    CHECK(now.state == validation_state::validated);
+  }
+}

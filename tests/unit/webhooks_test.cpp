@@ -620,3 +620,35 @@ TEST_CASE("a claim's shares: one per endpoint in turn, none beyond its room", "[
   CHECK(claim_shares({3, 3}, 0) == shares{0, 0});
   CHECK(claim_shares({}, 5).empty());
 }
+
+TEST_CASE("a receiver refuses a delivery signed too long ago: a replay", "[webhooks][replay]") {
+  const std::string secret = "whsec_test", body = R"({"id":"evt_1"})";
+  const std::int64_t sent = 1700000000;
+  auto header = delivery_headers(secret, body, "evt_1", sent)[2].substr(20); // "t=…,v1=…"
+  REQUIRE(header.starts_with("t=1700000000,v1="));
+  auto check = [&](std::int64_t now, const std::string& h = {}) {
+    return check_delivery_signature(secret, body, h.empty() ? header : h, now);
+  };
+  CHECK(check(sent) == signature_check::valid);
+  CHECK(check(sent + 300) == signature_check::valid); // the window's edge
+  CHECK(check(sent - 300) == signature_check::valid); // a receiver's clock behind ours
+  CHECK(check(sent + 301) == signature_check::stale); // the same bytes, captured and sent later
+  CHECK(check(sent + 86400) == signature_check::stale);
+  CHECK(check(sent - 301) == signature_check::stale);
+  // Mbaasy's digest of the same delivery still matches then: it cannot tell a replay.
+  CHECK(delivery_headers(secret, body, "evt_1", sent + 86400)[1]
+        == delivery_headers(secret, body, "evt_1", sent)[1]);
+  // A t moved forward to pass the window no longer matches v1.
+  auto moved = "t=" + std::to_string(sent + 86400) + header.substr(header.find(','));
+  CHECK(check(sent + 86400, moved) == signature_check::mismatch);
+  CHECK(check_delivery_signature("whsec_other", body, header, sent) == signature_check::mismatch);
+  CHECK(check_delivery_signature(secret, body + " ", header, sent) == signature_check::mismatch);
+  // Items in any order, spaces after commas, a second v1 (a rotated secret).
+  auto v1 = header.substr(header.find("v1="));
+  CHECK(check(sent, v1 + ", t=1700000000") == signature_check::valid);
+  CHECK(check(sent, "t=1700000000,v1=00," + v1) == signature_check::valid);
+  for (const std::string& bad :
+       std::vector<std::string>{"v1=ab", "t=,v1=ab", "t=17e8,v1=ab", "t=-1,v1=ab", "t=1700000000",
+                                "t=1,t=2," + v1, "t=1234567890123456789," + v1, "garbage"})
+    CHECK(check(sent, bad) == signature_check::malformed);
+}
