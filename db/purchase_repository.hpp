@@ -1,5 +1,5 @@
 #pragma once
-// purchases and purchase_keys (db/migrations/014_purchases.sql) through
+// purchases and purchase_keys (db/migrations/012_purchases.sql) through
 // statements prepared once per session: the In-App Purchase resources
 // (model/purchases/) as the database stores them.
 

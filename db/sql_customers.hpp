@@ -1,5 +1,5 @@
 #pragma once
-// customers and entitlement_grants (db/migrations/014_purchases.sql).
+// customers and entitlement_grants (db/migrations/012_purchases.sql).
 
 #include <string_view>
 

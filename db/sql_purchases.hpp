@@ -1,5 +1,5 @@
 #pragma once
-// The purchases' statements (db/migrations/014_purchases.sql). {columns},
+// The purchases' statements (db/migrations/012_purchases.sql). {columns},
 // {parameters} and {assignments} are rendered from purchase_row's columns.
 
 #include <string_view>

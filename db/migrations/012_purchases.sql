@@ -1,4 +1,4 @@
--- 014: the In-App Purchase resources (model/purchases/), derived from the
+-- 012: the In-App Purchase resources (model/purchases/), derived from the
 -- records in the same transaction as the record that changed them, and the
 -- store times the records' facts were said at (model/store_time.hpp).
 --
