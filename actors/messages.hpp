@@ -55,6 +55,9 @@ struct resource_request {
   std::string body;
   // A grant's: the entitlements the app defines (a grant of another is refused).
   std::vector<std::string> entitlement_names;
+  // A customer answer's: the app's entitlement rules as its context compiled them
+  // (never null), so that a lookup does not read the app's row again.
+  std::shared_ptr<const model::entitlements::matcher> rules = model::entitlements::matcher::none();
 };
 
 // A token lookup's answer: the app owning the token (none when it is unknown or

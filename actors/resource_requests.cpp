@@ -50,8 +50,8 @@ http::reply purchase(db::database& db, const resource_request& r, model::unix_ms
     {"in_app_purchase", mp::purchase_json(set.items.front(), set.entitlements.front(), now)}});
 }
 
-// GET …/customers/{user}: the customer's whole answer (every purchase read:
-// its entitlements may come from any of them).
+// GET …/customers/{user}: the customer's whole answer, from the purchases it
+// shows (the active ones and the most recent of each product).
 http::reply customer(db::database& db, const resource_request& r, const std::string& raw_user,
                      model::unix_ms now) {
   auto user = mp::user_identifier_param(raw_user);
@@ -60,10 +60,11 @@ http::reply customer(db::database& db, const resource_request& r, const std::str
     return failed(user.err());
   if (!env)
     return failed(env.err());
-  auto view = db.find_customer(r.app_id, *user, *env, {}, mp::max_customer_purchases);
+  auto view = db.find_customer_answer(r.app_id, *user, *env, now);
   if (!view)
     return unavailable(view.err());
-  return ok(mp::customer_json(*user, *env, view->purchases, view->grants, *view->rules, now));
+  return ok(
+    mp::customer_json(*user, *env, view->purchases, view->grants, *mp::rules_of(r.rules), now));
 }
 
 // GET /server/customers/{user}/in_app_purchases?cursor=&limit=: newest first.

@@ -322,6 +322,8 @@ void resource(pointer self, inbound in, app_context_ptr app, std::size_t bytes, 
   if (r.target == http::route::server_grant_add)
     for (const auto& e : app->entitlements().matcher->source().entitlements)
       r.entitlement_names.push_back(e.name);
+  if (r.target == http::route::customer_get || r.target == http::route::server_customer_get)
+    r.rules = app->entitlements().matcher;
   auto ctx = s.child();
   auto shared_span = std::make_shared<span>(std::move(s));
   self->request(deps.persistence, caf::infinite, resource_atom_v, ctx, std::move(r))

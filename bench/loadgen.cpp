@@ -8,7 +8,7 @@
 //     alternately another package name (package_name_mismatch) and a signature over
 //     other bytes (invalid_signature); its purchase token holds "-fraud-".
 //
-//   receiptd-loadgen run --port=P --token=BEARER --bodies=FILE [--host=127.0.0.1]
+//   receiptd-loadgen run --port=P --token=BEARER --bodies=FILE|--get=PATH [--host=127.0.0.1]
 //                        [--path=/client/store_b/purchase_orders] [--connections=C]
 //                        [--duration=SECONDS] [--rate=R] [--skip=K] [--count=N] [--label=TEXT]
 //     Sends each body at most once over C keep-alive connections, for DURATION
@@ -17,6 +17,8 @@
 //     rate>0: open loop at R requests/s, latency counted from the scheduled send
 //     time (queueing for a free connection included: no coordinated omission).
 //     Prints figures and one "RESULT key=value …" line for scripts.
+//     --get=PATH_AND_QUERY: instead of --bodies, sends that GET each time (up to
+//     --count, or what the rate and duration need; 1,000,000 in a closed loop).
 //     --record=FILE: one line per request sent, "INDEX TOKEN STATUS ID AT_MS" (tab
 //     separated; INDEX the body's line number from 0, TOKEN its purchaseToken,
 //     STATUS the HTTP status, 0 when the connection failed with the request out, -1
@@ -225,7 +227,7 @@ struct conn {
   std::size_t out_off = 0;
   std::string in;                 // response bytes read so far
   clock_type::time_point sent_at; // scheduled (open loop) or actual (closed loop) send time
-  std::size_t request = 0;        // index into requests of the request out
+  std::size_t request = 0;        // index of the request out
 };
 
 struct stats {
@@ -321,10 +323,18 @@ int run_main(const std::map<std::string, std::string>& a) {
   std::signal(SIGTERM, [](int) { stop_requested = 1; });
   std::signal(SIGINT, [](int) { stop_requested = 1; });
 
-  // Bodies, each sent at most once.
+  // Bodies, each sent at most once; or, with --get, the same GET each time.
   std::vector<std::string> requests;
   std::vector<std::string> tokens; // with --record
-  {
+  std::string get_request;         // with --get: every request
+  std::size_t total = 0;           // requests to send at most
+  if (auto get = arg(a, "get", "-"); get != "-") {
+    total = limit ? limit : 1'000'000; // closed loop: until the duration ends
+    get_request = "GET " + get + " HTTP/1.1\r\nHost: " + host + ":" + std::to_string(port)
+      + "\r\nAuthorization: Bearer " + token + "\r\n\r\n";
+    if (record)
+      tokens.assign(total, "-");
+  } else {
     std::ifstream in(arg(a, "bodies"));
     std::string line;
     std::size_t n = 0;
@@ -342,7 +352,9 @@ int run_main(const std::map<std::string, std::string>& a) {
       requests.push_back(head + std::to_string(line.size()) + "\r\n\r\n" + line);
     }
   }
-  if (requests.empty()) {
+  if (get_request.empty())
+    total = requests.size();
+  if (total == 0) {
     std::cerr << "no bodies left (skip " << skip << ")\n";
     return 1;
   }
@@ -361,7 +373,7 @@ int run_main(const std::map<std::string, std::string>& a) {
   std::vector<conn> conns(connections);
   std::vector<std::size_t> idle; // connected, no request out
   stats st;
-  st.latency_us.reserve(requests.size());
+  st.latency_us.reserve(std::min<std::size_t>(total, 1'000'000));
   std::size_t next_request = 0;
   std::size_t in_flight = 0;
   std::size_t connecting = 0;
@@ -428,7 +440,8 @@ int run_main(const std::map<std::string, std::string>& a) {
   auto send_on = [&](std::size_t i, clock_type::time_point stamp) {
     auto& c = conns[i];
     c.request = next_request;
-    c.out = std::move(requests[next_request++]);
+    c.out = get_request.empty() ? std::move(requests[next_request]) : get_request;
+    ++next_request;
     c.out_off = 0;
     c.busy = true;
     c.sent_at = stamp;
@@ -468,7 +481,7 @@ int run_main(const std::map<std::string, std::string>& a) {
 
   auto dispatch_idle = [&](std::size_t i) {
     // A free connection: closed loop sends at once; open loop takes the backlog.
-    if (!sending || next_request >= requests.size())
+    if (!sending || next_request >= total)
       return;
     if (rate <= 0) {
       if (!send_on(i, clock_type::now()))
@@ -534,7 +547,7 @@ int run_main(const std::map<std::string, std::string>& a) {
     }
     if (sending
         && (now >= window_end
-            || (next_request >= requests.size() && backlog_head >= backlog.size()))) {
+            || (next_request >= total && backlog_head >= backlog.size()))) {
       sending = false;
       window_end = std::min(window_end, now);
     }
@@ -546,7 +559,7 @@ int run_main(const std::map<std::string, std::string>& a) {
     if (sending && rate > 0) {
       auto due
         = static_cast<std::uint64_t>(std::chrono::duration<double>(now - start).count() * rate) + 1;
-      while (scheduled < due && next_request + (backlog.size() - backlog_head) < requests.size()) {
+      while (scheduled < due && next_request + (backlog.size() - backlog_head) < total) {
         auto at
           = start + std::chrono::nanoseconds(static_cast<std::int64_t>(scheduled * 1e9 / rate));
         ++scheduled;
@@ -678,7 +691,7 @@ int run_main(const std::map<std::string, std::string>& a) {
                 static_cast<unsigned long long>(st.reconnects),
                 static_cast<unsigned long long>(st.connect_failures),
                 static_cast<unsigned long long>(unanswered));
-  if (next_request >= requests.size() && !arg(a, "count", "0").compare("0") && rate <= 0)
+  if (next_request >= total && !arg(a, "count", "0").compare("0") && rate <= 0)
     std::printf(
       "  NOTE: every pre-generated body was used: the load was limited by the body pool\n");
   for (auto& [code, b] : st.sample_body)

@@ -4,6 +4,9 @@
 //    been saved (db/purchase_projection.hpp), and every unified or iOS 6 receipt
 //    is keyed by what its signature covers (model/store_a/receipt.hpp) unless
 //    another receipt of the app holds that key already (then it keeps its own).
+//  - "purchase_lookup_columns": every purchase stored before
+//    015_customer_lookup.sql gets the customer answer's columns (the
+//    "purchases" pass writes them itself, so it marks this one done too).
 #include "db/sql_backfill.hpp"
 #include "db/sql_database.hpp"
 
@@ -15,6 +18,7 @@ namespace receiptd::db {
 namespace {
 
 constexpr const char* purchases_pass = "purchases";
+constexpr const char* lookup_columns_pass = "purchase_lookup_columns";
 
 std::vector<std::string> page_of(connection& c, std::string_view table, const std::string& after) {
   std::string sql(sql::backfill::page);
@@ -40,12 +44,41 @@ std::optional<std::string> signed_key(const model::receipt_record& r) {
 
 void sql_database::backfill() {
   auto& c = conn();
-  std::string name = purchases_pass;
-  int done = 0;
-  c.session() << std::string(sql::backfill::done), soci::use(name, "name"), soci::into(done);
-  if (done > 0)
-    return;
+  auto done = [&](const char* pass) {
+    std::string name = pass;
+    int count = 0;
+    c.session() << std::string(sql::backfill::done), soci::use(name, "name"), soci::into(count);
+    return count > 0;
+  };
   auto now = model::system_time().now_ms();
+  auto mark = [&](const char* pass) {
+    std::string name = pass;
+    c.session() << std::string(sql::backfill::mark), soci::use(name, "name"), soci::use(now, "now");
+  };
+  if (!done(purchases_pass)) {
+    backfill_purchases(now);
+    mark(purchases_pass);
+    mark(lookup_columns_pass);
+  }
+  if (!done(lookup_columns_pass)) {
+    std::string after;
+    while (true) {
+      transaction tx(c, access::write);
+      auto ids = page_of(c, "purchases", after);
+      for (const auto& id : ids)
+        if (auto p = purchases().find(id))
+          purchases().set_lookup_columns(*p);
+      tx.commit();
+      if (ids.empty())
+        break;
+      after = ids.back();
+    }
+    mark(lookup_columns_pass);
+  }
+}
+
+void sql_database::backfill_purchases(model::unix_ms now) {
+  auto& c = conn();
   auto pass = [&](std::string_view table, auto&& each) {
     std::string after;
     while (true) {
@@ -82,7 +115,6 @@ void sql_database::backfill() {
     if (auto r = purchase_orders().find(id))
       projection.project(*r);
   });
-  c.session() << std::string(sql::backfill::mark), soci::use(name, "name"), soci::use(now, "now");
 }
 
 } // namespace receiptd::db

@@ -114,6 +114,14 @@ struct customer_view {
   std::shared_ptr<const model::purchases::entitlement_rules> rules;
 };
 
+// What a customer's answer is computed from, with the app's rules the caller
+// has: the purchases it shows (model::purchases::answer_purchases), newest
+// first, and the customer's grants.
+struct customer_answer_view {
+  std::vector<model::purchases::purchase> purchases;
+  std::vector<model::purchases::grant> grants;
+};
+
 class database {
 public:
   // url: SOCI connection string, "sqlite3://db=/path.db timeout=10" or
@@ -241,6 +249,13 @@ public:
                                                      const std::string& user_identifier,
                                                      model::environment env,
                                                      const purchase_cursor& cursor, int limit)
+    = 0;
+  // What the customer's answer at `now` reads (GET …/customers/{user}): the
+  // purchases it shows and the grants, in two statements whatever the number of
+  // purchases (one each: see sql_database_purchases.cpp).
+  virtual model::result<customer_answer_view>
+  find_customer_answer(const std::string& app_id, const std::string& user_identifier,
+                       model::environment env, model::unix_ms now)
     = 0;
   // In one transaction: the grant, and the customer's entitlements compared
   // with what was last announced (customer.entitlements_changed).

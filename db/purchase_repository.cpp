@@ -1,6 +1,8 @@
 #include "db/purchase_repository.hpp"
 
 #include "db/sql_purchases.hpp"
+#include "model/purchases/activity.hpp"
+#include "model/purchases/customer.hpp"
 #include "model/purchases/resource_json.hpp"
 
 namespace receiptd::db {
@@ -20,6 +22,8 @@ void purchase_row::assign(const mp::purchase& p, std::optional<model::unix_ms> n
   next_change_at.set(next_change);
   created_at = p.created_at;
   updated_at = p.updated_at;
+  active_until.set(mp::active_until(p));
+  recency = mp::recency_of(p);
 }
 
 mp::purchase purchase_row::purchase() const {
@@ -87,6 +91,20 @@ purchase_repository::purchase_repository(connection& c)
                           st.exchange(soci::use(key_before_id_, "key_before_id"));
                           st.exchange(soci::use(key_limit_, "key_limit"));
                         })),
+    for_answer_(select(c, q::for_answer, row_,
+                       [&](soci::statement& st) {
+                         st.exchange(soci::use(key_app_id_, "key_app_id"));
+                         st.exchange(soci::use(key_user_, "key_user"));
+                         st.exchange(soci::use(key_environment_, "key_environment"));
+                         st.exchange(soci::use(key_now_, "key_now"));
+                       })),
+    set_lookup_columns_(prepare(c.session(), std::string(q::set_lookup_columns),
+                                [&](soci::statement& st) {
+                                  st.exchange(soci::use(row_.active_until.value,
+                                                        row_.active_until.ind, "active_until"));
+                                  st.exchange(soci::use(row_.recency, "recency"));
+                                  st.exchange(soci::use(key_id_, "key_id"));
+                                })),
     due_(select(c, c.kind() == dialect::postgresql ? q::due_postgresql : q::due_sqlite, row_,
                 [&](soci::statement& st) {
                   st.exchange(soci::use(key_now_, "key_now"));
@@ -153,6 +171,25 @@ std::vector<mp::purchase> purchase_repository::by_customer(const std::string& ap
   std::vector<mp::purchase> out;
   for_each_row(by_customer_, [&] { out.push_back(row_.purchase()); });
   return out;
+}
+
+std::vector<mp::purchase> purchase_repository::for_answer(const std::string& app_id,
+                                                         const std::string& user_identifier,
+                                                         model::environment env,
+                                                         model::unix_ms now) {
+  key_app_id_ = app_id;
+  key_user_ = user_identifier;
+  key_environment_ = std::string(to_string(env));
+  key_now_ = now;
+  std::vector<mp::purchase> out;
+  for_each_row(for_answer_, [&] { out.push_back(row_.purchase()); });
+  return out;
+}
+
+bool purchase_repository::set_lookup_columns(const mp::purchase& p) {
+  row_.assign(p, std::nullopt);
+  key_id_ = p.id;
+  return execute_change(set_lookup_columns_) == 1;
 }
 
 std::vector<std::pair<mp::purchase, model::unix_ms>> purchase_repository::due(model::unix_ms now,

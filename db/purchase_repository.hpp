@@ -26,6 +26,9 @@ struct purchase_row {
   nullable<long long> next_change_at; // the period-end timer
   long long created_at = 0;
   long long updated_at = 0;
+  // What the customer answer selects by (015_customer_lookup.sql), from the facts.
+  nullable<long long> active_until; // model::purchases::active_until
+  long long recency = 0;            // model::purchases::recency_of
 
   template <class F>
   void all_columns(F&& f) {
@@ -40,6 +43,8 @@ struct purchase_row {
     f("next_change_at", next_change_at);
     f("created_at", created_at);
     f("updated_at", updated_at);
+    f("active_until", active_until);
+    f("recency", recency);
   }
 
   void assign(const model::purchases::purchase& p, std::optional<model::unix_ms> next_change);
@@ -70,6 +75,14 @@ public:
                                                       const std::string& user_identifier,
                                                       model::environment env,
                                                       const purchase_cursor& cursor, int limit);
+  // The ones the customer's answer reads at `now`, newest first
+  // (model::purchases::answer_purchases): a few index probes, not every purchase.
+  std::vector<model::purchases::purchase> for_answer(const std::string& app_id,
+                                                     const std::string& user_identifier,
+                                                     model::environment env, model::unix_ms now);
+  // Fills the customer answer's columns of a purchase stored before them
+  // (db/backfill.cpp); false when there is no such purchase.
+  bool set_lookup_columns(const model::purchases::purchase& p);
   // Purchases whose period-end timer is due at `now`, oldest first (locked on
   // PostgreSQL, others' locked rows skipped), each with the time it was due.
   std::vector<std::pair<model::purchases::purchase, model::unix_ms>> due(model::unix_ms now,
@@ -99,6 +112,8 @@ private:
   soci::statement remove_keys_;
   soci::statement remove_;
   soci::statement by_customer_;
+  soci::statement for_answer_;
+  soci::statement set_lookup_columns_;
   soci::statement due_;
 };
 

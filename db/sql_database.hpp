@@ -95,6 +95,10 @@ public:
                                              const std::string& user_identifier,
                                              model::environment env, const purchase_cursor& cursor,
                                              int limit) override;
+  model::result<customer_answer_view> find_customer_answer(const std::string& app_id,
+                                                           const std::string& user_identifier,
+                                                           model::environment env,
+                                                           model::unix_ms now) override;
   model::result<model::purchases::grant> add_grant(const model::purchases::grant& g,
                                                    model::unix_ms now) override;
   model::result<bool> remove_grant(const std::string& app_id, model::environment env,
@@ -164,6 +168,7 @@ private:
   // The passes over existing records a schema change needs (db/backfill.cpp),
   // once each.
   void backfill();
+  void backfill_purchases(model::unix_ms now); // the "purchases" pass
   // The purchase layer's writer for a write transaction about to start, its
   // events going to `box` (db/purchase_projection.hpp).
   purchase_projection make_projection(outbox& box, model::unix_ms now);

@@ -71,4 +71,19 @@ std::optional<unix_ms> next_change(const purchase& p, unix_ms now) {
   return a.until;
 }
 
+std::optional<unix_ms> active_until(const purchase& p) {
+  // From the earliest time on, follow activity_at's own changes (a period end,
+  // then a grace period's end) to the first time it is inactive.
+  auto a = activity_at(p, INT64_MIN);
+  if (!a.active)
+    return std::nullopt;
+  while (a.until) {
+    const auto end = *a.until;
+    a = activity_at(p, end);
+    if (!a.active)
+      return end;
+  }
+  return active_forever;
+}
+
 } // namespace receiptd::model::purchases

@@ -17,6 +17,7 @@
 // without grace, and a consumable (it grants nothing lasting).
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 
 #include "model/purchases/purchase.hpp"
@@ -42,5 +43,15 @@ activity activity_at(const purchase& p, unix_ms now);
 // `now`: what the period-end timer waits for. None: nothing but the store
 // changes it.
 std::optional<unix_ms> next_change(const purchase& p, unix_ms now);
+
+// Until revoked: active_until's answer for a purchase no time ends.
+inline constexpr unix_ms active_forever = INT64_MAX;
+
+// When the purchase stops being active as time passes, as the facts it holds
+// stand: it is active at `now` exactly when now < active_until(p), since time
+// passing only ever ends an activity (a period, then its grace period). None:
+// active at no time; active_forever: until the store says otherwise. What the
+// customer lookup reads from an indexed column (db/migrations/015).
+std::optional<unix_ms> active_until(const purchase& p);
 
 } // namespace receiptd::model::purchases

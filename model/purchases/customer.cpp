@@ -47,16 +47,35 @@ bool longer(const reach& a, const reach& b) {
   return a.recency > b.recency;
 }
 
-unix_ms recency_of(const purchase& p) {
-  return std::max({p.current_period_end_at.value.value_or(0), p.purchased_at.value_or(0),
-                   p.unit_time, p.created_at});
-}
-
 json::value flag(const said<std::optional<bool>>& f) {
   return f.value.value_or(false);
 }
 
 } // namespace
+
+unix_ms recency_of(const purchase& p) {
+  return std::max({p.current_period_end_at.value.value_or(0), p.purchased_at.value_or(0),
+                   p.unit_time, p.created_at});
+}
+
+std::vector<purchase> answer_purchases(std::vector<purchase> purchases, unix_ms now) {
+  // The most recent of each product: the first read among those as recent.
+  std::map<std::string_view, std::pair<unix_ms, std::size_t>> latest;
+  for (std::size_t i = 0; i < purchases.size(); ++i) {
+    auto r = recency_of(purchases[i]);
+    auto [it, first] = latest.try_emplace(purchases[i].product_id.value, r, i);
+    if (!first && r > it->second.first)
+      it->second = {r, i};
+  }
+  std::vector<bool> kept(purchases.size());
+  for (const auto& [product, best] : latest)
+    kept[best.second] = true;
+  std::vector<purchase> out;
+  for (std::size_t i = 0; i < purchases.size(); ++i)
+    if (kept[i] || activity_at(purchases[i], now).active)
+      out.push_back(std::move(purchases[i]));
+  return out;
+}
 
 const std::shared_ptr<const entitlement_rules>& no_entitlements() {
   static const std::shared_ptr<const entitlement_rules> empty = std::make_shared<none>();

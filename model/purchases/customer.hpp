@@ -14,9 +14,6 @@
 
 namespace receiptd::model::purchases {
 
-// How many of a customer's purchases an answer reads (newest first).
-inline constexpr int max_customer_purchases = 10000;
-
 // An entitlement granted by the app's backend, not bought (ownership "granted").
 struct grant {
   std::string id; // UUID
@@ -36,6 +33,17 @@ struct grant {
 std::vector<std::string> active_entitlements(const std::vector<purchase>& purchases,
                                              const std::vector<grant>& grants,
                                              const entitlement_rules& rules, unix_ms now);
+
+// How recent a purchase is: of an entitlement no purchase grants now, the
+// answer shows the most recent purchase that matches it (the newest of those
+// read first when two are as recent).
+unix_ms recency_of(const purchase& p);
+
+// Of a customer's purchases (newest first), the ones customer_json reads at
+// `now`, in the same order: those active then, and for each product the most
+// recent one (recency_of, then the newest). The answer from these is the answer
+// from all; the customer lookup reads only these (db::purchase_repository).
+std::vector<purchase> answer_purchases(std::vector<purchase> purchases, unix_ms now);
 
 // The answer: {"customer": {"user_identifier", "environment", "entitlements":
 // {NAME: {"is_active", "expires_at", "grace_period_end_at", "product_id",

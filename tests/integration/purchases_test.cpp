@@ -5,11 +5,13 @@
 #include <algorithm>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include "model/identifiers.hpp"
 #include "model/purchases/customer.hpp"
 #include "model/purchases/rules.hpp"
 #include "tests/integration/fixture.hpp"
+#include "tests/support/db/raw_sql.hpp"
 
 namespace receiptd::test {
 
@@ -157,6 +159,117 @@ TEST_CASE("a grant gives an entitlement until it expires, then is announced as e
     CHECK(events_of(d, app, event_type::customer_entitlements_changed).size() == 2);
     CHECK_FALSE(REQUIRE_OK(d.remove_grant(app.id, model::environment::production, "carol",
                                           "premium", stored.id, t0 + 4)));
+  }
+}
+
+namespace {
+
+// A validated StoreKit 2 transaction of `user`: product, Apple type, bought at
+// `bought`, its period (or a non-renewing subscription's end) ending at `ends`.
+model::transaction_record bought(const model::app& app, const std::string& user, int n,
+                                 const std::string& product, const std::string& type,
+                                 model::unix_ms at, std::optional<model::unix_ms> ends) {
+  auto r = signed_transaction_record(app.id, "30000000000" + std::to_string(n),
+                                     "30000000000" + std::to_string(n));
+  r.echo.user_identifier = user;
+  r.transaction.product_id = product;
+  r.transaction.type = type;
+  r.transaction.purchase_date = at;
+  r.transaction.original_purchase_date = at;
+  r.transaction.expires_date = ends;
+  r.said_at = at;
+  return r;
+}
+
+std::vector<std::string> ids_of(const std::vector<model::purchases::purchase>& purchases) {
+  std::vector<std::string> out;
+  for (const auto& p : purchases)
+    out.push_back(p.id);
+  return out;
+}
+
+// The customer answer at each of `times` from what the lookup reads is the
+// answer from every purchase, and the lookup reads exactly what
+// model::purchases::answer_purchases keeps.
+void check_lookup(db::database& d, const model::app& app, const std::string& user,
+                  const std::vector<model::unix_ms>& times) {
+  namespace mp = model::purchases;
+  const auto env = model::environment::production;
+  auto all = REQUIRE_OK(d.find_customer(app.id, user, env, db::purchase_cursor{}, 10000));
+  for (auto now : times) {
+    INFO("at t0 + " << (now - t0) << " ms");
+    auto read = REQUIRE_OK(d.find_customer_answer(app.id, user, env, now));
+    CHECK(ids_of(read.purchases) == ids_of(mp::answer_purchases(all.purchases, now)));
+    CHECK(read.purchases.size() < all.purchases.size());
+    CHECK(json::serialize(mp::customer_json(user, env, read.purchases, read.grants, *all.rules, now))
+          == json::serialize(
+            mp::customer_json(user, env, all.purchases, all.grants, *all.rules, now)));
+  }
+}
+
+} // namespace
+
+TEST_CASE("a customer lookup reads only the purchases its answer shows, answering the same",
+          "[purchases]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto app = f.app;
+  app.entitlement_rules = R"({"premium":{"monthly":{"product_id":["^premium_monthly$"]},)"
+                          R"("yearly":{"product_id":["^premium_yearly$"]}},)"
+                          R"("no_ads":{"lifetime":{"product_id":["^remove_ads$"]}},)"
+                          R"("pass":{"season":{"product_id":["^season_pass$"]}}})";
+  REQUIRE(REQUIRE_OK(d.update_app(app)));
+  int n = 0;
+  auto save = [&](const model::transaction_record& r) {
+    REQUIRE(REQUIRE_OK(d.save_transaction(r, t0)).created);
+  };
+  // Years of subscriptions, lapsed and running, consumables of three products,
+  // a refunded and a kept non-consumable, a season pass; and another customer.
+  for (int k = 0; k < 6; ++k)
+    save(bought(app, "erin", ++n, "premium_monthly", "Auto-Renewable Subscription",
+                t0 + k * 40 * day, t0 + k * 40 * day + 30 * day));
+  save(bought(app, "erin", ++n, "premium_yearly", "Auto-Renewable Subscription", t0 + 100 * day,
+              t0 + 465 * day));
+  for (int k = 0; k < 12; ++k)
+    save(bought(app, "erin", ++n, k % 3 == 0 ? "gems_100" : (k % 3 == 1 ? "gems_500" : "coins"),
+                "Consumable", t0 + k * day, std::nullopt));
+  auto refunded = bought(app, "erin", ++n, "remove_ads", "Non-Consumable", t0 + 2 * day, {});
+  refunded.transaction.revocation_date = t0 + 3 * day;
+  save(refunded);
+  save(bought(app, "erin", ++n, "remove_ads", "Non-Consumable", t0 + 50 * day, {}));
+  save(bought(app, "erin", ++n, "season_pass", "Non-Renewing Subscription", t0 + 10 * day,
+              t0 + 100 * day));
+  save(bought(app, "frank", ++n, "premium_monthly", "Auto-Renewable Subscription", t0,
+              t0 + 30 * day));
+
+  std::vector<model::unix_ms> times;
+  for (model::unix_ms days : {0, 1, 29, 30, 31, 49, 50, 99, 100, 101, 229, 230, 231, 464, 465, 466})
+    times.push_back(t0 + days * day);
+  check_lookup(d, app, "erin", times);
+
+  SECTION("another customer, another app, another environment see none of them") {
+    auto read = REQUIRE_OK(d.find_customer_answer(app.id, "frank", model::environment::production,
+                                                  t0 + day));
+    CHECK(read.purchases.size() == 1);
+    auto other = make_app(d, "other-app");
+    CHECK(REQUIRE_OK(d.find_customer_answer(other.id, "erin", model::environment::production,
+                                            t0 + day))
+            .purchases.empty());
+    CHECK(REQUIRE_OK(d.find_customer_answer(app.id, "erin", model::environment::sandbox, t0 + day))
+            .purchases.empty());
+  }
+
+  SECTION("purchases stored before the lookup's columns get them when receiptd starts") {
+    execute_sql(f.url, "UPDATE purchases SET active_until = NULL, recency = 0");
+    execute_sql(f.url, "DELETE FROM data_backfills WHERE name = 'purchase_lookup_columns'");
+    auto all = REQUIRE_OK(
+      d.find_customer(app.id, "erin", model::environment::production, db::purchase_cursor{}, 100));
+    auto stale = REQUIRE_OK(
+      d.find_customer_answer(app.id, "erin", model::environment::production, t0 + 40 * day));
+    CHECK(ids_of(stale.purchases)
+          != ids_of(model::purchases::answer_purchases(all.purchases, t0 + 40 * day)));
+    REQUIRE_OK(d.migrate());
+    check_lookup(d, app, "erin", times);
   }
 }
 

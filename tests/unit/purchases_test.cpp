@@ -3,6 +3,9 @@
 // payload, and the stored form.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <tuple>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -215,6 +218,125 @@ TEST_CASE("activity: period end, grace period, billing retry, hold, upgrade, con
     p.sources.clear();
     CHECK_FALSE(activity_at(p, t0 + day).active);
   }
+}
+
+namespace {
+
+// Purchases of every kind of activity: subscriptions running, lapsed, in grace
+// (with and without an end), in billing retry, not confirmed yet; consumables,
+// non-consumables, revoked, on hold, non-renewing.
+std::vector<purchase> purchases_of_every_kind() {
+  const auto sub = folded(observe(subscription_transaction("1000", t0, t0), {}));
+  std::vector<purchase> out;
+  auto add = [&](std::string id, std::string product, unix_ms created, auto&& change) {
+    auto p = sub;
+    p.id = std::move(id);
+    p.product_id = {std::move(product), t0};
+    p.created_at = created;
+    change(p);
+    out.push_back(std::move(p));
+  };
+  auto none = [](purchase&) {};
+  add("s1", "premium.monthly", t0, none);
+  add("s2", "premium.monthly", t0 + 40 * day, [](purchase& p) {
+    p.current_period_end_at = {t0 + 70 * day, t0};
+  });
+  add("g1", "premium.grace", t0 + 15 * day, [](purchase& p) {
+    p.current_period_end_at = {t0 + 45 * day, t0};
+    p.in_grace_period = {true, t0};
+    p.grace_period_end_at = {t0 + 50 * day, t0};
+  });
+  add("g2", "premium.grace", t0 + 16 * day, [](purchase& p) {
+    p.current_period_end_at = {t0 + 44 * day, t0};
+    p.in_grace_period = {true, t0}; // no end said
+  });
+  add("b1", "premium.retry", t0 + 17 * day, [](purchase& p) {
+    p.in_billing_retry = {true, t0};
+  });
+  add("u1", "premium.unconfirmed", t0 + 18 * day, [](purchase& p) {
+    p.current_period_end_at = {};
+    p.sources.front().validated = false;
+    p.purchased_at = t0 + 18 * day;
+  });
+  add("h1", "premium.hold", t0 + 19 * day, [](purchase& p) { p.is_on_hold = {true, t0}; });
+  // Two as recent as each other: the newest read (id "t2") is the one shown.
+  for (const char* id : {"t1", "t2"})
+    add(id, "premium.tie", t0 + 20 * day, none);
+  for (int k = 0; k < 5; ++k)
+    add("c" + std::to_string(k), "gems", t0 + k * day, [](purchase& p) {
+      p.type = {purchase_type::consumable, t0};
+      p.current_period_end_at = {};
+    });
+  add("l0", "lifetime", t0 + 10 * day, [](purchase& p) {
+    p.type = {purchase_type::non_consumable, t0};
+    p.current_period_end_at = {};
+    p.revoked_at = {t0 + 12 * day, t0};
+  });
+  add("l1", "lifetime", t0 + 100 * day, [](purchase& p) {
+    p.type = {purchase_type::non_consumable, t0};
+    p.current_period_end_at = {};
+  });
+  add("n1", "pass", t0 + 2 * day, [](purchase& p) {
+    p.type = {purchase_type::non_renewing_subscription, t0};
+    p.current_period_end_at = {t0 + 60 * day, t0};
+  });
+  // Newest first, as a customer's purchases are read.
+  std::sort(out.begin(), out.end(), [](const purchase& a, const purchase& b) {
+    return std::tie(b.created_at, b.id) < std::tie(a.created_at, a.id);
+  });
+  return out;
+}
+
+std::vector<unix_ms> times_around_every_change() {
+  std::vector<unix_ms> out;
+  for (unix_ms d : {-1, 0, 1, 3, 17, 20, 29, 30, 31, 44, 45, 46, 49, 50, 51, 59, 60, 69, 70, 71,
+                    101, 400, 5000})
+    for (unix_ms delta : {-1LL, 0LL, 1LL})
+      out.push_back(t0 + d * day + delta);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("a purchase is active exactly before active_until", "[purchases]") {
+  auto all = purchases_of_every_kind();
+  for (const auto& p : all) {
+    auto until = active_until(p);
+    for (auto now : times_around_every_change()) {
+      INFO(p.id << " at t0 + " << (now - t0) << " ms");
+      CHECK(activity_at(p, now).active == (until && now < *until));
+    }
+  }
+  auto by_id = [&](std::string_view id) {
+    return active_until(*std::find_if(all.begin(), all.end(), [&](auto& p) { return p.id == id; }));
+  };
+  CHECK(by_id("s1") == std::optional<unix_ms>(t0 + 30 * day));
+  CHECK(by_id("g1") == std::optional<unix_ms>(t0 + 50 * day));
+  CHECK(by_id("g2") == std::optional<unix_ms>(active_forever));
+  CHECK(by_id("u1") == std::optional<unix_ms>(t0 + 18 * day + provisional_grant));
+  CHECK(by_id("l1") == std::optional<unix_ms>(active_forever));
+  CHECK_FALSE(by_id("l0"));
+  CHECK_FALSE(by_id("c0"));
+  CHECK_FALSE(by_id("h1"));
+}
+
+TEST_CASE("the customer answer from answer_purchases is the answer from all purchases",
+          "[purchases]") {
+  premium_rules rules;
+  auto all = purchases_of_every_kind();
+  grant g{"g1", "app", "alice", environment::production, "pro", t0, t0 + 40 * day, t0};
+  for (auto now : times_around_every_change()) {
+    INFO("at t0 + " << (now - t0) << " ms");
+    auto read = answer_purchases(all, now);
+    CHECK(read.size() < all.size());
+    CHECK(json::serialize(customer_json("alice", environment::production, read, {g}, rules, now))
+          == json::serialize(customer_json("alice", environment::production, all, {g}, rules, now)));
+  }
+  // At t0 + 31 days: the active ones and the most recent of each product, newest first.
+  std::vector<std::string> ids;
+  for (const auto& p : answer_purchases(all, t0 + 31 * day))
+    ids.push_back(p.id);
+  CHECK(ids == std::vector<std::string>{"l1", "s2", "t2", "h1", "u1", "b1", "g2", "g1", "c4", "n1"});
 }
 
 TEST_CASE("a store-rejected record leaves the purchase's sources", "[purchases]") {
