@@ -5,7 +5,7 @@
 //    is keyed by what its signature covers (model/store_a/receipt.hpp) unless
 //    another receipt of the app holds that key already (then it keeps its own).
 //  - "purchase_lookup_columns": every purchase stored before
-//    015_customer_lookup.sql gets the customer answer's columns (the
+//    013_customer_lookup.sql gets the customer answer's columns (the
 //    "purchases" pass writes them itself, so it marks this one done too).
 #include "db/sql_backfill.hpp"
 #include "db/sql_database.hpp"

@@ -26,7 +26,7 @@ struct purchase_row {
   nullable<long long> next_change_at; // the period-end timer
   long long created_at = 0;
   long long updated_at = 0;
-  // What the customer answer selects by (015_customer_lookup.sql), from the facts.
+  // What the customer answer selects by (013_customer_lookup.sql), from the facts.
   nullable<long long> active_until; // model::purchases::active_until
   long long recency = 0;            // model::purchases::recency_of
 

@@ -44,7 +44,7 @@ inline constexpr std::string_view by_customer
     " ORDER BY created_at DESC, id DESC LIMIT :key_limit";
 
 // The purchases a customer's answer reads at :key_now, newest first
-// (model::purchases::answer_purchases; 015_customer_lookup.sql): those active
+// (model::purchases::answer_purchases; 013_customer_lookup.sql): those active
 // then (one range of purchases_active_by_customer), and the most recent of each
 // product. The products are walked one at a time on
 // purchases_by_customer_product (a loose index scan: the next product id after
@@ -70,7 +70,7 @@ inline constexpr std::string_view for_answer
     " FROM products WHERE products.product_id IS NOT NULL)"
     " ORDER BY created_at DESC, id DESC";
 
-// The columns 015_customer_lookup.sql added, for purchases stored before it.
+// The columns 013_customer_lookup.sql added, for purchases stored before it.
 inline constexpr std::string_view set_lookup_columns
   = "UPDATE purchases SET active_until = :active_until, recency = :recency WHERE id = :key_id";
 

@@ -51,7 +51,7 @@ inline constexpr unix_ms active_forever = INT64_MAX;
 // stand: it is active at `now` exactly when now < active_until(p), since time
 // passing only ever ends an activity (a period, then its grace period). None:
 // active at no time; active_forever: until the store says otherwise. What the
-// customer lookup reads from an indexed column (db/migrations/015).
+// customer lookup reads from an indexed column (db/migrations/013_customer_lookup.sql).
 std::optional<unix_ms> active_until(const purchase& p);
 
 } // namespace receiptd::model::purchases

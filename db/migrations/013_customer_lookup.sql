@@ -1,4 +1,4 @@
--- 015: what the customer answer (GET …/customers/{user_identifier}) needs of a
+-- 013: what the customer answer (GET …/customers/{user_identifier}) needs of a
 -- purchase, in indexed columns, so that a lookup reads only the purchases its
 -- answer shows (model::purchases::answer_purchases) however many a customer has:
 --  - active_until: the purchase is active at t exactly when t < active_until
