@@ -33,11 +33,13 @@ CAF_BEGIN_TYPE_ID_BLOCK(receiptd, caf::first_custom_type_id)
   CAF_ADD_ATOM(receiptd, receiptd::actors, apply_voided_atom, "applyvoid")
   CAF_ADD_ATOM(receiptd, receiptd::actors, queue_figures_atom, "queuefig")
   CAF_ADD_ATOM(receiptd, receiptd::actors, ready_atom, "ready")
+  CAF_ADD_ATOM(receiptd, receiptd::actors, vet_atom, "vet")
 CAF_END_TYPE_ID_BLOCK(receiptd)
 // clang-format on
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(receiptd::actors::trace_context)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(receiptd::actors::inbound)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(receiptd::http::credential_check)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(receiptd::actors::app_context_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(receiptd::actors::store_b_check)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(receiptd::actors::store_b_answer)

@@ -63,4 +63,10 @@ std::string_view allowed_methods(const route_info& r);
 // "/client/store_b/purchase_orders/<id>": a 206's Location.
 std::string record_path(model::record_kind kind, std::string_view id);
 
+// An upload of a proof (POST with an app's bearer token): what the upload rates
+// (limits.*) count.
+inline bool is_upload(route r) {
+  return info(r).post && info(r).bearer;
+}
+
 } // namespace receiptd::http
