@@ -110,10 +110,12 @@ using store_a_client_actor = caf::typed_actor<
   caf::reacts_to<http_done_atom, http_done>, // internal: a transfer finished
   caf::reacts_to<tick_atom>>;                // internal: calls past their deadline are answered
 
-// The supervisor: the HTTP layer's only contact. It ticks itself to check the
-// auth revision while it caches tokens.
+// The supervisor: the HTTP layer's only contact. It takes whole requests
+// (upload_atom) and credentials to judge while a body arrives (vet_atom), and
+// ticks itself to check the auth revision while it caches tokens.
 using supervisor_actor
-  = caf::typed_actor<caf::reacts_to<upload_atom, inbound>, caf::reacts_to<tick_atom>>;
+  = caf::typed_actor<caf::reacts_to<upload_atom, inbound>,
+                     caf::reacts_to<vet_atom, http::credential_check>, caf::reacts_to<tick_atom>>;
 
 // The webhook dispatcher: ticks to claim due deliveries; transfers report back.
 using webhook_dispatcher_actor

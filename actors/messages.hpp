@@ -13,6 +13,7 @@
 #include <caf/timespan.hpp>
 
 #include "db/database.hpp"
+#include "http/admission.hpp"
 #include "http/outbound_client.hpp"
 #include "http/reply.hpp"
 #include "model/app.hpp"

@@ -162,19 +162,12 @@ void ask_play(caf::event_based_actor* self, run_ptr r, const model::app& app, rt
       });
 }
 
-// The push's secret (?token=) against the app's, in constant time; an app
-// without one has not asked for pushes (receiptctl app rtdn-url) and takes none.
-bool token_matches(const model::app& app, const std::string& token) {
-  return !app.rtdn_token.empty() && model::constant_time_equal(token, app.rtdn_token);
-}
-
 void handle_rtdn(caf::event_based_actor* self, run_ptr r, const model::app& app, rtdn_ptr n) {
-  if (!token_matches(app, r->in.request.token)) {
+  if (!model::rtdn_token_matches(app, r->in.request.token)) {
     log_refused(*r, "store_b", app.id, "wrong or missing ?token=");
-    return answer_error(*r,
-                        {model::errc::unauthorized,
-                         "the push URL's token is not this app's (receiptctl app rtdn-url)"});
+    return answer_error(*r, wrong_push_token());
   }
+  r->in.request.credential_verified();
   if (const auto& keys = r->deps->rtdn_oidc_keys) {
     auto verified = model::store_b::verify_push_token(r->in.request.push_bearer, *keys,
                                                       r->deps->rtdn_oidc, r->deps->clock->now_ms());
@@ -218,6 +211,15 @@ void handle_rtdn(caf::event_based_actor* self, run_ptr r, const model::app& app,
 
 } // namespace
 
+model::error no_such_app() {
+  return {model::errc::not_found, "no such app"};
+}
+
+model::error wrong_push_token() {
+  return {model::errc::unauthorized,
+          "the push URL's token is not this app's (receiptctl app rtdn-url)"};
+}
+
 void handle_store_b_notification(caf::event_based_actor* self, inbound in,
                                  validator_deps_ptr deps) {
   auto& d = *deps;
@@ -234,7 +236,7 @@ void handle_store_b_notification(caf::event_based_actor* self, inbound in,
       [=](std::optional<model::app>& app) {
         // By id only: find_app also matches names, which a URL must not rely on.
         if (!app || app->id != r->in.request.record_id)
-          return answer_error(*r, {model::errc::not_found, "no such app"});
+          return answer_error(*r, no_such_app());
         handle_rtdn(self, r, *app, n);
       },
       [=](caf::error& e) { storage_failed(*r, e, "finding the app"); });
@@ -255,7 +257,8 @@ void handle_store_a_notification(caf::event_based_actor* self, inbound in,
       [=](std::optional<model::app>& app) {
         // By id only: find_app also matches names, which a URL must not rely on.
         if (!app || app->id != r->in.request.record_id)
-          return answer_error(*r, {model::errc::not_found, "no such app"});
+          return answer_error(*r, no_such_app());
+        r->in.request.credential_verified();
         auto v = model::store_a::verify_notification(*jws, *r->deps->trust, app->bundle_id);
         if (!v) {
           log_refused(*r, "store_a", app->id, v.err().message());

@@ -30,4 +30,9 @@ void handle_store_a_notification(caf::event_based_actor* self, inbound in, valid
 // nothing recorded: Pub/Sub redelivers it.
 void handle_store_b_notification(caf::event_based_actor* self, inbound in, validator_deps_ptr deps);
 
+// A notification URL's refusals, the same whether the handler gives them or the
+// supervisor's check while the body arrives (http/admission.hpp).
+model::error no_such_app();
+model::error wrong_push_token();
+
 } // namespace receiptd::actors

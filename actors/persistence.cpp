@@ -22,7 +22,9 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <optional>
+#include <type_traits>
 
 #include "actors/persistence_worker.hpp"
 #include "actors/resource_requests.hpp"
@@ -32,8 +34,44 @@ namespace receiptd::actors {
 
 namespace {
 
+// A save batch holds at most this many saves, rows and bytes: its transaction
+// (and the wait of every save behind it) stays short whatever the records are. A
+// receipt is one row per in-app purchase besides its own: 256 small uploads share
+// one commit, while a 2,000-purchase receipt of 1 MB has a batch to itself and
+// the small ones behind it share the next. (By count alone, four connections
+// re-sending such receipts took small uploads' p99 from 15 to 544 ms.)
 constexpr std::size_t max_save_batch = 256;
+constexpr std::size_t max_save_batch_rows = 1024;
+constexpr std::size_t max_save_batch_bytes = 1024 * 1024;
 constexpr std::size_t max_auth_batch = 512;
+
+template <class Reply>
+using promise = caf::typed_response_promise<Reply>;
+
+// What a save costs its batch: rows written and bytes of proof and annotations.
+struct save_cost {
+  std::size_t rows = 1;
+  std::size_t bytes = 0;
+};
+
+template <class Record>
+save_cost cost_of(const Record& r) {
+  save_cost c;
+  auto echo = [&](const model::echo_fields& e) {
+    return (e.metadata ? e.metadata->size() : 0)
+      + (e.user_identifier ? e.user_identifier->size() : 0);
+  };
+  c.bytes = echo(r.echo);
+  if constexpr (std::is_same_v<Record, model::receipt_record>) {
+    c.rows += r.in_app_purchases.size();
+    c.bytes += r.receipt_data.size();
+  } else if constexpr (std::is_same_v<Record, model::transaction_record>) {
+    c.bytes += r.signed_transaction.size();
+  } else {
+    c.bytes += r.purchase_data.size() + r.purchase_signature.size();
+  }
+  return c;
+}
 
 // A save or token lookup waiting for a worker, with where its result goes.
 template <class Item, class Result>
@@ -41,6 +79,7 @@ struct pending {
   Item item;
   std::function<void(Result&)> deliver;
   std::function<void(const caf::error&)> fail;
+  save_cost cost; // saves: what it adds to its batch
 };
 using pending_save = pending<batched_save, db::batch_saved>;
 using pending_auth = pending<auth_batch::value_type, authenticated>;
@@ -59,6 +98,7 @@ struct pool_state {
   std::vector<persistence_worker_actor> workers;
   std::vector<duty> duties; // per worker
   std::vector<pending_save> saves;
+  save_cost queued{0, 0}; // of the waiting saves, together
   std::vector<pending_auth> auths;
   std::deque<pending_call> token_calls;  // auth revision checks
   std::deque<pending_call> other_reads;  // the rest, by kind: on SQLite they go to
@@ -89,7 +129,10 @@ struct pool_state {
   bool may_read(std::size_t w) const { return !sqlite_split() || w > 0; }
   bool may_write(std::size_t w) const { return !sqlite_split() || w == 0; }
   bool save_due() const {
-    return !saves.empty() && (saving == 0 || saves.size() >= max_save_batch);
+    // A full batch by any of its limits goes out beside the one being committed.
+    return !saves.empty()
+      && (saving == 0 || saves.size() >= max_save_batch || queued.rows >= max_save_batch_rows
+          || queued.bytes >= max_save_batch_bytes);
   }
 
   // The workers other calls may hold at once: all that may take them but one,
@@ -139,18 +182,57 @@ caf::error overloaded() {
 
 void pump(pool_pointer self);
 
-// Sends up to `max` waiting requests of one kind to worker `w` as one batch: each
+// How much one batch may hold: requests, and of saves their rows and bytes.
+struct batch_limits {
+  std::size_t count;
+  std::size_t rows = std::numeric_limits<std::size_t>::max();
+  std::size_t bytes = std::numeric_limits<std::size_t>::max();
+};
+constexpr batch_limits save_batch_limits{max_save_batch, max_save_batch_rows, max_save_batch_bytes};
+
+// Takes a batch out of `queue`: the first request whatever it costs, then, in
+// order, each that still fits the limits (one that does not waits for the next
+// batch, where it comes first or sooner: none waits for ever).
+template <class Item, class Result>
+std::vector<pending<Item, Result>> take_batch(std::vector<pending<Item, Result>>& queue,
+                                              const batch_limits& limits) {
+  std::vector<pending<Item, Result>> batch;
+  std::size_t rows = 0, bytes = 0;
+  auto kept = queue.begin();
+  for (auto it = queue.begin(); it != queue.end(); ++it) {
+    // (A first request above the limits leaves no room: nothing joins it.)
+    bool fits = batch.empty()
+      || (batch.size() < limits.count && rows + it->cost.rows <= limits.rows
+          && bytes + it->cost.bytes <= limits.bytes);
+    if (fits) {
+      rows += it->cost.rows;
+      bytes += it->cost.bytes;
+      batch.push_back(std::move(*it));
+    } else {
+      if (kept != it)
+        *kept = std::move(*it);
+      ++kept;
+    }
+  }
+  queue.erase(kept, queue.end());
+  return batch;
+}
+
+// Sends a batch of waiting requests of one kind (take_batch) to worker `w`: each
 // gets its own result, or the error of the whole batch. `answered` runs first when
 // the batch comes back.
 template <class Atom, class Item, class Result>
 void send_batch(
   pool_pointer self, std::size_t w, duty d, Atom atom, std::vector<pending<Item, Result>>& queue,
-  std::size_t max, std::function<void()> answered = [] {}) {
+  const batch_limits& limits, std::function<void()> answered = [] {}) {
   auto& st = self->state;
-  auto n = std::min(queue.size(), max);
-  auto waiting = std::make_shared<std::vector<pending<Item, Result>>>(
-    std::make_move_iterator(queue.begin()), std::make_move_iterator(queue.begin() + n));
-  queue.erase(queue.begin(), queue.begin() + n);
+  auto waiting = std::make_shared<std::vector<pending<Item, Result>>>(take_batch(queue, limits));
+  auto n = waiting->size();
+  if constexpr (std::is_same_v<Item, batched_save>)
+    for (const auto& p : *waiting) {
+      st.queued.rows -= p.cost.rows;
+      st.queued.bytes -= p.cost.bytes;
+    }
   std::vector<Item> batch;
   batch.reserve(n);
   for (auto& p : *waiting) // the items travel once; only the callbacks stay here
@@ -193,12 +275,13 @@ void pump(pool_pointer self) {
     if (st.duties[w] != duty::idle)
       continue;
     if (st.may_read(w) && !st.auths.empty()) {
-      send_batch(self, w, duty::token_path, authenticate_atom_v, st.auths, max_auth_batch);
+      send_batch(self, w, duty::token_path, authenticate_atom_v, st.auths,
+                 batch_limits{max_auth_batch});
     } else if (st.may_read(w) && !st.token_calls.empty()) {
       start(self, w, duty::token_path, st.token_calls);
     } else if (st.may_write(w) && st.save_due()) {
       ++st.saving;
-      send_batch(self, w, duty::save, save_atom_v, st.saves, max_save_batch,
+      send_batch(self, w, duty::save, save_atom_v, st.saves, save_batch_limits,
                  [self] { --self->state.saving; });
     } else if (auto* q = st.other_for(w)) {
       start(self, w, duty::other, *q);
@@ -214,6 +297,9 @@ caf::result<Record> enqueue_save(pool_pointer self, trace_context ctx, Record r,
   if (st.outstanding() >= st.max_queued)
     return overloaded();
   auto rp = self->make_response_promise<Record>();
+  auto cost = cost_of(r);
+  st.queued.rows += cost.rows;
+  st.queued.bytes += cost.bytes;
   st.saves.push_back(
     pending_save{batched_save{std::move(ctx), db::batch_save{std::move(r), first_attempt_at}},
                  [rp](db::batch_saved& saved) mutable {
@@ -222,7 +308,7 @@ caf::result<Record> enqueue_save(pool_pointer self, trace_context ctx, Record r,
                    else
                      rp.deliver(std::get<Record>(std::move(saved).value()));
                  },
-                 [rp](const caf::error& e) mutable { rp.deliver(e); }});
+                 [rp](const caf::error& e) mutable { rp.deliver(e); }, cost});
   pump(self);
   return rp;
 }
@@ -307,7 +393,8 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
       st.auths.push_back(
         pending_auth{{std::move(ctx), std::move(hash)},
                      [rp](authenticated& found) mutable { rp.deliver(std::move(found)); },
-                     [rp](const caf::error& e) mutable { rp.deliver(e); }});
+                     [rp](const caf::error& e) mutable { rp.deliver(e); },
+                     save_cost{}});
       pump(self);
       return rp;
     },

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "actors/app_context.hpp"
@@ -17,6 +18,7 @@
 #include "actors/notification_handler.hpp"
 #include "actors/operational_handler.hpp"
 #include "model/access_token.hpp"
+#include "model/rate_limit.hpp"
 #include "model/resource_json.hpp"
 
 namespace receiptd::actors {
@@ -88,20 +90,30 @@ struct waiting_upload {
   std::size_t bytes = 0;
 };
 
+// Where a credential check's verdict goes (http::credential_check::verdict).
+using check_verdict = std::function<void(std::optional<model::error>)>;
+
 // A token lookup out to the database, and the uploads with the same token that
 // arrived while it was: they share its answer (a burst of uploads with a token
 // not cached yet, e.g. after a start or a revision change, asks the database once
-// instead of once per upload; so does a flood with an unknown token).
+// instead of once per upload; so does a flood with an unknown token). So do the
+// checks of requests whose body is still arriving.
 struct token_lookup {
   steady_time asked;
   std::optional<std::int64_t> revision; // the newest auth revision seen when it was asked
   std::vector<waiting_upload> uploads;
+  std::vector<check_verdict> checks;
 };
 
 struct state {
   config::validator_settings settings; // admission: max-in-flight, max-in-flight-bytes
   config::auth_settings auth;          // token-cache-ttl, revocation-check
   validator_deps_ptr deps;
+  model::keyed_buckets app_rates{0, 1}; // limits.app-rate, per app
+  // The HTTP layer's view of credentials (null: none), and the notification URLs
+  // published in it as good (forgotten with the apps read before a change).
+  http::credential_view* credentials = nullptr;
+  std::unordered_set<std::string> published_urls;
   budget authenticating; // token being looked up
   budget in_flight;      // admitted: a validator or a record lookup runs
   std::unordered_map<caf::actor_addr, admitted> validators;
@@ -139,6 +151,48 @@ void refuse_overloaded(const inbound& in) {
 
 std::size_t bytes_of(const inbound& in) {
   return in.request.body.size();
+}
+
+model::error unknown_token() {
+  return {model::errc::unauthorized, "the access token is unknown or revoked"};
+}
+
+// An upload beyond its app's rate (limits.app-rate): 429 with the Retry-After its
+// bucket needs. (The client network's rate is judged by the HTTP layer, from the
+// headers.)
+bool beyond_app_rate(pointer self, const inbound& in, const std::string& app_id) {
+  auto& st = self->state;
+  auto wait
+    = st.app_rates.take(app_id, model::upload_cost(bytes_of(in)), st.deps->clock->steady_now());
+  if (wait == wait.zero())
+    return false;
+  in.reply->send(http::error_reply(http::rate_limited(wait, "app")));
+  return true;
+}
+
+// ---- what the HTTP layer's credential view shows ------------------------------
+
+void publish_good(pointer self, const std::string& key) {
+  if (auto* view = self->state.credentials)
+    view->good(key);
+}
+
+void publish_forgotten(pointer self, const std::string& key) {
+  if (auto* view = self->state.credentials)
+    view->forget(key);
+}
+
+// Refusals are remembered only while tokens are cached (auth.token-cache-ttl > 0:
+// the operator accepts answers up to one revocation check old); a credential made
+// good meanwhile is taken within that interval.
+void publish_refused(pointer self, const std::string& key, const model::error& why) {
+  auto& st = self->state;
+  if (st.credentials && st.caching())
+    st.credentials->refuse(key, why, st.auth.revocation_check);
+}
+
+std::string token_key(const std::string& hash) {
+  return "t:" + hash;
 }
 
 // An app's entitlement rules as a running receiptd applies them, logged once per
@@ -180,8 +234,16 @@ void advance_revision(pointer self, std::int64_t seen) {
   if (st.revision && seen <= *st.revision)
     return;
   st.revision = seen;
-  std::erase_if(st.tokens, [&](const auto& entry) { return entry.second.revision < seen; });
+  std::erase_if(st.tokens, [&](const auto& entry) {
+    bool stale = entry.second.revision < seen;
+    if (stale)
+      publish_forgotten(self, token_key(entry.first));
+    return stale;
+  });
   std::erase_if(st.apps, [&](const auto& entry) { return entry.second.revision < seen; });
+  for (const auto& url : st.published_urls)
+    publish_forgotten(self, url);
+  st.published_urls.clear();
 }
 
 void check_revision(pointer self);
@@ -206,7 +268,10 @@ void check_revision(pointer self) {
   // An entry unused since the last check goes: a cache nobody uses empties and the
   // polling stops, and polling never costs more queries than the cache saves.
   std::erase_if(st.tokens, [&](const auto& entry) {
-    return !entry.second.used || entry.second.expires <= now;
+    bool gone = !entry.second.used || entry.second.expires <= now;
+    if (gone)
+      publish_forgotten(self, token_key(entry.first));
+    return gone;
   });
   if (st.tokens.empty())
     return;
@@ -270,10 +335,15 @@ void remember(pointer self, const std::string& hash, const authenticated& found,
               steady_time asked) {
   auto& st = self->state;
   advance_revision(self, found.revision);
-  if (!found.app || found.revision < *st.revision)
+  if (!found.app) {
+    publish_refused(self, token_key(hash), unknown_token());
+    return;
+  }
+  if (found.revision < *st.revision)
     return;
   st.tokens[hash]
     = {found.app->id, found.kind, found.revision, asked, asked + st.auth.token_cache_ttl};
+  publish_good(self, token_key(hash));
   schedule_check(self);
 }
 
@@ -351,6 +421,11 @@ void dispatch(pointer self, inbound in, token_holder holder, span s) {
                   http::wrong_token_kind_message(route, holder.kind));
   }
   auto app = std::move(holder.app);
+  in.request.credential_verified();
+  if (http::is_upload(in.request.target) && beyond_app_rate(self, in, app->app.id)) {
+    s.outcome("429");
+    return;
+  }
   auto bytes = bytes_of(in);
   if (!st.in_flight.take(bytes, st.settings)) {
     s.outcome("503");
@@ -396,27 +471,30 @@ void admit_operational(pointer self, inbound in) {
 }
 
 // The uploads that waited for a lookup leave the authenticating stage: admitted
-// with the app it found, or refused.
-void settle(pointer self, std::vector<waiting_upload>& uploads, const authenticated& found) {
+// with the app it found, or refused; the checks that waited learn the verdict.
+void settle(pointer self, token_lookup& waiting, const authenticated& found) {
   auto& st = self->state;
   app_context_ptr app;
   if (found.app)
     app = context_for(self, *found.app, found.revision);
-  for (auto& u : uploads) {
+  for (auto& verdict : waiting.checks)
+    verdict(app ? std::nullopt : std::optional(unknown_token()));
+  for (auto& u : waiting.uploads) {
     st.authenticating.give_back(u.bytes);
     if (!app) {
       u.s.outcome("401");
-      refuse(u.in, model::errc::unauthorized, "the access token is unknown or revoked");
+      refuse(u.in, model::errc::unauthorized, unknown_token().message());
       continue;
     }
     dispatch(self, std::move(u.in), {app, found.kind}, std::move(u.s));
   }
 }
 
-void fail(pointer self, std::vector<waiting_upload>& uploads, const caf::error& e) {
+// The checks that waited stay undecided: their requests are judged whole.
+void fail(pointer self, token_lookup& waiting, const caf::error& e) {
   auto& st = self->state;
   st.errors.log(log_level::error, "token lookup", "token lookup failed: " + caf::to_string(e));
-  for (auto& u : uploads) {
+  for (auto& u : waiting.uploads) {
     st.authenticating.give_back(u.bytes);
     u.s.outcome("503");
     refuse(u.in, model::errc::storage_unavailable,
@@ -424,20 +502,55 @@ void fail(pointer self, std::vector<waiting_upload>& uploads, const caf::error& 
   }
 }
 
-// An upload joins the lookup of its token that is out, when that lookup is at
-// least as current as a cached answer would be: asked less than one revocation
-// check ago, and before no change the cache has learnt of since.
-bool join_lookup(pointer self, const std::string& hash, waiting_upload& u) {
+// The lookup of this token that is out, when a newcomer may join it: it is at
+// least as current as a cached answer would be (asked less than one revocation
+// check ago, and before no change the cache has learnt of since). Only while
+// tokens are cached: otherwise every request asks the database.
+token_lookup* joinable(pointer self, const std::string& hash) {
   auto& st = self->state;
+  if (!st.caching())
+    return nullptr;
   auto it = st.lookups.find(hash);
   if (it == st.lookups.end())
-    return false;
+    return nullptr;
   auto& lookup = *it->second;
   if (lookup.revision != st.revision
       || st.deps->clock->steady_now() >= lookup.asked + st.auth.revocation_check)
-    return false;
-  lookup.uploads.push_back(std::move(u));
-  return true;
+    return nullptr;
+  return &lookup;
+}
+
+// Asks the database who owns the token now; whoever waits on the returned lookup
+// gets the answer.
+token_lookup& ask(pointer self, const std::string& hash, trace_context ctx) {
+  auto& st = self->state;
+  auto lookup = std::make_shared<token_lookup>();
+  lookup->asked = st.deps->clock->steady_now();
+  lookup->revision = st.revision;
+  if (st.caching())
+    st.lookups[hash] = lookup;
+  // Once answered, the lookup leaves the map before its waiters are settled: none
+  // joins it after that.
+  auto take = [self, hash, lookup] {
+    auto& lookups = self->state.lookups;
+    if (auto it = lookups.find(hash); it != lookups.end() && it->second == lookup)
+      lookups.erase(it);
+    return token_lookup{lookup->asked, lookup->revision, std::move(lookup->uploads),
+                        std::move(lookup->checks)};
+  };
+  self->request(st.deps->persistence, caf::infinite, authenticate_atom_v, std::move(ctx), hash)
+    .then(
+      [=](authenticated& found) {
+        auto waiting = take();
+        if (self->state.caching())
+          remember(self, hash, found, waiting.asked);
+        settle(self, waiting, found);
+      },
+      [=](caf::error& e) {
+        auto waiting = take();
+        fail(self, waiting, e);
+      });
+  return *lookup;
 }
 
 // Called with the request counted in `authenticating`; it leaves that stage here.
@@ -449,49 +562,71 @@ void authenticate(pointer self, inbound in) {
   // the hash, so timing depends only on a digest the caller cannot steer byte by
   // byte, which is what a constant-time comparison of the tokens guarantees.
   auto hash = model::access_token_hash(in.request.token);
-  waiting_upload u{std::move(in), std::move(s), bytes};
   if (st.caching()) {
     if (auto holder = cached(self, hash)) {
       st.authenticating.give_back(bytes);
-      return dispatch(self, std::move(u.in), std::move(*holder), std::move(u.s));
+      return dispatch(self, std::move(in), std::move(*holder), std::move(s));
     }
-    if (join_lookup(self, hash, u))
-      return;
   }
-  auto ctx = u.s.child();
-  auto lookup = std::make_shared<token_lookup>();
-  lookup->asked = st.deps->clock->steady_now();
-  lookup->revision = st.revision;
-  lookup->uploads.push_back(std::move(u));
-  if (st.caching())
-    st.lookups[hash] = lookup;
-  // Once answered, the lookup leaves the map before its uploads are settled: none
-  // joins it after that.
-  auto take = [self, hash, lookup] {
-    auto& lookups = self->state.lookups;
-    if (auto it = lookups.find(hash); it != lookups.end() && it->second == lookup)
-      lookups.erase(it);
-    return std::move(lookup->uploads);
-  };
-  self->request(st.deps->persistence, caf::infinite, authenticate_atom_v, ctx, hash)
+  auto* lookup = joinable(self, hash);
+  if (!lookup)
+    lookup = &ask(self, hash, s.child());
+  lookup->uploads.push_back({std::move(in), std::move(s), bytes});
+}
+
+// A notification URL: its app must exist, and a Play push's secret be the app's.
+void check_notification_url(pointer self, http::credential_check c) {
+  auto& st = self->state;
+  auto shared = std::make_shared<http::credential_check>(std::move(c));
+  self->request(st.deps->persistence, caf::infinite, find_app_atom_v, shared->app_id)
     .then(
-      [=](authenticated& found) {
-        auto uploads = take();
-        if (self->state.caching())
-          remember(self, hash, found, lookup->asked);
-        settle(self, uploads, found);
+      [=](std::optional<model::app>& app) {
+        std::optional<model::error> refusal;
+        // By id only: find_app also matches names, which a URL must not rely on.
+        if (!app || app->id != shared->app_id)
+          refusal = no_such_app();
+        else if (shared->target == http::route::store_b_notification
+                 && !model::rtdn_token_matches(*app, shared->secret))
+          refusal = wrong_push_token();
+        if (refusal) {
+          publish_refused(self, shared->key, *refusal);
+        } else {
+          self->state.published_urls.insert(shared->key);
+          publish_good(self, shared->key);
+        }
+        shared->verdict(std::move(refusal));
       },
-      [=](caf::error& e) {
-        auto uploads = take();
-        fail(self, uploads, e);
-      });
+      [](caf::error&) {}); // undecided: the request is judged whole
+}
+
+// A credential to judge while its request's body arrives (http/admission.hpp).
+void check(pointer self, http::credential_check c) {
+  auto& st = self->state;
+  if (!http::info(c.target).bearer)
+    return check_notification_url(self, std::move(c));
+  auto hash = model::access_token_hash(c.secret);
+  if (auto holder = st.caching() ? cached(self, hash) : std::nullopt) {
+    const auto& route = http::info(c.target);
+    if (holder->kind != route.token)
+      return c.verdict(
+        model::error{model::errc::unauthorized, http::wrong_token_kind_message(route, holder->kind)});
+    return c.verdict(std::nullopt);
+  }
+  auto* lookup = joinable(self, hash);
+  if (!lookup)
+    lookup = &ask(self, hash, {});
+  lookup->checks.push_back(std::move(c.verdict));
 }
 
 supervisor_actor::behavior_type supervisor(pointer self, config::validator_settings admission,
-                                           config::auth_settings auth, validator_deps_ptr deps) {
+                                           config::auth_settings auth, validator_deps_ptr deps,
+                                           supervisor_options options) {
   self->state.settings = admission;
   self->state.auth = auth;
   self->state.deps = std::move(deps);
+  const auto& limits = options.limits;
+  self->state.app_rates = model::keyed_buckets(limits.app_rate, limits.app_burst);
+  self->state.credentials = options.credentials;
   self->state.errors = log_limiter(*self->state.deps->clock, std::chrono::seconds(10));
   const auto& instruments = *self->state.deps->instruments;
   self->state.authenticating.count_gauge = instruments.authenticating_requests;
@@ -535,6 +670,7 @@ supervisor_actor::behavior_type supervisor(pointer self, config::validator_setti
         return refuse_overloaded(in);
       authenticate(self, std::move(in));
     },
+    [=](vet_atom, http::credential_check& c) { check(self, std::move(c)); },
     [=](tick_atom) { check_revision(self); },
   };
 }
@@ -543,8 +679,9 @@ supervisor_actor::behavior_type supervisor(pointer self, config::validator_setti
 
 supervisor_actor spawn_supervisor(caf::actor_system& sys,
                                   const config::validator_settings& admission,
-                                  const config::auth_settings& auth, validator_deps_ptr deps) {
-  return sys.spawn(supervisor, admission, auth, std::move(deps));
+                                  const config::auth_settings& auth, validator_deps_ptr deps,
+                                  const supervisor_options& options) {
+  return sys.spawn(supervisor, admission, auth, std::move(deps), options);
 }
 
 } // namespace receiptd::actors

@@ -10,6 +10,18 @@
 // within a budget of their own (the same two limits), so neither stage can hold
 // more than the configured count and bytes.
 //
+// Upload rates: an upload beyond its app's rate (limits.app-rate; its client
+// network's is the HTTP layer's, from the headers) is 429 with the Retry-After its
+// bucket needs; an upload counts once per started 64 KiB of body
+// (model::upload_cost).
+//
+// Credentials judged while a body arrives (vet_atom, http/admission.hpp): a token
+// is looked up as an upload's would be (sharing its lookup), a notification URL's
+// app (and a Play push's secret) likewise; the verdict goes back to the HTTP
+// layer, which refuses the body at once when it is no good. What is known is
+// published in the HTTP layer's credential view: the cached tokens as good, and,
+// while tokens are cached, what was refused, for one auth.revocation-check.
+//
 // Token cache (auth.token-cache-ttl > 0): a found token is kept for the TTL, tagged
 // with the auth revision its lookup was read at (a counter the database bumps, by
 // trigger, on every change to apps or tokens). While tokens are cached, the
@@ -24,11 +36,21 @@
 
 namespace receiptd::actors {
 
+struct supervisor_options {
+  // Upload rates (of them, the app's); none unless given (config/receiptd.ini has
+  // the service's).
+  config::limits_settings limits{.client_rate = 0, .app_rate = 0};
+  // Where what it learns of credentials is published for the HTTP layer; null:
+  // nowhere (it still answers checks).
+  http::credential_view* credentials = nullptr;
+};
+
 // Reads validator.max-in-flight, validator.max-in-flight-bytes,
 // auth.token-cache-ttl and auth.revocation-check; its clock is the validators'
 // (deps->clock).
 supervisor_actor spawn_supervisor(caf::actor_system& sys,
                                   const config::validator_settings& admission,
-                                  const config::auth_settings& auth, validator_deps_ptr deps);
+                                  const config::auth_settings& auth, validator_deps_ptr deps,
+                                  const supervisor_options& options = {});
 
 } // namespace receiptd::actors

@@ -282,6 +282,7 @@ void settle(caf::event_based_actor* self, upload_ptr u, model::result<Record> re
     return answer_error(*u, record.err());
   if (record->state != model::validation_state::pending) {
     count_fraud(*u->deps, *record);
+    model::trim_rejected_proof(*record);
     return save_and_answer(self, u, std::move(record).value());
   }
   ask_store(self, u->root.child(), *u->deps, u->app, std::move(record).value(),

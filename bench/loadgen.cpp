@@ -11,7 +11,10 @@
 //   receiptd-loadgen run --port=P --token=BEARER --bodies=FILE|--get=PATH [--host=127.0.0.1]
 //                        [--path=/client/store_b/purchase_orders] [--connections=C]
 //                        [--duration=SECONDS] [--rate=R] [--skip=K] [--count=N] [--label=TEXT]
-//     Sends each body at most once over C keep-alive connections, for DURATION
+//                        [--repeat] [--source=ADDR]
+//     Sends each body at most once (--repeat: the bodies again and again, in order,
+//     each a re-upload after its first) over C keep-alive connections (from ADDR,
+//     e.g. 127.0.0.2: another client network for receiptd's limits), for DURATION
 //     seconds, then waits for the answers in flight (up to 15 s). rate=0: closed
 //     loop (each connection sends its next request when the answer arrives);
 //     rate>0: open loop at R requests/s, latency counted from the scheduled send
@@ -311,6 +314,7 @@ int run_main(const std::map<std::string, std::string>& a) {
   if (limit == 0 && rate > 0) // open loop: no more than the schedule can send
     limit = static_cast<std::size_t>(rate * duration) + 16;
   auto label = arg(a, "label", "load");
+  bool repeat = arg(a, "repeat", "0") == "1";
   auto record_path = arg(a, "record", "-");
   std::FILE* record = nullptr;
   if (record_path != "-") {
@@ -358,6 +362,8 @@ int run_main(const std::map<std::string, std::string>& a) {
     std::cerr << "no bodies left (skip " << skip << ")\n";
     return 1;
   }
+  // How many requests may go out: each body once (or without end), or the GETs asked.
+  const std::size_t sendable = repeat && get_request.empty() ? SIZE_MAX : total;
 
   rlimit rl{};
   getrlimit(RLIMIT_NOFILE, &rl);
@@ -368,6 +374,11 @@ int run_main(const std::map<std::string, std::string>& a) {
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<std::uint16_t>(port));
   inet_pton(AF_INET, host.c_str(), &addr.sin_addr);
+  auto source_text = arg(a, "source", "-");
+  sockaddr_in source{};
+  source.sin_family = AF_INET;
+  bool bind_source
+    = source_text != "-" && inet_pton(AF_INET, source_text.c_str(), &source.sin_addr) == 1;
 
   int ep = epoll_create1(0);
   std::vector<conn> conns(connections);
@@ -384,6 +395,8 @@ int run_main(const std::map<std::string, std::string>& a) {
     c.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
     int one = 1;
     setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (bind_source)
+      bind(c.fd, reinterpret_cast<sockaddr*>(&source), sizeof source);
     int r = connect(c.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
     if (r != 0 && errno != EINPROGRESS) {
       ++st.connect_failures;
@@ -430,8 +443,8 @@ int run_main(const std::map<std::string, std::string>& a) {
 
   auto record_line = [&](std::size_t request, int status, const std::string& id) {
     if (record)
-      std::fprintf(record, "%zu\t%s\t%d\t%s\t%lld\n", skip + request, tokens[request].c_str(),
-                   status, id.c_str(),
+      std::fprintf(record, "%zu\t%s\t%d\t%s\t%lld\n", skip + request % tokens.size(),
+                   tokens[request % tokens.size()].c_str(), status, id.c_str(),
                    static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                             std::chrono::system_clock::now().time_since_epoch())
                                             .count()));
@@ -440,7 +453,9 @@ int run_main(const std::map<std::string, std::string>& a) {
   auto send_on = [&](std::size_t i, clock_type::time_point stamp) {
     auto& c = conns[i];
     c.request = next_request;
-    c.out = get_request.empty() ? std::move(requests[next_request]) : get_request;
+    c.out = !get_request.empty() ? get_request
+      : repeat                    ? requests[next_request % requests.size()]
+                                  : std::move(requests[next_request]);
     ++next_request;
     c.out_off = 0;
     c.busy = true;
@@ -481,7 +496,7 @@ int run_main(const std::map<std::string, std::string>& a) {
 
   auto dispatch_idle = [&](std::size_t i) {
     // A free connection: closed loop sends at once; open loop takes the backlog.
-    if (!sending || next_request >= total)
+    if (!sending || next_request >= sendable)
       return;
     if (rate <= 0) {
       if (!send_on(i, clock_type::now()))
@@ -546,8 +561,7 @@ int run_main(const std::map<std::string, std::string>& a) {
           open_conn(i);
     }
     if (sending
-        && (now >= window_end
-            || (next_request >= total && backlog_head >= backlog.size()))) {
+        && (now >= window_end || (next_request >= sendable && backlog_head >= backlog.size()))) {
       sending = false;
       window_end = std::min(window_end, now);
     }
@@ -559,7 +573,7 @@ int run_main(const std::map<std::string, std::string>& a) {
     if (sending && rate > 0) {
       auto due
         = static_cast<std::uint64_t>(std::chrono::duration<double>(now - start).count() * rate) + 1;
-      while (scheduled < due && next_request + (backlog.size() - backlog_head) < total) {
+      while (scheduled < due && next_request + (backlog.size() - backlog_head) < sendable) {
         auto at
           = start + std::chrono::nanoseconds(static_cast<std::int64_t>(scheduled * 1e9 / rate));
         ++scheduled;
@@ -691,7 +705,7 @@ int run_main(const std::map<std::string, std::string>& a) {
                 static_cast<unsigned long long>(st.reconnects),
                 static_cast<unsigned long long>(st.connect_failures),
                 static_cast<unsigned long long>(unanswered));
-  if (next_request >= total && !arg(a, "count", "0").compare("0") && rate <= 0)
+  if (next_request >= sendable && !arg(a, "count", "0").compare("0") && rate <= 0)
     std::printf(
       "  NOTE: every pre-generated body was used: the load was limited by the body pool\n");
   for (auto& [code, b] : st.sample_body)

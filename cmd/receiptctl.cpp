@@ -429,6 +429,8 @@ int record_command(const args& a, db::database& db) {
     auto o = model::purchase_order_json(**po);
     o["kind"] = "store_b_purchase_order";
     o["store_detail"] = (*po)->store_detail;
+    if ((*po)->proof_size) // a forgery: only its first bytes are kept
+      o["proof_size"] = *(*po)->proof_size;
     print(a, o, text_lines(o));
     return 0;
   }
@@ -439,6 +441,8 @@ int record_command(const args& a, db::database& db) {
     auto o = model::receipt_json(**r);
     o["kind"] = "store_a_receipt";
     o["store_detail"] = (*r)->store_detail;
+    if ((*r)->proof_size)
+      o["proof_size"] = *(*r)->proof_size;
     print(a, o, text_lines(o));
     return 0;
   }
@@ -449,6 +453,8 @@ int record_command(const args& a, db::database& db) {
     auto o = model::transaction_json(**t);
     o["kind"] = "store_a_transaction";
     o["store_detail"] = (*t)->store_detail;
+    if ((*t)->proof_size)
+      o["proof_size"] = *(*t)->proof_size;
     print(a, o, text_lines(o));
     return 0;
   }

@@ -196,6 +196,13 @@ int main(int argc, char** argv) {
   // The store clients' calls at outbound.store-http-version; webhooks at curl's choice.
   http::versioned_transport store_calls(
     outbound, model::parse_http_version(s.outbound.store_http_version).value());
+  // Request bodies held at once, what is known of credentials before a body is in,
+  // and the client networks' upload rates: the HTTP layer judges requests by them
+  // once their headers are in, the supervisor publishes what lookups find. They
+  // outlive both.
+  http::body_budget bodies(s.validator.max_in_flight_bytes, s.validator.max_unverified_bytes);
+  http::credential_view credentials(clock);
+  http::client_rates clients(s.limits.client_rate, s.limits.client_burst, clock);
   std::uint16_t port = 0;
   if (s.scheduler_policy == "sharing")
     actors::use_sharing_scheduler(cfg);
@@ -239,7 +246,11 @@ int main(int argc, char** argv) {
                             .max_ms = s.retry.max.count(),
                             .multiplier = s.retry.multiplier,
                             .max_attempts = static_cast<int>(s.retry.max_attempts)};
-    auto supervisor = actors::spawn_supervisor(sys, s.validator, s.auth, deps);
+    auto supervisor = actors::spawn_supervisor(
+      sys, s.validator, s.auth, deps, {.limits = s.limits, .credentials = &credentials});
+    http::admission gate{bodies, credentials, clients, [supervisor](http::credential_check c) {
+                           caf::anon_send(supervisor, actors::vet_atom_v, std::move(c));
+                         }};
     auto instance = "receiptd-" + model::hex_encode(model::random_bytes(6)); // lease owner
     auto retry = actors::spawn_retry_scheduler(
       sys, s.retry, {.store_a = s.store_a.retry_rate, .store_b = s.store_b.retry_rate}, instance,
@@ -266,7 +277,7 @@ int main(int argc, char** argv) {
         caf::anon_send(supervisor, actors::upload_atom_v,
                        actors::inbound{std::move(r), std::move(sink)});
       },
-      &turns);
+      &turns, &gate);
     try {
       port = server.start();
     } catch (const std::exception& e) {

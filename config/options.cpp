@@ -27,8 +27,9 @@ namespace {
 
 // Our option groups, in the order --help and config/receiptd.ini list them.
 constexpr const char* our_categories[]
-  = {"http",  "db",       "auth",  "validator", "outbound", "store-a",   "store-b",
-     "retry", "webhooks", "notifications", "trace", "log", "metrics", "bootstrap", "scheduler"};
+  = {"http",  "db",       "auth",          "validator", "limits",  "outbound",  "store-a",
+     "store-b", "retry", "webhooks", "notifications", "trace",  "log",     "metrics",   "bootstrap",
+     "scheduler"};
 
 caf::timespan ts(milliseconds ms) {
   return std::chrono::duration_cast<caf::timespan>(ms);
@@ -233,15 +234,37 @@ receiptd_config::receiptd_config() {
   section{*this, "validator"}
     .add(s.validator.max_in_flight, "max-in-flight",
          "uploads validated at once; beyond it 503 + Retry-After", 1)
-    .add(
-      s.validator.max_in_flight_bytes, "max-in-flight-bytes",
-      "request bytes held by uploads being authenticated or validated; beyond it 503 + Retry-After")
+    .add(s.validator.max_in_flight_bytes, "max-in-flight-bytes",
+         "request body bytes held at once, all connections together, from a request's headers "
+         "(its Content-Length) until it is answered; beyond it 503 + Retry-After")
     .require(
       "max-in-flight-bytes",
       [this] { return s_.validator.max_in_flight_bytes >= s_.http.max_body_bytes; },
       "must be at least http.max-body-bytes")
+    .add(s.validator.max_unverified_bytes, "max-unverified-bytes",
+         "of those, the bytes of requests whose credential (bearer token, notification URL) is "
+         "not yet known to be good; beyond it 503 + Retry-After (above max-in-flight-bytes it "
+         "adds no bound)")
+    .require(
+      "max-unverified-bytes",
+      [this] { return s_.validator.max_unverified_bytes >= s_.http.max_body_bytes; },
+      "must be at least http.max-body-bytes")
     .add(s.validator.store_deadline, "store-deadline",
          "overall deadline of the synchronous store check; past it 206 + retry job");
+  section{*this, "limits"}
+    .add(s.limits.client_rate, "client-rate",
+         "uploads a second from one client network (an IPv4 address, an IPv6 /64), an upload "
+         "counting once per started 64 KiB of body; beyond it 429 + Retry-After, judged from "
+         "the headers (0: no limit)",
+         0.0, 1e9)
+    .add(s.limits.client_burst, "client-burst",
+         "uploads one client network may send at once before its rate applies", 1.0, 1e9)
+    .add(s.limits.app_rate, "app-rate",
+         "uploads a second for one app (its tokens together), counted likewise; beyond it 429 + "
+         "Retry-After (0: no limit)",
+         0.0, 1e9)
+    .add(s.limits.app_burst, "app-burst",
+         "uploads one app may send at once before its rate applies", 1.0, 1e9);
   section{*this, "outbound"}
     .add_path(s.outbound.ca_file, "ca-file", "CA bundle for store HTTPS (empty: the system's)")
     .add(s.outbound.connect_timeout, "connect-timeout", "TCP + TLS connect timeout of store calls")

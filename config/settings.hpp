@@ -48,8 +48,20 @@ struct auth_settings {
 
 struct validator_settings {
   std::size_t max_in_flight = 10000;
-  std::size_t max_in_flight_bytes = 256 * 1024 * 1024; // request bytes held by admitted uploads
+  // Request body bytes held at once, from their headers to their answer.
+  std::size_t max_in_flight_bytes = 256 * 1024 * 1024;
+  // Of them, those of requests whose credential is not yet known to be good.
+  std::size_t max_unverified_bytes = 32 * 1024 * 1024;
   milliseconds store_deadline = 5s;
+};
+
+// Upload rates (uploads a second and bursts; an upload counts once per started
+// 64 KiB, model::upload_cost): per client network and per app. 0: no limit.
+struct limits_settings {
+  double client_rate = 50;
+  double client_burst = 200;
+  double app_rate = 1000;
+  double app_burst = 2000;
 };
 
 struct outbound_settings {
@@ -176,6 +188,7 @@ struct settings {
   db_settings db;
   auth_settings auth;
   validator_settings validator;
+  limits_settings limits;
   outbound_settings outbound;
   store_a_settings store_a;
   store_b_settings store_b;

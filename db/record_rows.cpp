@@ -43,6 +43,7 @@ void assign_common(Row& row, const Record& r) {
   row.id = r.id;
   row.app_id = r.app_id;
   row.created_at = r.created_at;
+  row.proof_size.set(r.proof_size);
   row.user_identifier.set(r.echo.user_identifier);
   row.previous_user_identifiers.set(owners_text(r.previous_users));
   row.metadata.set(r.echo.metadata);
@@ -60,6 +61,7 @@ void read_common(const Row& row, Record& r) {
   r.id = row.id;
   r.app_id = row.app_id;
   r.created_at = row.created_at;
+  r.proof_size = row.proof_size.template get<std::int64_t>();
   r.echo.user_identifier = row.user_identifier.get();
   r.previous_users = owners_of(row.previous_user_identifiers.get());
   r.echo.metadata = row.metadata.get();

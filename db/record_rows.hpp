@@ -19,15 +19,18 @@
 namespace receiptd::db {
 
 // The columns every record row has, whichever store, in the order each group
-// lists them: identity (id, app id, the row's proof, created), the echo fields at
-// the end of the upload group, fraud and environment at the head of the verdict
-// group and its state at the end. A row lists its own columns between them.
+// lists them: identity (id, app id, the row's proof, created), the proof's size
+// and the echo fields at the end of the upload group, fraud and environment at the head of the
+// verdict group and its state at the end. A row lists its own columns between them.
 template <class Row>
 struct record_row_base {
   std::string id;
   std::string app_id;
   long long created_at = 0;
 
+  // The proof's size as uploaded when only its first bytes are kept (a proof its
+  // own check refused); NULL when it is stored whole.
+  nullable<long long> proof_size;
   nullable<std::string> user_identifier;
   nullable<std::string> previous_user_identifiers; // JSON array text
   nullable<std::string> metadata;
@@ -50,6 +53,7 @@ struct record_row_base {
   template <class F>
   void upload_columns(F&& f) {
     static_cast<Row&>(*this).own_upload_columns(f);
+    f("proof_size", proof_size);
     f("user_identifier", user_identifier);
     f("previous_user_identifiers", previous_user_identifiers);
     f("metadata", metadata);

@@ -2,13 +2,20 @@
 
 #include <pistache/http_defs.h>
 
+#include "http/admission.hpp"
 #include "model/resource_json.hpp"
 
 namespace receiptd::http {
 
+void inbound_request::credential_verified() const {
+  if (body_share)
+    body_share->verified();
+}
+
 reply error_reply(const model::error& e) {
   const auto& kind = model::kind_of(e.code());
-  return reply{kind.status, model::error_body(e.fields()), kind.retry_after};
+  return reply{kind.status, model::error_body(e.fields()),
+               e.retry_after() ? e.retry_after() : kind.retry_after};
 }
 
 std::string response_text(const reply& r, const std::string& trace_id, connection_option connection,

@@ -14,6 +14,8 @@
 
 namespace receiptd::http {
 
+class body_ticket;
+
 struct inbound_request {
   explicit inbound_request(route r) : target(r) {}
 
@@ -33,6 +35,14 @@ struct inbound_request {
   std::string body;
   std::string peer_ip;
   std::string trace_id; // X-Request-Id, or one made up
+  // The body's share of the HTTP layer's body budget (http/admission.hpp), taken
+  // as unverified until the request's credential is known to be good; given back
+  // when the answer is written. Null when the request held none.
+  std::shared_ptr<body_ticket> body_share;
+
+  // The credential turned out good (the app's token, a notification URL's app and
+  // secret): the body no longer counts against the unverified share.
+  void credential_verified() const;
 };
 
 struct reply {

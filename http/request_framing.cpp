@@ -110,7 +110,8 @@ request_framer::piece request_framer::next(std::string_view in) {
       body_left_ -= n;
       if (body_left_ == 0)
         phase_ = phase::head;
-      return {n, in.substr(0, n), body_left_ == 0};
+      return {
+        .consumed = n, .parse = in.substr(0, n), .ends_request = body_left_ == 0, .body = true};
     }
     default:
       return chunked_piece(in);
@@ -279,17 +280,21 @@ request_framer::piece request_framer::end_of_head(std::size_t consumed) {
   length_.reset();
   codings_.clear();
   has_codings_ = false;
+  chunked_ = chunked;
+  announced_ = length;
   if (chunked) {
     phase_ = phase::chunk_size;
     body_.clear();
-    return {consumed, {}, false};
+    chunked_head_ = out_ + "\r\n";
+    return {
+      .consumed = consumed, .parse = {}, .ends_request = false, .body = false, .head_done = true};
   }
   if (length > 0)
     out_ += "Content-Length: " + std::to_string(length) + "\r\n";
   out_ += "\r\n";
   body_left_ = length;
   phase_ = length > 0 ? phase::body : phase::head;
-  return {consumed, out_, length == 0};
+  return {.consumed = consumed, .parse = out_, .ends_request = length == 0, .head_done = true};
 }
 
 bool request_framer::chunk_size_line(std::string_view line) {
@@ -372,7 +377,7 @@ request_framer::piece request_framer::chunked_piece(std::string_view in) {
         body_.shrink_to_fit();
         head_bytes_ = 0;
         phase_ = phase::head;
-        return {at, out_, true};
+        return {.consumed = at, .parse = out_, .ends_request = true};
       }
       default:
         return {at, {}, false};

@@ -49,6 +49,12 @@ public:
     // the next call.
     std::string_view parse;
     bool ends_request = false; // `parse` completes a request
+    // `parse` is bytes of a body framed by Content-Length (a caller may hold them
+    // and hand the body on whole).
+    bool body = false;
+    // This piece completed a request's header block (head(), content_length()):
+    // the request can be judged before its body.
+    bool head_done = false;
   };
 
   // The next piece of `input` (nothing once refused).
@@ -70,6 +76,16 @@ public:
   // The target of the request line seen last (a refused method's Allow names the
   // methods of its path).
   const std::string& target() const { return target_; }
+
+  // Of the request whose header block was seen last: its checked header block as
+  // the parser gets it (a chunked one without Content-Length: its length is known
+  // at its end), valid until the next call; its Content-Length (none: chunked); and
+  // how much of a chunked body has been decoded so far.
+  std::string_view head() const { return chunked_ ? std::string_view(chunked_head_) : out_; }
+  std::optional<std::uint64_t> content_length() const {
+    return chunked_ ? std::nullopt : std::optional(announced_);
+  }
+  std::size_t decoded_bytes() const { return body_.size(); }
 
 private:
   enum class phase { head, body, chunk_size, chunk_data, chunk_end, trailers };
@@ -109,6 +125,9 @@ private:
     bool seen = false;
   };
   joined_field joined_[2] = {{"Forwarded", {}, false}, {"X-Forwarded-For", {}, false}};
+  bool chunked_ = false;        // the request whose block was seen last
+  std::uint64_t announced_ = 0; // its Content-Length
+  std::string chunked_head_;    // its block, when chunked (head())
 
   std::uint64_t body_left_ = 0;    // of a Content-Length body
   std::uint64_t chunk_left_ = 0;   // of the current chunk's data

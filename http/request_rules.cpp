@@ -27,17 +27,32 @@ std::string trace_id_of(const ph::Request& req) {
   return model::hex_encode(model::random_bytes(8));
 }
 
-std::string peer_ip_of(const ph::Request& req) {
-  auto host = req.address().host();
+namespace {
+
+std::string without_brackets(std::string host) {
   if (host.size() > 2 && host.front() == '[' && host.back() == ']')
     host = host.substr(1, host.size() - 2);
   return host;
 }
 
+} // namespace
+
+std::string peer_ip_of(const ph::Request& req) {
+  return without_brackets(req.address().host());
+}
+
+std::string peer_ip_of(const Pistache::Tcp::Peer& peer) {
+  return without_brackets(peer.address().host());
+}
+
 std::string client_ip_of(const ph::Request& req, const model::trusted_proxies& proxies) {
-  auto peer = peer_ip_of(req);
+  return client_ip_of(req, proxies, peer_ip_of(req));
+}
+
+std::string client_ip_of(const ph::Request& req, const model::trusted_proxies& proxies,
+                         std::string peer_ip) {
   if (proxies.empty())
-    return peer;
+    return peer_ip;
   // Raw headers and their values come back by value: kept here while read.
   auto value_of = [&](const char* name) -> std::optional<std::string> {
     if (auto raw = req.headers().tryGetRaw(name))
@@ -51,7 +66,7 @@ std::string client_ip_of(const ph::Request& req, const model::trusted_proxies& p
       return std::string_view(*v);
     return std::nullopt;
   };
-  return proxies.client_address(peer, view(forwarded), view(x_forwarded_for));
+  return proxies.client_address(peer_ip, view(forwarded), view(x_forwarded_for));
 }
 
 // "Bearer <token>" (scheme case-insensitive, RFC 6750 §2.1).

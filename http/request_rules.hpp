@@ -25,10 +25,15 @@ namespace receiptd::http {
 std::string trace_id_of(const Pistache::Http::Request& req);
 
 std::string peer_ip_of(const Pistache::Http::Request& req);
+// The same from the connection (a request still arriving has no address yet).
+std::string peer_ip_of(const Pistache::Tcp::Peer& peer);
 
 // The client's address: the peer's, or, when the peer is a trusted proxy, the one
 // its Forwarded / X-Forwarded-For header names (model/client_address.hpp).
 std::string client_ip_of(const Pistache::Http::Request& req, const model::trusted_proxies& proxies);
+// The same for a request still arriving, from its connection's peer address.
+std::string client_ip_of(const Pistache::Http::Request& req, const model::trusted_proxies& proxies,
+                         std::string peer_ip);
 
 // "Bearer <token>" (scheme case-insensitive, RFC 6750 §2.1; the token visible
 // ASCII, at most `max_bytes`), or an unauthorized error saying whether it is

@@ -89,4 +89,10 @@ std::string record_path(model::record_kind kind, std::string_view id);
 // same route).
 std::string wrong_token_kind_message(const route_info& r, model::token_kind shown);
 
+// An upload of a proof (POST with an app's bearer token): what the upload rates
+// (limits.*) count.
+inline bool is_upload(route r) {
+  return info(r).post && info(r).bearer && !info(r).resource;
+}
+
 } // namespace receiptd::http

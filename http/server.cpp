@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <utility>
@@ -28,6 +29,13 @@ struct server::shared_state {
   model::trusted_proxies proxies; // settings.trusted_proxies, parsed
   dispatch_fn dispatch;
   turn_hook* turns = nullptr; // each reactor's handling of a client's input is a turn
+  // The body budget and the credentials known: the caller's, or the server's own
+  // (unbounded, knowing none) when it gave none.
+  const admission* gate = nullptr;
+  std::unique_ptr<body_budget> own_budget;
+  std::unique_ptr<credential_view> own_credentials;
+  std::unique_ptr<client_rates> own_clients;
+  std::unique_ptr<admission> own_gate;
   std::atomic<bool> draining{false};
   std::atomic<std::size_t> in_flight{0};
   std::atomic<std::size_t> connections{0};
@@ -89,8 +97,17 @@ struct connection_state {
   // answer written here can only ever reach this connection.
   int fd = -1;
   request_framer framer; // made with the service's body limit (api_handler::onConnection)
-  std::string held;      // received while busy
-  std::string unsent;    // what the socket did not take of the answer (flush_unsent)
+  // The body of the request being received (framed by Content-Length), handed to
+  // the parser whole once it is in: Pistache's parser would hold it about three
+  // times over (its buffer grows by doubling, and the body is copied out of it).
+  std::string body;
+  ticket_ptr ticket;             // that request's share of the body budget
+  std::uint64_t request_seq = 0; // requests whose header block was seen
+  bool receiving = false;        // the body of request `request_seq` is arriving
+  bool rated = false;            // its client's upload rate has been judged (judge)
+  std::string held;              // received while busy
+  ticket_ptr held_ticket;        // `held`'s share of the budget (as unverified)
+  std::string unsent;            // what the socket did not take of the answer (flush_unsent)
   connection_option option = connection_option::none; // of the answer being written
   bool busy = false;                                  // a request is being answered
   bool feeding = false;                               // feed() is running
@@ -178,11 +195,12 @@ void answer(const connection_ptr& c, const reply& r, const std::string& trace_id
 class connection_reply final : public reply_sink {
 public:
   connection_reply(connection_ptr connection, std::string trace_id,
-                   std::shared_ptr<server::shared_state> state, bool head)
+                   std::shared_ptr<server::shared_state> state, bool head, ticket_ptr ticket)
     : connection_(std::move(connection)),
       trace_id_(std::move(trace_id)),
       state_(std::move(state)),
-      head_(head) {
+      head_(head),
+      ticket_(std::move(ticket)) {
     ++state_->in_flight;
   }
 
@@ -194,6 +212,10 @@ public:
   bool send(reply r) override {
     if (sent_.exchange(true))
       return false;
+    // The body is no longer held for this request: its share goes back before the
+    // client can see the answer (and send more on the strength of it).
+    if (ticket_)
+      ticket_->release();
     answer(connection_, r, trace_id_, head_);
     flush_unsent(connection_);
     --state_->in_flight;
@@ -206,7 +228,8 @@ private:
   connection_ptr connection_;
   std::string trace_id_;
   std::shared_ptr<server::shared_state> state_;
-  bool head_; // a HEAD request: the answer without its body
+  bool head_;         // a HEAD request: the answer without its body
+  ticket_ptr ticket_; // null when the request held no body
   std::atomic<bool> sent_{false};
 };
 
@@ -232,12 +255,15 @@ constexpr const char* slot_key = "receiptd.connection-slot";
 // handler as the transport's handler (Tcp::Transport::init is public), hand it
 // what arrives one request at a time (connection_state, request_framer) through
 // Tcp::Handler's public interface, and look at its parser (Handler::getParser,
-// public) after each piece. Once the request line and headers
-// are in and the body is not (the parser is in its body step), a request that is
-// bound to be refused — unknown path, missing or malformed Authorization, a
-// Content-Length over http.max-body-bytes, shutting down — is answered there, the
+// public). Once the request line and headers are in and the body is not, the
+// request is judged (api_handler::judge): one bound to be refused — unknown path,
+// missing or malformed Authorization, a Content-Length over http.max-body-bytes,
+// shutting down, an upload beyond its client's rate, a credential known to be
+// refused — is answered there, the
 // connection is closed for writing, and the rest of its body is read and dropped,
-// never buffered.
+// never buffered; any other takes its share of the body budget first (503 when it
+// does not fit), and one whose credential is not known yet has it checked while
+// its body arrives (401 or 404 as soon as the check refuses it).
 class early_gate final : public Pistache::Tcp::Handler {
 public:
   early_gate(api_handler* http, std::shared_ptr<server::shared_state> state)
@@ -261,6 +287,25 @@ private:
   std::shared_ptr<server::shared_state> state_;
 };
 
+// What a request whose credential was refused while its body arrived is answered
+// (from the thread that learnt it): the error, and the end of the connection. The
+// rest of the body is dropped as it comes. Nothing happens when that request is
+// no longer the one arriving.
+void refuse_arriving(const connection_ptr& c, std::uint64_t seq, const model::error& why,
+                     const std::string& trace_id) {
+  std::lock_guard lock(c->mutex);
+  if (c->request_seq != seq || !c->receiving || c->refused || c->gone)
+    return;
+  c->refused = true;
+  c->receiving = false;
+  c->ticket.reset();
+  c->body = std::string();
+  // Our own descriptor: Pistache's may be closed and reused by now.
+  auto text = response_text(error_reply(why), trace_id, connection_option::close);
+  (void)::send(c->fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  ::shutdown(c->fd, SHUT_WR);
+}
+
 class api_handler : public ph::Handler {
 public:
   HTTP_PROTOTYPE(api_handler)
@@ -272,6 +317,8 @@ public:
   void onRequest(const ph::Request& req, ph::ResponseWriter writer) override {
     auto connection = connection_of(*writer.peer());
     keep_or_close(req, *connection);
+    auto ticket = std::move(connection->ticket);
+    connection->receiving = false;
     auto trace_id = trace_id_of(req);
     auto m = match(req.method(), req.resource());
     const bool head = req.method() == ph::Method::Head;
@@ -279,6 +326,10 @@ public:
       = own_answer(req, m, req.body().size(), state_->settings.max_body_bytes, state_->draining);
     if (auto* r = std::get_if<reply>(&own))
       return answer(connection, *r, trace_id, head);
+    if (!connection->rated && is_upload(*m.target)) // an upload without a body: judged here
+      if (auto wait = state_->gate->clients.take(client_ip_of(req, state_->proxies), 0);
+          wait.count() > 0)
+        return answer(connection, error_reply(rate_limited(wait, "client network")), trace_id);
     inbound_request in(*m.target); // own_answer refuses what matches no route
     in.record_id = std::move(m.id);
     in.params = std::move(m.params);
@@ -295,8 +346,9 @@ public:
     in.body = std::move(const_cast<std::string&>(req.body()));
     in.peer_ip = client_ip_of(req, state_->proxies);
     in.trace_id = trace_id;
+    in.body_share = ticket;
     auto sink = std::make_shared<connection_reply>(std::move(connection), std::move(trace_id),
-                                                   state_, head);
+                                                   state_, head, std::move(ticket));
     state_->dispatch(std::move(in), std::move(sink));
   }
 
@@ -336,8 +388,9 @@ public:
 
   // Hands what arrived to Pistache's parser one checked request at a time
   // (request_framer); stops at a request being answered and keeps the rest for
-  // later. What cannot be framed is refused and ends the connection. The
-  // connection's lock is held.
+  // later. A request is judged once its header block is in (judge); the body of
+  // one framed by Content-Length is kept here and handed on whole. What cannot be
+  // framed is refused and ends the connection. The connection's lock is held.
   void feed(connection_state& c, std::string_view in,
             const std::shared_ptr<Pistache::Tcp::Peer>& peer) {
     c.feeding = true;
@@ -351,11 +404,27 @@ public:
         refuse(c, peer, *why);
         break;
       }
-      if (!piece.parse.empty()) {
-        // Http::Handler's parser, through Tcp::Handler's public interface.
-        static_cast<Pistache::Tcp::Handler&>(*this).onInput(piece.parse.data(), piece.parse.size(),
-                                                            peer);
-        screen(c, peer);
+      auto rest = in.size() - piece.consumed; // of what arrived, after this piece
+      if (piece.head_done)
+        c.rated = false;
+      if (piece.body) {
+        c.body.append(piece.parse);
+        if (piece.ends_request)
+          parse(c, std::exchange(c.body, std::string()), peer);
+      } else if (!piece.parse.empty()) {
+        // A header block (the request ends with it when it has no body, or the
+        // body follows), or a chunked request, decoded whole.
+        if (piece.ends_request && !piece.head_done && !grown(c, peer, piece.parse.size()))
+          break;
+        parse(c, piece.parse, peer);
+      }
+      if (piece.head_done && !piece.ends_request) {
+        ++c.request_seq;
+        c.receiving = true;
+        judge(c, peer, rest);
+      } else if (c.receiving && !c.framer.content_length()
+                 && !grown(c, peer, c.framer.decoded_bytes())) {
+        break;
       }
       in.remove_prefix(piece.consumed);
     }
@@ -363,11 +432,18 @@ public:
   }
 
   // Bytes that arrive while a request is being answered: at most one more whole
-  // request's worth; a client pipelining beyond that gets the current answer last.
+  // request's worth, held under the body budget (as unverified: nothing is known
+  // of them yet). A client pipelining beyond either gets the current answer last.
   void hold(connection_state& c, std::string_view in) {
-    if (c.held.size() + in.size()
-        > state_->settings.max_body_bytes + request_framer::max_head_bytes) {
-      c.held.clear();
+    auto n = c.held.size() + in.size();
+    bool fits = n <= state_->settings.max_body_bytes + request_framer::max_head_bytes;
+    if (fits && c.held_ticket)
+      fits = c.held_ticket->grow_to(n);
+    else if (fits)
+      fits = (c.held_ticket = body_ticket::take(state_->gate->budget, n, true)) != nullptr;
+    if (!fits) {
+      c.held = std::string();
+      c.held_ticket.reset();
       c.refused = true;
       c.closing = true;
       return;
@@ -388,22 +464,105 @@ private:
                                              : connection_option::none;
   }
 
-  // After each chunk the parser has taken: a request whose headers are in and
-  // whose body is still coming is refused now if it is to be refused at all.
-  void screen(connection_state& c, const std::shared_ptr<Pistache::Tcp::Peer>& peer) {
-    auto parser = getParser(peer);
-    if (!parser || parser->step()->id() != ph::Private::BodyStep::Id)
-      return;
-    const auto& req = parser->request;
-    std::size_t announced = 0;
-    if (auto cl = req.headers().tryGet<ph::Header::ContentLength>())
-      announced = static_cast<std::size_t>(cl->value());
-    auto own = own_answer(req, match(req.method(), req.resource()), announced,
-                          state_->settings.max_body_bytes, state_->draining);
-    auto* r = std::get_if<reply>(&own);
-    if (!r || r->status < 400)
-      return;
-    end_with(c, peer, *r, trace_id_of(req));
+  // Http::Handler's parser, through Tcp::Handler's public interface: onRequest
+  // runs inside it when `bytes` complete a request.
+  void parse(connection_state&, std::string_view bytes,
+             const std::shared_ptr<Pistache::Tcp::Peer>& peer) {
+    static_cast<Pistache::Tcp::Handler&>(*this).onInput(bytes.data(), bytes.size(), peer);
+  }
+
+  // A chunked body's share of the budget, grown to what has been decoded (or to the
+  // whole decoded request): false, the request answered 503, when it does not fit.
+  bool grown(connection_state& c, const std::shared_ptr<Pistache::Tcp::Peer>& peer,
+             std::size_t bytes) {
+    if (!c.ticket || c.ticket->grow_to(bytes))
+      return true;
+    end_with(c, peer, bodies_at_limit(), "");
+    return false;
+  }
+
+  static reply bodies_at_limit() {
+    return error_reply(
+      {model::errc::overloaded, "too many request bodies are held at once; retry shortly"});
+  }
+
+  // The request whose header block has just arrived, with its body still to come
+  // (`arrived`: bytes of it already here, or more): refused now if it is to be
+  // refused at all, else given its share of the body budget — as unverified unless
+  // its credential is known to be good — and, when its credential is not known and
+  // its body is not all here, that credential is checked while the body arrives.
+  void judge(connection_state& c, const std::shared_ptr<Pistache::Tcp::Peer>& peer,
+             std::size_t arrived) {
+    auto announced = c.framer.content_length();
+    auto bytes = static_cast<std::size_t>(announced.value_or(0));
+    const auto& gate = *state_->gate;
+    // A body framed by Content-Length: the parser has the header block and waits
+    // for the body. A chunked one: its block is parsed apart (the parser gets the
+    // request once the body is decoded).
+    std::optional<ph::RequestParser> apart;
+    const ph::Request* req = nullptr;
+    if (announced) {
+      auto parser = getParser(peer);
+      if (parser && parser->step()->id() == ph::Private::BodyStep::Id)
+        req = &parser->request;
+    } else {
+      auto head = c.framer.head();
+      apart.emplace(head.size());
+      try {
+        if (apart->feed(head.data(), head.size()) && apart->parse() == ph::Private::State::Done)
+          req = &apart->request;
+      } catch (const std::exception&) {
+        // The parser answers the whole request as it does (never with a body).
+      }
+    }
+    // Made only for an answer given here (a client's own id, or a new one).
+    auto trace_id = [req] { return req ? trace_id_of(*req) : std::string(); };
+    credential_check check;
+    if (req) {
+      auto m = match(req->method(), req->resource());
+      auto own = own_answer(*req, m, bytes, state_->settings.max_body_bytes, state_->draining);
+      if (auto* r = std::get_if<reply>(&own); r && r->status >= 400)
+        return end_with(c, peer, *r, trace_id());
+      if (is_upload(*m.target)) {
+        // A client beyond its rate: refused before it has sent its body.
+        c.rated = true;
+        auto client = client_ip_of(*req, state_->proxies, peer_ip_of(*peer));
+        if (auto wait = gate.clients.take(client, bytes); wait.count() > 0)
+          return end_with(c, peer, error_reply(rate_limited(wait, "client network")), trace_id());
+      }
+      if (auto* secret = std::get_if<std::string>(&own)) {
+        check.target = *m.target;
+        check.key = credential_key(*m.target, *secret, m.id);
+        check.secret = std::move(*secret);
+        check.app_id = std::move(m.id);
+      }
+    }
+    auto known = check.key.empty() ? credential_view::state{} : gate.credentials.look(check.key);
+    if (known.kind == credential_view::state::refused)
+      return end_with(c, peer, error_reply(*known.why), trace_id());
+    bool unverified = known.kind != credential_view::state::good;
+    c.ticket = body_ticket::take(gate.budget, bytes, unverified);
+    // A body all here is judged whole, with its request; a refused one's
+    // credential is still checked, so that its client, if it is good, finds it
+    // known when it tries again.
+    bool asks
+      = unverified && !check.key.empty() && (!c.ticket || !announced || arrived < *announced);
+    if (asks) {
+      check.verdict = [connection = std::weak_ptr(connection_of(*peer)), seq = c.request_seq,
+                       share = std::weak_ptr(c.ticket),
+                       trace_id = trace_id()](std::optional<model::error> refusal) {
+        if (!refusal) {
+          if (auto t = share.lock())
+            t->verified();
+        } else if (auto c = connection.lock()) {
+          refuse_arriving(c, seq, *refusal, trace_id);
+        }
+      };
+      gate.check(std::move(check));
+    }
+    if (!c.ticket)
+      return end_with(c, peer, bodies_at_limit(), trace_id());
+    c.body.reserve(bytes); // held once, in one piece
   }
 
   // A stream that is not HTTP/1.1 (request_framer::refusal): nothing of it reaches
@@ -422,6 +581,9 @@ private:
   static void end_with(connection_state& c, const std::shared_ptr<Pistache::Tcp::Peer>& peer,
                        const reply& r, const std::string& trace_id) {
     c.refused = true;
+    c.receiving = false;
+    c.ticket.reset();
+    c.body = std::string();
     write_raw(*peer, r, trace_id);
     ::shutdown(peer->fd(), SHUT_WR);
   }
@@ -438,7 +600,8 @@ void answered(const connection_ptr& c) {
     return;
   if (c->closing) {
     // The last answer is out: the client sees the end of the stream after it.
-    c->held.clear();
+    c->held = std::string();
+    c->held_ticket.reset();
     if (!c->refused)
       ::shutdown(c->fd, SHUT_WR);
     c->refused = true;
@@ -446,8 +609,8 @@ void answered(const connection_ptr& c) {
   }
   if (c->feeding || c->held.empty())
     return; // a feed() further up this thread's stack goes on by itself
-  auto next = std::move(c->held);
-  c->held.clear();
+  auto next = std::exchange(c->held, std::string());
+  c->held_ticket.reset(); // the requests in it take their own shares
   c->http->feed(*c, next, peer);
 }
 
@@ -482,6 +645,15 @@ void early_gate::onDisconnection(const std::shared_ptr<Pistache::Tcp::Peer>& pee
   if (auto c = connection_of(*peer)) {
     std::lock_guard lock(c->mutex);
     c->gone = true; // its fd is closed next and may be reused at once
+    // A body that will never be whole, and what was pipelined behind an answer,
+    // are dropped with their shares of the budget.
+    if (c->receiving) {
+      c->receiving = false;
+      c->ticket.reset();
+      c->body = std::string();
+    }
+    c->held = std::string();
+    c->held_ticket.reset();
   }
   http().onDisconnection(peer);
 }
@@ -492,13 +664,25 @@ struct server::endpoint_holder {
   std::unique_ptr<Pistache::Http::Endpoint> endpoint;
 };
 
-server::server(config::http_settings settings, dispatch_fn dispatch, turn_hook* turns)
+server::server(config::http_settings settings, dispatch_fn dispatch, turn_hook* turns,
+               const admission* gate)
   : state_(std::make_shared<shared_state>()), endpoint_(std::make_unique<endpoint_holder>()) {
   state_->proxies = model::trusted_proxies::parse(settings.trusted_proxies)
                       .value(); // checked with the configuration
   state_->settings = std::move(settings);
   state_->dispatch = std::move(dispatch);
   state_->turns = turns;
+  if (!gate) {
+    auto unbounded = std::numeric_limits<std::size_t>::max();
+    state_->own_budget = std::make_unique<body_budget>(unbounded, unbounded);
+    state_->own_credentials = std::make_unique<credential_view>(model::system_time());
+    state_->own_clients = std::make_unique<client_rates>(0, 1, model::system_time());
+    state_->own_gate
+      = std::make_unique<admission>(admission{*state_->own_budget, *state_->own_credentials,
+                                              *state_->own_clients, [](credential_check) {}});
+    gate = state_->own_gate.get();
+  }
+  state_->gate = gate;
 }
 
 server::~server() {

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "config/settings.hpp"
+#include "http/admission.hpp"
 #include "http/reply.hpp"
 #include "http/turn_hook.hpp"
 
@@ -20,8 +21,12 @@ public:
   using dispatch_fn = std::function<void(inbound_request, reply_sink_ptr)>;
 
   // `turns`: marks each reactor's handling of a client's input as a turn (null:
-  // none); it must outlive the server.
-  server(config::http_settings settings, dispatch_fn dispatch, turn_hook* turns = nullptr);
+  // none); `gate`: the body budget and what is known of credentials, by which a
+  // request is judged once its headers are in (null: no budget beyond
+  // http.max-body-bytes per request, no credential known). Both must outlive the
+  // server.
+  server(config::http_settings settings, dispatch_fn dispatch, turn_hook* turns = nullptr,
+         const admission* gate = nullptr);
   ~server();
 
   // Binds and starts the reactor threads; returns the bound port.

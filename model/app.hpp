@@ -2,6 +2,7 @@
 // An app owns access tokens and the store credentials its uploads are checked with.
 
 #include <string>
+#include <string_view>
 
 #include "model/customer_options.hpp"
 #include "model/transfer_policy.hpp"
@@ -49,5 +50,9 @@ struct app {
 
   bool operator==(const app&) const = default;
 };
+
+// Whether `token` is the app's push secret (the URL's ?token=), in constant time;
+// an app without one has not asked for pushes (receiptctl app rtdn-url) and takes none.
+bool rtdn_token_matches(const app& a, std::string_view token);
 
 } // namespace receiptd::model

@@ -17,6 +17,9 @@ const error_kind& kind_of(errc code) {
     {"method_not_allowed", 405, std::nullopt},
     {"body_too_large", 413, std::nullopt},
     {"conflict", 409, std::nullopt},
+    // A rate limit says how long its bucket needs (model::error::retry_after); 1 s
+    // is what a refusal without that figure would say.
+    {"rate_limited", 429, 1},
     {"overloaded", 503, 1},
     {"too_many_connections", 503, 1},
     {"shutting_down", 503, 1},

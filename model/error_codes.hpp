@@ -20,6 +20,7 @@ enum class errc {
   method_not_allowed,   // 405
   body_too_large,       // 413
   conflict,             // 409: a re-upload refused (product_id_mismatch, bound_to_other_user)
+  rate_limited,         // 429: the app's or the client's upload rate (limits.*)
   overloaded,           // 503: too many uploads or bytes in flight
   too_many_connections, // 503: beyond http.max-connections
   shutting_down,        // 503: draining
@@ -35,7 +36,7 @@ enum class errc {
 struct error_kind {
   std::string_view name;          // the code's name in the error body
   int status;                     // HTTP status
-  std::optional<int> retry_after; // seconds, sent as Retry-After
+  std::optional<int> retry_after; // seconds, sent as Retry-After (unless the error says)
 };
 
 const error_kind& kind_of(errc code);

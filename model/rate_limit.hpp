@@ -1,11 +1,16 @@
 #pragma once
-// A token bucket: at most `per_second` events per second on average, in bursts of
+// A token bucket: at most `per_second` tokens a second on average, in bursts of
 // at most `burst`. Pure: the caller passes the (steady) time, so tests drive it
-// exactly. Used to pace revalidations against each store (store-*.retry-rate), so
-// that a queue that piled up during an outage does not stampede the store when it
-// recovers.
+// exactly. Used to pace revalidations against each store (store-*.retry-rate),
+// so that a queue that piled up during an outage does not stampede the store when
+// it recovers, and to hold each app and each client network to its share of
+// uploads (limits.*, keyed_buckets below).
 
 #include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <unordered_map>
 
 namespace receiptd::model {
 
@@ -20,14 +25,19 @@ public:
 
   bool unlimited() const { return per_second_ <= 0; }
   double rate() const { return per_second_; }
-  // Takes one token if there is one at `now` (true), else leaves the bucket as it
-  // is (false).
-  bool take(time_point now);
-  // How long from `now` until the next token is there (zero when one is).
-  duration wait(time_point now) const;
+  double burst() const { return burst_; }
+  // Takes `cost` tokens if there are that many at `now` (true), else leaves the
+  // bucket as it is (false). A cost above the burst is taken as the burst: it
+  // waits for a full bucket instead of never passing.
+  bool take(time_point now, double cost = 1);
+  // How long from `now` until `cost` tokens are there (zero when they are).
+  duration wait(time_point now, double cost = 1) const;
+  // Whether the bucket is full at `now`: it then holds nothing a new one would not.
+  bool full(time_point now) const;
 
 private:
   double tokens_at(time_point now) const;
+  double capped(double cost) const;
 
   double per_second_;
   double burst_;
@@ -35,5 +45,43 @@ private:
   time_point at_{}; // when tokens_ was last brought up to date
   bool started_ = false;
 };
+
+// One token bucket per key (an app, a client network), made on first use. The
+// map is bounded: at `max_keys`, the buckets that are full again (their keys idle
+// for burst / rate seconds) are dropped, which changes nothing for them; when
+// every kept bucket is still in use, new keys share one overflow bucket rather
+// than grow the map.
+class keyed_buckets {
+public:
+  using time_point = token_bucket::time_point;
+  using duration = token_bucket::duration;
+
+  keyed_buckets(double per_second, double burst, std::size_t max_keys = 100000);
+
+  bool unlimited() const { return per_second_ <= 0; }
+  // Zero when `cost` was taken from the key's bucket, else how long until it could be.
+  duration take(const std::string& key, double cost, time_point now);
+  std::size_t size() const { return buckets_.size(); }
+
+private:
+  token_bucket& bucket(const std::string& key, time_point now);
+
+  double per_second_;
+  double burst_;
+  std::size_t max_keys_;
+  std::unordered_map<std::string, token_bucket> buckets_;
+  token_bucket overflow_;
+};
+
+// The client an upload's limit is kept for, from its peer address: an IPv4
+// address as it is, an IPv6 address by its /64 (RFC 4291 §2.5.4: one subscriber
+// line or host gets a whole /64, and may use any address in it). Text that is not
+// an address is its own key.
+std::string client_network(std::string_view ip);
+
+// What an upload of `body_bytes` costs against its limits: one, plus one per full
+// 64 KiB of body. A 1 MB receipt (about 2,000 purchases to decode, store and
+// answer) then counts as 16 small uploads, not as one.
+double upload_cost(std::size_t body_bytes);
 
 } // namespace receiptd::model

@@ -267,6 +267,39 @@ bool needs_job(const transaction_record& r) {
   return r.state == validation_state::pending;
 }
 
+namespace {
+
+// Keeps the first max_rejected_proof_bytes of `proof` (base64 and JWS text cut
+// there stay what they were: a prefix of the same text); `size` learns what it was.
+void trim_proof(std::string& proof, std::optional<std::int64_t>& size) {
+  if (proof.size() <= max_rejected_proof_bytes)
+    return;
+  if (!size)
+    size = static_cast<std::int64_t>(proof.size());
+  proof.resize(max_rejected_proof_bytes);
+  proof.shrink_to_fit();
+}
+
+} // namespace
+
+void trim_rejected_proof(purchase_order_record& r) {
+  if (!rejected_locally(r.state, r.fraud))
+    return;
+  trim_proof(r.purchase_data, r.proof_size);
+  std::optional<std::int64_t> signature_size; // at most 2 KiB (upload limits): kept whole
+  trim_proof(r.purchase_signature, signature_size);
+}
+
+void trim_rejected_proof(receipt_record& r) {
+  if (rejected_locally(r.state, r.fraud))
+    trim_proof(r.receipt_data, r.proof_size);
+}
+
+void trim_rejected_proof(transaction_record& r) {
+  if (rejected_locally(r.state, r.fraud))
+    trim_proof(r.signed_transaction, r.proof_size);
+}
+
 bool rejected_locally(validation_state state, fraud_reason reason) {
   return state == validation_state::rejected && reason != fraud_reason::none
     && reason != fraud_reason::store_rejected;
@@ -315,6 +348,7 @@ purchase_order_record merge_reupload(const purchase_order_record& existing,
       out.is_legacy = false;
       out.purchase_data = existing.purchase_data;
       out.purchase_signature = existing.purchase_signature;
+      out.proof_size = existing.proof_size;
     }
     if (!out.order_id)
       out.order_id = existing.order_id;

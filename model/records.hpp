@@ -2,6 +2,7 @@
 // The stored records (DESIGN.md §5) behind the SPEC §2.1/§2.2 resources, and the
 // revalidation job that follows a pending record.
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -121,6 +122,9 @@ struct record_base {
   // The In-App Purchases the record names, as its save or lookup left them (not
   // stored with the record: purchases are their own rows); null when not read.
   std::shared_ptr<const purchases::purchase_set> purchases;
+  // The proof's size as uploaded when only its first bytes are kept
+  // (trim_rejected_proof); none when it is kept whole.
+  std::optional<std::int64_t> proof_size;
 
   bool is_fraud() const { return fraud != fraud_reason::none; }
 };
@@ -302,6 +306,17 @@ field_error bound_to_other_user();
 
 // Whether `incoming` failed on its own proof, before any store was asked.
 bool rejected_locally(validation_state state, fraud_reason reason);
+
+// A proof its own check refused (a forgery: its signature, chain, bundle,
+// device or encoding) is kept as what identifies it — its hash or key (the
+// record's), the reason, its size as uploaded (proof_size) and its first
+// max_rejected_proof_bytes bytes — not whole: forged uploads of any size, each
+// one new, would otherwise fill the disk. The resource and the 402 answer show
+// none of the proof, so they are unchanged. Nothing changes for any other record.
+inline constexpr std::size_t max_rejected_proof_bytes = 4096;
+void trim_rejected_proof(purchase_order_record& r);
+void trim_rejected_proof(receipt_record& r);
+void trim_rejected_proof(transaction_record& r);
 
 // A local verdict (fraud): the record is rejected for `reason`, whichever store.
 template <class Record>

@@ -5,6 +5,7 @@
 // retry hint), and the list of field errors the HTTP layer renders as the
 // DESIGN.md §2 shape. It is mapped to a status once, at the HTTP edge.
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <variant>
@@ -39,9 +40,18 @@ public:
   // The first error's text: what a log line or a command's message says.
   const std::string& message() const { return fields_.front().message; }
 
+  // Seconds a client should wait before it tries again, when the error knows
+  // better than its code's entry in the table (a rate limit's bucket).
+  const std::optional<int>& retry_after() const { return retry_after_; }
+  error& retry_after(int seconds) {
+    retry_after_ = seconds;
+    return *this;
+  }
+
 private:
   errc code_;
   field_errors fields_;
+  std::optional<int> retry_after_;
 };
 
 template <class T>

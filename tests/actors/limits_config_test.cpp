@@ -26,6 +26,11 @@ TEST_CASE("request limits: defaults", "[config][limits]") {
   CHECK(s.http.keepalive_timeout == std::chrono::seconds(15));
   CHECK(s.http.max_connections == 10000);
   CHECK(s.validator.max_in_flight_bytes == 256u * 1024 * 1024);
+  CHECK(s.validator.max_unverified_bytes == 32u * 1024 * 1024);
+  CHECK(s.limits.client_rate == 50);
+  CHECK(s.limits.client_burst == 200);
+  CHECK(s.limits.app_rate == 1000);
+  CHECK(s.limits.app_burst == 2000);
   CHECK(s.store_a.max_queued == 4096);
   CHECK(s.store_b.max_queued == 4096);
   auto set
@@ -54,4 +59,11 @@ TEST_CASE("request limits that cannot work stop the start", "[config][limits]") 
   // A body the byte budget could never hold would never be admitted.
   CHECK(load({"--validator.max-in-flight-bytes=1000"}).problem.find("validator.max-in-flight-bytes")
         != std::string::npos);
+  CHECK(
+    load({"--validator.max-unverified-bytes=1000"}).problem.find("validator.max-unverified-bytes")
+    != std::string::npos);
+  // Rates: 0 is no limit; a burst below one upload is not one.
+  CHECK(load({"--limits.client-rate=0", "--limits.app-rate=0"}).problem.empty());
+  CHECK(load({"--limits.client-rate=-1"}).problem.find("limits.client-rate") != std::string::npos);
+  CHECK(load({"--limits.app-burst=0.5"}).problem.find("limits.app-burst") != std::string::npos);
 }

@@ -89,6 +89,66 @@ TEST_CASE("saves sent while the single worker is busy leave as one batch",
     CHECK(outcomes["trace-" + std::to_string(i)] == together);
 }
 
+TEST_CASE("a receipt of 2,000 purchases commits in a batch of its own: the small saves queued "
+          "around it leave together first",
+          "[actors][persistence]") {
+  auto url = fresh_database_url(db::dialect::sqlite);
+  auto app = create_app(url);
+  auto trace_file = sqlite_file(url).parent_path() / "trace.jsonl";
+  config::trace_settings ts;
+  ts.file = trace_file.string();
+  tracer trace(ts);
+  model::receipt_record heavy;
+  heavy.app_id = app.id;
+  heavy.receipt_hash = std::string(64, 'a');
+  heavy.receipt_data = std::string(1000000, 'M'); // about what 2,000 purchases take
+  heavy.state = model::validation_state::pending;
+  heavy.created_at = heavy.updated_at = manual_time::start_ms;
+  for (int i = 0; i < 2000; ++i) {
+    model::apple_in_app_purchase p;
+    p.product_id = "product";
+    p.transaction_id = p.original_transaction_id = std::to_string(1000000 + i);
+    heavy.in_app_purchases.push_back(p);
+  }
+  constexpr int small = 5;
+  {
+    write_lock lock(sqlite_file(url)); // the worker's first save waits on it
+    caf::actor_system_config cfg;
+    caf::actor_system sys{cfg};
+    auto pool = spawn_persistence_pool(sys, {url, 1, 16}, trace, model::system_time());
+    caf::scoped_actor self{sys};
+    auto save = [&](int i) {
+      return self->request(pool, std::chrono::seconds(30), save_atom_v,
+                           trace_context{"small-" + std::to_string(i), 0}, pending_order(app.id, i),
+                           manual_time::start_ms);
+    };
+    auto first = save(0); // alone: it holds the worker until the lock goes
+    auto before = save(1);
+    auto receipt = self->request(pool, std::chrono::seconds(30), save_atom_v,
+                                 trace_context{"heavy", 0}, heavy, manual_time::start_ms);
+    std::vector<decltype(save(0))> after;
+    for (int i = 2; i <= small; ++i)
+      after.push_back(save(i));
+    lock.release();
+    auto failed = [](caf::error& e) { FAIL(caf::to_string(e)); };
+    receipt.receive([](model::receipt_record&) {}, failed);
+    after.push_back(std::move(first));
+    after.push_back(std::move(before));
+    for (auto& h : after)
+      h.receive([](model::purchase_order_record&) {}, failed);
+    caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
+  }
+  trace.flush();
+  auto outcomes = save_outcomes(trace_file);
+  REQUIRE(outcomes.size() == small + 2);
+  // By count alone (256 a batch) the receipt and the five small saves were one
+  // transaction of 2,006 rows, and each small upload waited for all of it.
+  CHECK(outcomes["heavy"] == "ok (batch of 1)");
+  auto together = "ok (batch of " + std::to_string(small) + ")";
+  for (int i = 1; i <= small; ++i)
+    CHECK(outcomes["small-" + std::to_string(i)] == together);
+}
+
 TEST_CASE("a claimed job whose record is gone is dropped, not leased again",
           "[actors][persistence]") {
   auto url = fresh_database_url(db::dialect::sqlite);

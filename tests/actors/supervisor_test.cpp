@@ -7,6 +7,7 @@
 
 #include "actors/supervisor.hpp"
 #include "fixture.hpp"
+#include "http/admission.hpp"
 #include "model/access_token.hpp"
 
 using namespace receiptd;
@@ -25,6 +26,8 @@ struct supervisor_bench : actor_fixture {
   validator_deps_ptr deps;
   config::validator_settings admission;
   config::auth_settings auth;
+  supervisor_options options;
+  http::credential_view view{clock};
   supervisor_actor supervisor;
 
   supervisor_bench() {
@@ -49,7 +52,10 @@ struct supervisor_bench : actor_fixture {
       caf::anon_send_exit(caf::actor_cast<caf::actor>(v), caf::exit_reason::kill);
   }
 
-  void start() { supervisor = keep(spawn_supervisor(*sys, admission, auth, deps)); }
+  void start() {
+    options.credentials = &view;
+    supervisor = keep(spawn_supervisor(*sys, admission, auth, deps, options));
+  }
 
   // The lookups the database held (persistence_log::authentication_hangs) answer.
   void answer_lookups() {
@@ -72,12 +78,28 @@ struct supervisor_bench : actor_fixture {
   }
 
   std::shared_ptr<recording_sink> upload(const std::string& token = good_token,
-                                         const std::string& body = legacy_body) {
+                                         const std::string& body = legacy_body,
+                                         const std::string& peer_ip = "203.0.113.1") {
     http::inbound_request req(http::route::store_b_legacy_upload);
     req.token = token;
     req.body = body;
+    req.peer_ip = peer_ip;
     req.trace_id = "t-upload";
     return send(std::move(req));
+  }
+
+  // A credential judged while its body arrives: the verdicts it got (none yet: empty).
+  std::shared_ptr<std::vector<std::optional<model::error>>>
+  check(http::route target, const std::string& secret, const std::string& app_id = "") {
+    auto verdicts = std::make_shared<std::vector<std::optional<model::error>>>();
+    caf::anon_send(supervisor, vet_atom_v,
+                   http::credential_check{target, http::credential_key(target, secret, app_id),
+                                          secret, app_id,
+                                          [verdicts](std::optional<model::error> e) {
+                                            verdicts->push_back(std::move(e));
+                                          }});
+    run();
+    return verdicts;
   }
 
   std::shared_ptr<recording_sink> get(const std::string& id,
@@ -89,6 +111,11 @@ struct supervisor_bench : actor_fixture {
     return send(std::move(req));
   }
 };
+
+// Answered 429 (an upload let through waits on the store, unanswered).
+bool limited(const std::shared_ptr<recording_sink>& sink) {
+  return !sink->replies.empty() && sink->replies[0].status == 429;
+}
 
 std::string error_code(const http::reply& r) {
   return std::string(boost::json::parse(r.body).at("errors").at(0).at("code").as_string());
@@ -519,4 +546,111 @@ TEST_CASE("a GET with a body gives its bytes back", "[actors][supervisor]") {
   CHECK(got->replies[0].status == 200);
   auto upload = b.upload();
   CHECK(upload->replies.empty()); // admitted: the byte budget is whole again
+}
+
+// ---- upload rates (limits.app-rate; the client's is the HTTP layer's) ---------------
+
+TEST_CASE("beyond its app's rate an upload is 429; a large body counts once per 64 KiB",
+          "[actors][supervisor][limits]") {
+  supervisor_bench b;
+  b.options.limits = {.client_rate = 0, .app_rate = 10, .app_burst = 20};
+  b.start();
+  // 17 of the 20 at once: a 1 MiB body (refused as a body, 422, not by the limit).
+  auto big = b.upload(good_token, std::string(1024 * 1024, ' '), "198.51.100.1");
+  REQUIRE(big->replies.size() == 1);
+  CHECK(big->replies[0].status == 422);
+  for (int i = 0; i < 3; ++i)
+    CHECK_FALSE(limited(b.upload(good_token, legacy_body, "198.51.100." + std::to_string(2 + i))));
+  auto over = b.upload(good_token, legacy_body, "198.51.100.9");
+  REQUIRE(limited(over));
+  CHECK(over->replies[0].retry_after_seconds == 1); // 100 ms, in whole seconds
+  // A token nobody issued is a 401, not a place in the app's budget.
+  CHECK(b.upload("rcpt_unknown", legacy_body, "198.51.100.9")->replies[0].status == 401);
+  // Record lookups are not uploads.
+  b.log->records["rec-1"] = {"app-1", R"({"id":"rec-1"})"};
+  CHECK(b.get("rec-1")->replies[0].status == 200);
+}
+
+// ---- credentials judged while a body arrives (http/admission.hpp) -------------------
+
+TEST_CASE("a check of a token shares the lookup an upload makes, and tells good from unknown",
+          "[actors][supervisor][admission]") {
+  supervisor_bench b;
+  b.log->authentication_hangs = true;
+  b.start();
+  auto early = b.check(http::route::store_b_upload, good_token);
+  auto held = b.upload();
+  auto unknown = b.check(http::route::store_b_upload, "rcpt_made_up");
+  CHECK(early->empty());
+  CHECK(held->replies.empty());
+  b.answer_lookups();
+  CHECK(b.log->authentications == 2); // one per token
+  REQUIRE(early->size() == 1);
+  CHECK_FALSE(early->at(0).has_value());
+  REQUIRE(unknown->size() == 1);
+  REQUIRE(unknown->at(0).has_value());
+  CHECK(unknown->at(0)->code() == model::errc::unauthorized);
+  // A cached token is good at once, without a lookup.
+  b.log->authentication_hangs = false;
+  auto cached = b.check(http::route::store_a_get, good_token);
+  REQUIRE(cached->size() == 1);
+  CHECK_FALSE(cached->at(0).has_value());
+  CHECK(b.log->authentications == 2);
+}
+
+TEST_CASE("what lookups find is published for the HTTP layer: cached tokens while they are "
+          "cached, refused ones for one revocation check",
+          "[actors][supervisor][admission]") {
+  supervisor_bench b;
+  b.start();
+  auto good = http::credential_key(http::route::store_b_upload, good_token, "");
+  auto bad = http::credential_key(http::route::store_b_upload, "rcpt_made_up", "");
+  CHECK(b.view.look(good).kind == http::credential_view::state::unknown);
+  b.upload();
+  CHECK(b.view.look(good).kind == http::credential_view::state::good);
+  CHECK(b.upload("rcpt_made_up")->replies[0].status == 401);
+  CHECK(b.view.look(bad).kind == http::credential_view::state::refused);
+  b.pass(b.auth.revocation_check);
+  CHECK(b.view.look(bad).kind == http::credential_view::state::unknown);
+  // A token the cache lets go of (read before a change, or unused for an
+  // interval) leaves the view with it.
+  b.log->auth_revision = 7;
+  b.pass(b.auth.revocation_check);
+  CHECK(b.view.look(good).kind == http::credential_view::state::unknown);
+
+  SECTION("without a token cache nothing is remembered as refused") {
+    supervisor_bench nb;
+    nb.auth.token_cache_ttl = std::chrono::milliseconds(0);
+    nb.start();
+    CHECK(nb.upload("rcpt_made_up")->replies[0].status == 401);
+    CHECK(nb.view.look(bad).kind == http::credential_view::state::unknown);
+    CHECK(nb.view.good_count() == 0);
+  }
+}
+
+TEST_CASE("a notification URL is checked by its app and a Play push's secret",
+          "[actors][supervisor][admission]") {
+  supervisor_bench b;
+  model::app a;
+  a.id = "app-9";
+  a.rtdn_token = "push-secret";
+  b.log->apps_by_id[a.id] = a;
+  b.start();
+  auto apple = b.check(http::route::store_a_notification, "", "app-9");
+  REQUIRE(apple->size() == 1);
+  CHECK_FALSE(apple->at(0).has_value());
+  CHECK(b.view.look("a:app-9").kind == http::credential_view::state::good);
+  auto nobody = b.check(http::route::store_a_notification, "", "no-such-app");
+  REQUIRE(nobody->size() == 1);
+  REQUIRE(nobody->at(0).has_value());
+  CHECK(nobody->at(0)->code() == model::errc::not_found);
+  auto play = b.check(http::route::store_b_notification, "push-secret", "app-9");
+  REQUIRE(play->size() == 1);
+  CHECK_FALSE(play->at(0).has_value());
+  auto wrong = b.check(http::route::store_b_notification, "guess", "app-9");
+  REQUIRE(wrong->size() == 1);
+  REQUIRE(wrong->at(0).has_value());
+  CHECK(wrong->at(0)->code() == model::errc::unauthorized);
+  CHECK(b.view.look(http::credential_key(http::route::store_b_notification, "guess", "app-9")).kind
+        == http::credential_view::state::refused);
 }

@@ -19,7 +19,7 @@ import re
 import subprocess
 import sys
 
-SECTIONS = ("http", "db", "auth", "validator", "outbound", "store-a", "store-b", "store-*",
+SECTIONS = ("http", "db", "auth", "validator", "limits", "outbound", "store-a", "store-b", "store-*",
             "retry", "webhooks", "trace", "log", "metrics", "bootstrap", "scheduler")
 # An option's name, not a host name (host=db.internal), a file (var/trace.jsonl) or a
 # method call (http.value(…) in Swift).

@@ -296,7 +296,10 @@ std::vector<std::string> service_args(const std::string& dir, const test_support
     "--store-a.refresh-interval=0s", "--http.threads=2", "--scheduler.max-threads=2",
     // The notification tests sign fixed 2024 dates; the bound on a notification's
     // age has its own test (purchases_test.cpp) with the default.
-    "--notifications.max-age=200000h", no_token_cache};
+    "--notifications.max-age=200000h",
+    // Every test uploads from 127.0.0.1, one client network: its limit is tested by
+    // receiptds of their own (admission_test.cpp).
+    "--limits.client-rate=0", no_token_cache};
   auto trust = trust_args(dir, pki, jws_pki, emulator);
   args.insert(args.end(), trust.begin(), trust.end());
   return args;

@@ -102,7 +102,7 @@ struct own_service {
   static std::vector<std::string> with_defaults(suite& s, std::vector<std::string> args) {
     std::vector<std::string> all{"--store-b.api-url=" + s.emulator.store_b_url(),
                                  "--retry.poll-interval=3600s", "--http.threads=2",
-                                 "--scheduler.max-threads=2"};
+                                 "--scheduler.max-threads=2", "--limits.client-rate=0"};
     all.insert(all.end(), args.begin(), args.end());
     return all;
   }

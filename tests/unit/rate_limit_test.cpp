@@ -46,3 +46,67 @@ TEST_CASE("a token bucket with rate 0 is unlimited", "[rate_limit]") {
     REQUIRE(b.take(t0));
   CHECK(b.wait(t0) == 0ms);
 }
+
+TEST_CASE("a token bucket takes a cost at once, and a cost above its burst as the burst",
+          "[rate_limit]") {
+  token_bucket b(10, 20);
+  const token_bucket::time_point t0{1h};
+  CHECK(b.take(t0, 16));
+  CHECK_FALSE(b.take(t0, 5)); // 4 left
+  CHECK(b.wait(t0, 5) == 100ms);
+  CHECK(b.take(t0 + 100ms, 5));
+  // 1,000 tokens are never there at once: the burst is waited for instead.
+  CHECK(b.wait(t0 + 100ms, 1000) == 2s);
+  CHECK(b.take(t0 + 2100ms, 1000));
+  CHECK_FALSE(b.take(t0 + 2100ms, 1));
+}
+
+TEST_CASE("keyed buckets keep each key to its rate", "[rate_limit]") {
+  using receiptd::model::keyed_buckets;
+  keyed_buckets k(1, 2);
+  const token_bucket::time_point t0{1h};
+  CHECK(k.take("a", 1, t0) == 0ms);
+  CHECK(k.take("a", 1, t0) == 0ms);
+  CHECK(k.take("a", 1, t0) == 1s);
+  CHECK(k.take("b", 2, t0) == 0ms); // another key: its own bucket
+  CHECK(k.take("a", 1, t0 + 1s) == 0ms);
+  keyed_buckets off(0, 1);
+  for (int i = 0; i < 100; ++i)
+    REQUIRE(off.take("a", 16, t0) == 0ms);
+  CHECK(off.size() == 0);
+}
+
+TEST_CASE("keyed buckets stay within their bound: idle keys go, busy ones share an overflow",
+          "[rate_limit]") {
+  using receiptd::model::keyed_buckets;
+  keyed_buckets k(1, 1, 3);
+  const token_bucket::time_point t0{1h};
+  for (auto key : {"a", "b", "c"})
+    CHECK(k.take(key, 1, t0) == 0ms);
+  CHECK(k.size() == 3);
+  // All three are in use: "d" and "e" share one bucket rather than grow the map.
+  CHECK(k.take("d", 1, t0) == 0ms);
+  CHECK(k.take("e", 1, t0) == 1s);
+  CHECK(k.size() == 3);
+  // A second later all are full again (idle): they make room, and "e" has its own.
+  CHECK(k.take("e", 1, t0 + 1s) == 0ms);
+  CHECK(k.size() == 1);
+}
+
+TEST_CASE("a client network: an IPv4 address, an IPv6 /64", "[rate_limit]") {
+  using receiptd::model::client_network;
+  CHECK(client_network("203.0.113.7") == "203.0.113.7");
+  CHECK(client_network("2001:db8:1:2:aaaa:bbbb:cccc:dddd") == "2001:db8:1:2::/64");
+  CHECK(client_network("2001:db8:1:2::1") == client_network("2001:db8:1:2:ffff::9"));
+  CHECK(client_network("2001:db8:1:3::1") != client_network("2001:db8:1:2::1"));
+  CHECK(client_network("::ffff:198.51.100.4") == "198.51.100.4");
+  CHECK(client_network("not an address") == "not an address");
+}
+
+TEST_CASE("an upload costs one, plus one per full 64 KiB of body", "[rate_limit]") {
+  using receiptd::model::upload_cost;
+  CHECK(upload_cost(0) == 1);
+  CHECK(upload_cost(65535) == 1);
+  CHECK(upload_cost(65536) == 2);
+  CHECK(upload_cost(1024 * 1024) == 17);
+}

@@ -134,6 +134,44 @@ TEST_CASE("the header block goes on whole, then the body as it comes", "[http][f
   CHECK(p.ends_request);
 }
 
+TEST_CASE("the framer says where a request's head ends, what it announces, and which bytes are "
+          "body",
+          "[http][framing]") {
+  request_framer f;
+  auto p = f.next("POST /x HTTP/1.1\r\nContent-Length: 4\r\n\r\nab");
+  CHECK(p.head_done);
+  CHECK_FALSE(p.body);
+  CHECK(f.content_length() == 4u);
+  CHECK(f.head() == "POST /x HTTP/1.1\r\nContent-Length: 4\r\n\r\n");
+  p = f.next("ab");
+  CHECK(p.body);
+  CHECK_FALSE(p.head_done);
+  p = f.next("cd");
+  CHECK(p.body);
+  CHECK(p.ends_request);
+
+  SECTION("no body: the head ends the request") {
+    p = f.next("GET /healthz HTTP/1.1\r\n\r\n");
+    CHECK(p.head_done);
+    CHECK(p.ends_request);
+    CHECK(f.content_length() == 0u);
+  }
+  SECTION("chunked: the head without a length, then the body as it is decoded") {
+    p = f.next("POST /y HTTP/1.1\r\nTransfer-Encoding: chunked\r\nX-A: b\r\n\r\n");
+    CHECK(p.head_done);
+    CHECK(p.parse.empty());
+    CHECK_FALSE(f.content_length());
+    CHECK(f.head() == "POST /y HTTP/1.1\r\nX-A: b\r\n\r\n");
+    p = f.next("5\r\nhello\r\n3\r\nab");
+    CHECK(f.decoded_bytes() == 7);
+    CHECK(p.parse.empty());
+    p = f.next("c\r\n0\r\n\r\n");
+    CHECK(p.ends_request);
+    CHECK_FALSE(p.body);
+    CHECK(p.parse == "POST /y HTTP/1.1\r\nX-A: b\r\nContent-Length: 8\r\n\r\nhelloabc");
+  }
+}
+
 TEST_CASE("a chunked body is decoded whatever the reads, and handed on whole", "[http][framing]") {
   // Every split, the CR and LF after a chunk's data in two reads included (which
   // Pistache's own chunk parser turns into a hang).

@@ -1,0 +1,70 @@
+// receiptd-heavy-receipt: what bench/admission uploads beside small uploads — a
+// unified receipt of N in-app purchases (about 1 MB of upload at 2,000, the most
+// store-a.max-in-app-purchases lets through), signed by a test PKI made here
+// (tests/support/crypto), as an upload body; and that PKI's root, which receiptd
+// must trust (store-a.trust-roots). Not a test: bench/admission runs it.
+//
+//   receiptd-heavy-receipt --bundle-id=B --purchases=2000 --body=FILE --root=FILE
+//     [--forged=FILE]   also a receipt of the same size signed by a PKI nobody trusts
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "model/encoding.hpp"
+#include "tests/support/crypto/test_ca.hpp"
+
+namespace ts = receiptd::test_support;
+
+namespace {
+
+std::string receipt_body(const std::string& bundle, int purchases, const ts::test_pki& pki,
+                         const std::string& id_prefix) {
+  ts::unified_receipt_params p;
+  p.bundle_id = bundle;
+  for (int i = 0; i < purchases; ++i)
+    p.in_app.push_back(ts::purchase(bundle + ".product." + std::to_string(i % 50),
+                                    id_prefix + std::to_string(1000000 + i),
+                                    ts::utc(2024, 5, 1) + i * 60000LL));
+  auto der = ts::make_unified_receipt(p, ts::apple_like_signer(pki));
+  return "{\"receipt\":\"" + receiptd::model::base64_encode(der) + "\"}";
+}
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text << "\n";
+  if (!out) {
+    std::cerr << "receiptd-heavy-receipt: cannot write " << path << "\n";
+    std::exit(1);
+  }
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::map<std::string, std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto eq = a.find('=');
+    if (a.rfind("--", 0) != 0 || eq == std::string::npos) {
+      std::cerr << "usage: receiptd-heavy-receipt --bundle-id=B --purchases=N --body=FILE "
+                   "--root=FILE [--forged=FILE]\n";
+      return 2;
+    }
+    args[a.substr(2, eq - 2)] = a.substr(eq + 1);
+  }
+  for (auto required : {"bundle-id", "purchases", "body", "root"})
+    if (!args.count(required)) {
+      std::cerr << "receiptd-heavy-receipt: --" << required << " is required\n";
+      return 2;
+    }
+  const auto bundle = args["bundle-id"];
+  const int purchases = std::atoi(args["purchases"].c_str());
+  auto pki = ts::make_test_pki({"receiptd bench"});
+  write(args["root"], pki.root.pem());
+  write(args["body"], receipt_body(bundle, purchases, pki, "7"));
+  if (args.count("forged"))
+    write(args["forged"], receipt_body(bundle, purchases, ts::make_test_pki({"nobody"}), "8"));
+  return 0;
+}
