@@ -20,7 +20,8 @@ one the response lists; the body validates against the response's schema (JSON
 Schema 2020-12, formats checked, every object closed: a field the document does
 not list is an error). An upload the service judged (200, 206, 402, 409) must
 also have sent a body that validates against the request schema. Each webhook body
-validates against the document's `webhooks` entry of its `type`.
+validates against the document's `webhooks` entry of its `type` (of its `name`
+for the purchase and customer events, whose `type` is the resource's).
 
 Fails, listing every answer that does not match (method, path, status, the schema's
 complaint), and fails when the record is missing or holds no answer at all: a check
@@ -162,7 +163,12 @@ class Checker:
             event = json.loads(body)
         except ValueError as e:
             return self.fail("webhook", f"the body is not JSON ({e})")
-        kind = event.get("type") if isinstance(event, dict) else None
+        # Record events are keyed by their type ("receipt.created"); Mbaasy's purchase
+        # and customer events by their name (type "in_app_purchase", name
+        # "in_app_purchase.created").
+        kind = None
+        if isinstance(event, dict):
+            kind = event.get("name") if isinstance(event.get("name"), str) else event.get("type")
         entry = self.doc.get("webhooks", {}).get(kind)
         where = f"webhook {kind}"
         if entry is None:
