@@ -24,6 +24,7 @@ void purchase_row::assign(const mp::purchase& p, std::optional<model::unix_ms> n
   updated_at = p.updated_at;
   active_until.set(mp::active_until(p));
   recency = mp::recency_of(p);
+  product_key = mp::product_key(p.product_id.value);
 }
 
 mp::purchase purchase_row::purchase() const {
@@ -103,6 +104,7 @@ purchase_repository::purchase_repository(connection& c)
                                   st.exchange(soci::use(row_.active_until.value,
                                                         row_.active_until.ind, "active_until"));
                                   st.exchange(soci::use(row_.recency, "recency"));
+                                  st.exchange(soci::use(row_.product_key, "product_key"));
                                   st.exchange(soci::use(key_id_, "key_id"));
                                 })),
     due_(select(c, c.kind() == dialect::postgresql ? q::due_postgresql : q::due_sqlite, row_,

@@ -29,6 +29,7 @@ struct purchase_row {
   // What the customer answer selects by (013_customer_lookup.sql), from the facts.
   nullable<long long> active_until; // model::purchases::active_until
   long long recency = 0;            // model::purchases::recency_of
+  std::string product_key;          // model::purchases::product_key
 
   template <class F>
   void all_columns(F&& f) {
@@ -45,6 +46,7 @@ struct purchase_row {
     f("updated_at", updated_at);
     f("active_until", active_until);
     f("recency", recency);
+    f("product_key", product_key);
   }
 
   void assign(const model::purchases::purchase& p, std::optional<model::unix_ms> next_change);

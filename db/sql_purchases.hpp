@@ -46,33 +46,34 @@ inline constexpr std::string_view by_customer
 // The purchases a customer's answer reads at :key_now, newest first
 // (model::purchases::answer_purchases; 013_customer_lookup.sql): those active
 // then (one range of purchases_active_by_customer), and the most recent of each
-// product. The products are walked one at a time on
+// product (by product_key). The products are walked one at a time on
 // purchases_by_customer_product (a loose index scan: the next product id after
 // the last, then that product's most recent purchase), so a customer's
 // thousand consumables of three products cost a few index probes, not a
 // thousand rows.
 inline constexpr std::string_view for_answer
-  = "WITH RECURSIVE products (product_id) AS ("
-    "SELECT MIN(product_id) FROM purchases WHERE app_id = :key_app_id"
+  = "WITH RECURSIVE products (product_key) AS ("
+    "SELECT MIN(product_key) FROM purchases WHERE app_id = :key_app_id"
     " AND user_identifier = :key_user AND environment = :key_environment"
-    " UNION ALL SELECT (SELECT MIN(n.product_id) FROM purchases n WHERE n.app_id = :key_app_id"
+    " UNION ALL SELECT (SELECT MIN(n.product_key) FROM purchases n WHERE n.app_id = :key_app_id"
     " AND n.user_identifier = :key_user AND n.environment = :key_environment"
-    " AND n.product_id > products.product_id)"
-    " FROM products WHERE products.product_id IS NOT NULL)"
+    " AND n.product_key > products.product_key)"
+    " FROM products WHERE products.product_key IS NOT NULL)"
     " SELECT {columns} FROM purchases WHERE id IN ("
     "SELECT a.id FROM purchases a WHERE a.app_id = :key_app_id"
     " AND a.user_identifier = :key_user AND a.environment = :key_environment"
     " AND a.active_until > :key_now"
     " UNION ALL SELECT (SELECT l.id FROM purchases l WHERE l.app_id = :key_app_id"
     " AND l.user_identifier = :key_user AND l.environment = :key_environment"
-    " AND l.product_id = products.product_id"
+    " AND l.product_key = products.product_key"
     " ORDER BY l.recency DESC, l.created_at DESC, l.id DESC LIMIT 1)"
-    " FROM products WHERE products.product_id IS NOT NULL)"
+    " FROM products WHERE products.product_key IS NOT NULL)"
     " ORDER BY created_at DESC, id DESC";
 
 // The columns 013_customer_lookup.sql added, for purchases stored before it.
 inline constexpr std::string_view set_lookup_columns
-  = "UPDATE purchases SET active_until = :active_until, recency = :recency WHERE id = :key_id";
+  = "UPDATE purchases SET active_until = :active_until, recency = :recency,"
+    " product_key = :product_key WHERE id = :key_id";
 
 // Period-end timers due at :key_now (purchases_by_next_change), oldest first;
 // PostgreSQL skips rows another instance holds.

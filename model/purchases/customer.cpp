@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "model/encoding.hpp"
 #include "model/purchases/activity.hpp"
 #include "model/purchases/resource_json.hpp"
 #include "model/timestamp.hpp"
@@ -56,6 +57,12 @@ json::value flag(const said<std::optional<bool>>& f) {
 unix_ms recency_of(const purchase& p) {
   return std::max({p.current_period_end_at.value.value_or(0), p.purchased_at.value_or(0),
                    p.unit_time, p.created_at});
+}
+
+std::string product_key(std::string_view product_id) {
+  if (product_id.size() <= max_plain_product_key)
+    return std::string(product_id);
+  return "sha256:" + sha256_hex(product_id);
 }
 
 std::vector<purchase> answer_purchases(std::vector<purchase> purchases, unix_ms now) {

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -38,6 +39,13 @@ std::vector<std::string> active_entitlements(const std::vector<purchase>& purcha
 // answer shows the most recent purchase that matches it (the newest of those
 // read first when two are as recent).
 unix_ms recency_of(const purchase& p);
+
+// What the customer lookup groups a customer's purchases by product with, in an
+// indexed column: the product id itself, or, for one longer than an index entry
+// may be (a genuine receipt may carry a product id of most of a megabyte;
+// PostgreSQL refuses btree entries beyond ~2.7 kB), "sha256:" and its digest.
+std::string product_key(std::string_view product_id);
+inline constexpr std::size_t max_plain_product_key = 256;
 
 // Of a customer's purchases (newest first), the ones customer_json reads at
 // `now`, in the same order: those active then, and for each product the most

@@ -540,3 +540,15 @@ TEST_CASE("customer and grant parameters are checked", "[purchases]") {
   CHECK_FALSE(parse_grant_request(R"({"duration":"5y"})", t0));
   CHECK_FALSE(parse_grant_request("not json", t0));
 }
+
+TEST_CASE("a product id too long for an index entry is grouped by its digest", "[purchases]") {
+  CHECK(product_key("com.example.premium.monthly") == "com.example.premium.monthly");
+  std::string at_limit(max_plain_product_key, 'p');
+  CHECK(product_key(at_limit) == at_limit);
+  std::string longer(758088, '\x01');
+  auto key = product_key(longer);
+  CHECK(key.size() == 7 + 64);
+  CHECK(key.rfind("sha256:", 0) == 0);
+  CHECK(key == product_key(longer));
+  CHECK(key != product_key(longer + "x"));
+}
