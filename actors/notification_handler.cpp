@@ -88,16 +88,17 @@ using rtdn_ptr = std::shared_ptr<const model::store_b::rtdn>;
 
 // Records the push (once per messageId) with `updated`, the purchase order as
 // the Play Developer API has it now (none: recorded only), and answers after
-// the commit.
+// the commit, as the App Store's are answered: "recorded" when `record_only`
+// (older than notifications.max-age: kept, too old to change anything).
 void record(caf::event_based_actor* self, run_ptr r, const model::app& app, rtdn_ptr n,
-            std::optional<model::purchase_order_record> updated) {
+            std::optional<model::purchase_order_record> updated, bool record_only = false) {
   self
     ->request(r->deps->persistence, caf::infinite, apply_atom_v, r->root.child(), app.id, *n,
               std::move(updated))
     .then(
       [=](notification_result& done) {
         boost::json::object body{
-          {"status", done.duplicate ? "duplicate" : "applied"},
+          {"status", done.duplicate ? "duplicate" : record_only ? "recorded" : "applied"},
           {"notification_type", model::store_b::to_string(n->kind)},
           {"records_changed", done.records_changed},
         };
@@ -188,8 +189,10 @@ void handle_rtdn(caf::event_based_actor* self, run_ptr r, const model::app& app,
     return answer_error(
       *r, {model::errc::unauthorized, "the notification is for another package than this app's"});
   }
-  if (n->kind == model::store_b::rtdn_kind::test || too_old(*r, n->event_time))
+  if (n->kind == model::store_b::rtdn_kind::test)
     return record(self, r, app, n, std::nullopt);
+  if (too_old(*r, n->event_time))
+    return record(self, r, app, n, std::nullopt, true);
   self
     ->request(r->deps->persistence, caf::infinite, find_order_atom_v, r->root.child(), app.id,
               n->purchase_token)

@@ -259,6 +259,12 @@ std::vector<observation> observe(const purchase_order_record& r, const observe_o
       o.in_billing_retry = std::optional<bool>(st == "SUBSCRIPTION_STATE_IN_GRACE_PERIOD"
                                                || st == "SUBSCRIPTION_STATE_ON_HOLD");
       o.is_on_hold = std::optional<bool>(st == "SUBSCRIPTION_STATE_ON_HOLD");
+      // Play names no grace period end of its own: in IN_GRACE_PERIOD it extends
+      // the line item's expiryTime to the grace period's end (subscription
+      // lifecycle, "Grace period"). Without it the grace period would never end
+      // by time alone.
+      o.grace_period_end_at
+        = st == "SUBSCRIPTION_STATE_IN_GRACE_PERIOD" ? p.expiry_time : std::optional<unix_ms>();
       o.is_paused = std::optional<bool>(st == "SUBSCRIPTION_STATE_PAUSED");
       o.canceled = st == "SUBSCRIPTION_STATE_CANCELED" || st == "SUBSCRIPTION_STATE_EXPIRED";
       if (st == "SUBSCRIPTION_STATE_PENDING" || st == "SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED")

@@ -26,7 +26,10 @@ struct rtdn_bench : actor_fixture {
   supervisor_actor supervisor;
 
   // `store`: what the fake Play client answers every check with (none: it never answers).
-  explicit rtdn_bench(std::optional<model::store_verdict> store = std::nullopt) {
+  // `max_age`: notifications.max-age (the pushes below carry a fixed 2025
+  // eventTimeMillis, long before the bench's clock).
+  explicit rtdn_bench(std::optional<model::store_verdict> store = std::nullopt,
+                      std::chrono::milliseconds max_age = std::chrono::hours(200000)) {
     model::app a;
     a.id = app_id;
     a.package_name = package;
@@ -36,8 +39,7 @@ struct rtdn_bench : actor_fixture {
     d->persistence = keep(sys->spawn(fake_persistence, log));
     d->store_b = keep(sys->spawn(fake_store_b, store, &clock));
     d->settings.store_deadline = std::chrono::seconds(5);
-    // The pushes below carry a fixed 2025 eventTimeMillis.
-    d->settings.notification_max_age = std::chrono::hours(200000);
+    d->settings.notification_max_age = max_age;
     d->clock = &clock;
     d->random = &random;
     supervisor = keep(spawn_supervisor(*sys, {}, {}, d));
@@ -215,4 +217,21 @@ TEST_CASE("a test notification, or a token nobody uploaded, is recorded only",
   CHECK_FALSE(b.log->store_b_notifications[0].updated.has_value());
   CHECK_FALSE(b.log->store_b_notifications[1].updated.has_value());
   CHECK(b.log->order_lookups == 1); // the test notification names no purchase
+}
+
+TEST_CASE("a push sent longer ago than notifications.max-age is recorded, not applied",
+          "[actors][notifications][store_b]") {
+  // The push says 2025-05-08; the clock is 2026-11-22; the bound is ten days.
+  rtdn_bench b(verdict(model::store_outcome::confirmed, "200"), std::chrono::hours(240));
+  b.log->orders_by_token["tok-1"] = stored_order("tok-1");
+  auto sink = b.push(cancellation("tok-1"));
+  REQUIRE(sink->replies.size() == 1);
+  CHECK(sink->replies[0].status == 200);
+  CHECK(json::parse(sink->replies[0].body)
+        == json::object{
+          {"status", "recorded"}, {"notification_type", "subscription"}, {"records_changed", 0}});
+  // Kept once per messageId, with nothing to apply: the order was not even looked up.
+  REQUIRE(b.log->store_b_notifications.size() == 1);
+  CHECK_FALSE(b.log->store_b_notifications[0].updated.has_value());
+  CHECK(b.log->order_lookups == 0);
 }

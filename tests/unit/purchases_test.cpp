@@ -412,6 +412,24 @@ TEST_CASE("Play: subscription states, pending, voided, the token chain", "[purch
     r.state = validation_state::pending;
     CHECK_FALSE(observe(r, {}).front().proves);
   }
+  SECTION("in its grace period: the line item's expiry is the grace period's end") {
+    // Play extends expiryTime through the grace period; it names no grace end of its own.
+    r.said_at = t0 + 31 * day;
+    r.purchase.expiry_time = t0 + 37 * day;
+    r.purchase.subscription_state = "SUBSCRIPTION_STATE_IN_GRACE_PERIOD";
+    fold(p, observe(r, {}).front());
+    CHECK(p.in_grace_period.value == std::optional<bool>(true));
+    CHECK(p.grace_period_end_at.value == std::optional<unix_ms>(t0 + 37 * day));
+    CHECK(activity_at(p, t0 + 36 * day).active);
+    CHECK_FALSE(activity_at(p, t0 + 37 * day).active);
+    // Recovered: no grace period, no end of one.
+    r.said_at = t0 + 32 * day;
+    r.purchase.expiry_time = t0 + 62 * day;
+    r.purchase.subscription_state = "SUBSCRIPTION_STATE_ACTIVE";
+    fold(p, observe(r, {}).front());
+    CHECK(p.in_grace_period.value == std::optional<bool>(false));
+    CHECK_FALSE(p.grace_period_end_at.value);
+  }
   SECTION("voided: revoked") {
     r.purchase.voided_time = t0 + 3 * day;
     r.said_at = t0 + 3 * day;
