@@ -2,7 +2,8 @@
 // (developer.apple.com/documentation/appstoreserverapi/get_transaction_info):
 // GET /inApps/v1/transactions/{transactionId}, and Get All Subscription Statuses
 // (…/get_all_subscription_statuses): GET /inApps/v1/subscriptions/{transactionId},
-// on api.storekit.itunes.apple.com and on api.storekit-sandbox.itunes.apple.com,
+// on api.storekit.apple.com and on api.storekit-sandbox.apple.com (the
+// itunes.apple.com hosts before 2026-05-05),
 // authenticated by an ES256 JWT ("Generating JSON Web Tokens for API requests").
 
 #include <algorithm>
