@@ -113,6 +113,10 @@ struct record_base {
   unix_ms created_at = 0;
   unix_ms updated_at = 0;
   std::string store_detail; // last store answer in a few words (not in the resource)
+  // The last store answer asked not to be called again before this instant (a
+  // 429's Retry-After: store_verdict::retry_not_before); the record's next job
+  // attempt is no earlier. Not stored: it travels with the verdict to the job.
+  std::optional<unix_ms> retry_not_before;
   // The newest time the store signed or said what the record holds (a signed
   // proof's own date, a store answer, a notification; model/store_time.hpp):
   // what is older changes nothing it contradicts. None: not known.
@@ -332,6 +336,7 @@ void apply_fraud(Record& r, fraud_reason reason) {
 template <class Record>
 void apply_store_verdict(Record& r, const store_verdict& v) {
   r.store_detail = v.detail;
+  r.retry_not_before = v.outcome == store_outcome::unreachable ? v.retry_not_before : std::nullopt;
   switch (v.outcome) {
     case store_outcome::confirmed:
       r.fraud = fraud_reason::none;

@@ -82,7 +82,8 @@ struct transaction_info_answer {
   std::string signed_transaction_info; // set when confirmed
   bool transaction_not_found = false;  // the 4040010 case
   // 429's Retry-After (seconds or HTTP date relative to `now`), in ms; a date
-  // already past is 0; absent or unparsable: nullopt.
+  // already past is 0; absent or unparsable: nullopt. The verdict's
+  // retry_not_before holds it as an instant (a 503's too: model/retry_after.hpp).
   std::optional<std::int64_t> retry_after_ms;
 };
 
