@@ -157,6 +157,7 @@ result<renewal_info> parse_renewal_info(std::string_view payload) {
       r.date("renewalDate", i.renewal_date);
       r.date("signedDate", i.signed_date);
       r.env("environment", i.env);
+      r.text("appAccountToken", i.app_account_token);
     });
 }
 
@@ -242,6 +243,29 @@ bool take_own_fields(apple_transaction& a, const signed_transaction& t) {
   changed |= assign(a.is_upgraded, t.is_upgraded);
   changed |= assign(a.offer_type, t.offer_type);
   changed |= assign(a.offer_discount_type, t.offer_discount_type);
+  changed |= assign(a.offer_period, t.offer_period);
+  changed |= assign(a.app_transaction_id, t.app_transaction_id);
+  changed |= assign(a.billing_plan_type, t.billing_plan_type);
+  changed |= assign(a.commitment, t.commitment);
+  return changed;
+}
+
+bool take_revocation(apple_transaction& a, const signed_transaction& t,
+                     std::optional<unix_ms> said_at) {
+  bool changed = assign(a.revocation_date, t.revocation_date);
+  changed |= assign(a.revocation_reason, t.revocation_reason);
+  changed |= assign(a.revocation_type, t.revocation_type);
+  changed |= assign(a.revocation_percentage, t.revocation_percentage);
+  changed |= assign(a.revocation_said_at, said_at);
+  return changed;
+}
+
+bool clear_revocation(apple_transaction& a) {
+  bool changed = assign(a.revocation_date, std::optional<unix_ms>());
+  changed |= assign(a.revocation_reason, std::optional<int>());
+  changed |= assign(a.revocation_type, std::optional<std::string>());
+  changed |= assign(a.revocation_percentage, std::optional<int>());
+  changed |= assign(a.revocation_said_at, std::optional<unix_ms>());
   return changed;
 }
 
@@ -262,6 +286,8 @@ bool take_subscription_fields(apple_transaction& a, const signed_transaction& t,
       changed |= assign(a.auto_renew, std::optional<bool>(*i.auto_renew_status == 1));
     if (i.auto_renew_product_id)
       changed |= assign(a.auto_renew_product_id, i.auto_renew_product_id);
+    if (i.app_account_token)
+      changed |= assign(a.renewal_app_account_token, i.app_account_token);
   }
   return changed;
 }
@@ -313,15 +339,11 @@ bool apply_notification(transaction_record& r, const verified_notification& v) {
         assign(r.said_at, n.signed_date);
     }
     if (what == effect::revoke && t.revocation_date) {
-      changed |= assign(a.revocation_date, t.revocation_date);
-      changed |= assign(a.revocation_reason, t.revocation_reason);
-      changed |= assign(a.revocation_said_at, n.signed_date);
+      changed |= take_revocation(a, t, n.signed_date);
     } else if (what == effect::reverse_revocation && a.revocation_date
                && *n.signed_date > *a.revocation_date
                && (!a.revocation_said_at || *n.signed_date > *a.revocation_said_at)) {
-      changed |= assign(a.revocation_date, std::optional<unix_ms>());
-      changed |= assign(a.revocation_reason, std::optional<int>());
-      changed |= assign(a.revocation_said_at, std::optional<unix_ms>());
+      changed |= clear_revocation(a);
     }
   }
   if (same_subscription && not_older(n.signed_date, a.notified_at)) {

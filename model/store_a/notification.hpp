@@ -54,6 +54,7 @@ struct renewal_info {
   std::optional<unix_ms> renewal_date;              // renewalDate
   std::optional<unix_ms> signed_date;               // signedDate
   environment env = environment::production;        // environment
+  std::optional<std::string> app_account_token;     // appAccountToken (API 1.15)
 };
 
 // Parses a verified signedRenewalInfo payload: originalTransactionId a
@@ -84,8 +85,9 @@ struct verified_notification {
 //  - DID_RENEW, SUBSCRIBED, DID_CHANGE_RENEWAL_STATUS, DID_CHANGE_RENEWAL_PREF,
 //    EXPIRED, GRACE_PERIOD_EXPIRED, DID_FAIL_TO_RENEW, OFFER_REDEEMED,
 //    RENEWAL_EXTENDED: the subscription fields (subscription_status,
-//    subscription_expires_date, auto_renew, auto_renew_product_id) of every
-//    StoreKit 2 record with that originalTransactionId; the record of the very
+//    subscription_expires_date, auto_renew, auto_renew_product_id,
+//    renewal_app_account_token) of every StoreKit 2 record with that
+//    originalTransactionId; the record of the very
 //    transactionId also takes the transaction's own fields (expires_date, …)
 //    from signedTransactionInfo.
 //  - CONSUMPTION_REQUEST, TEST and any other type: recorded only.
@@ -115,12 +117,18 @@ bool apply_notification(receipt_record& r, const verified_notification& v);
 //    is an "Auto-Renewable Subscription": `status` (none keeps the record's),
 //    subscription_expires_date the later of the known one and expiresDate
 //    (unless keep_expiry), and from `renewal` of that originalTransactionId
-//    auto_renew (autoRenewStatus 0/1; another value keeps it) and
-//    auto_renew_product_id.
+//    auto_renew (autoRenewStatus 0/1; another value keeps it),
+//    auto_renew_product_id and renewal_app_account_token (appAccountToken).
+//  - take_revocation / clear_revocation: a verified transaction's revocation
+//    (date, reason, type, percentage; said at `said_at`) on the record of that
+//    transactionId, or none of it (a REFUND_REVERSED).
 bool take_own_fields(apple_transaction& a, const signed_transaction& t);
 bool take_subscription_fields(apple_transaction& a, const signed_transaction& t,
                               const std::optional<std::string>& status,
                               const std::optional<renewal_info>& renewal, bool keep_expiry);
+bool take_revocation(apple_transaction& a, const signed_transaction& t,
+                     std::optional<unix_ms> said_at);
+bool clear_revocation(apple_transaction& a);
 
 // Apple's subscription status (data.status) by name: 1 "active", 2 "expired",
 // 3 "billing_retry", 4 "grace_period", 5 "revoked"; nullopt for others.

@@ -345,6 +345,14 @@ private:
     t.body = f.any("body");
     t.retry_after = f.text("retry_after");
     t.signed_transaction_info = f.text("signed_transaction_info");
+    // Members a later JWSTransactionDecodedPayload has (offerType,
+    // revocationType, commitmentInfo, …), signed as given after the others.
+    if (auto extra = f.any("payload_extra")) {
+      if (extra->is_object())
+        x.extra = extra->get_object();
+      else
+        f.fail("payload_extra", "must be an object");
+    }
     // Get All Subscription Statuses (PROTOCOL.md): Apple's status 1–5, the
     // group, the renewal info, and that endpoint's own overrides.
     if (auto status = f.integer("subscription_status", 1, 5))

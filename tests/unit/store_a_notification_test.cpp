@@ -993,3 +993,42 @@ TEST_CASE("an EXTERNAL_PURCHASE_TOKEN notification names its app in externalPurc
   REQUIRE_FALSE(none);
   CHECK(none.err().fields().front().code == "malformed_notification");
 }
+
+// ---- App Store Server API 1.15–1.21 fields ---------------------------------------------
+
+TEST_CASE("a prorated refund lands with its type and share; a reversal clears them",
+          "[notification]") {
+  auto refund = vector_named("session-pro-refund-sandbox-2025");
+  refund.transaction->revocation_type = "REFUND_PRORATED";
+  refund.transaction->revocation_percentage = 40000;
+  auto r = session_record(refunded_transaction);
+  REQUIRE(sa::apply_notification(r, refund));
+  CHECK(r.transaction.revocation_date == refund_revoked_at);
+  CHECK(r.transaction.revocation_type == std::string("REFUND_PRORATED"));
+  CHECK(r.transaction.revocation_percentage == 40000);
+  const auto o = transaction_json(r);
+  CHECK(o.at("revocation_type") == "REFUND_PRORATED");
+  CHECK(o.at("revocation_percentage") == 40000);
+  REQUIRE(sa::apply_notification(r, refund_reversed()));
+  CHECK_FALSE(r.transaction.revocation_date);
+  CHECK_FALSE(r.transaction.revocation_type);
+  CHECK_FALSE(r.transaction.revocation_percentage);
+}
+
+TEST_CASE("the renewal info's appAccountToken is the subscription's", "[notification]") {
+  auto v = vector_named("session-pro-did-renew-sandbox-2025");
+  REQUIRE(v.renewal);
+  v.renewal->app_account_token = "7e3fb20b-4cdb-47cc-936d-99d65f608138";
+  auto r = session_record(session_original);
+  REQUIRE(sa::apply_notification(r, v));
+  CHECK(r.transaction.renewal_app_account_token
+        == std::string("7e3fb20b-4cdb-47cc-936d-99d65f608138"));
+  CHECK(transaction_json(r).at("renewal_app_account_token")
+        == "7e3fb20b-4cdb-47cc-936d-99d65f608138");
+  auto parsed = sa::parse_renewal_info(
+    R"({"originalTransactionId":"1","environment":"Sandbox","appAccountToken":"abc"})");
+  REQUIRE(parsed);
+  CHECK(parsed->app_account_token == std::string("abc"));
+  CHECK_FALSE(sa::parse_renewal_info(
+    R"({"originalTransactionId":"1","environment":"Sandbox","appAccountToken":7})"));
+}
