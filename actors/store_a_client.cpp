@@ -9,6 +9,7 @@
 
 #include "actors/log.hpp"
 #include "actors/outbound_calls.hpp"
+#include "model/retry_after.hpp"
 #include "model/store_a/server_api.hpp"
 #include "model/store_a/verify_receipt_api.hpp"
 
@@ -105,6 +106,7 @@ void ask(pointer self, std::shared_ptr<store_a_check> c, verify_endpoint at, boo
             [=](http::outbound_response& r) {
               auto a = model::store_a::classify_verify_receipt(r.status, r.body, r.error, at);
               a.verdict.said_at = self->state.clock->now_ms(); // verifyReceipt signs no date
+              model::honour_retry_after(a.verdict, r.status, r.retry_after, *a.verdict.said_at);
               if (a.retry_on && !flipped) {
                 ask(self, c, *a.retry_on, true, deliver);
                 return;

@@ -8,6 +8,7 @@
 
 #include "actors/log.hpp"
 #include "actors/outbound_calls.hpp"
+#include "model/retry_after.hpp"
 #include "model/store_b/voided.hpp"
 #include "model/url_policy.hpp"
 
@@ -188,6 +189,8 @@ void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool 
                 auto verdict = model::store_b::classify_purchase_response(api, r.status, r.body,
                                                                           r.error, purchase);
                 verdict.said_at = self->state.clock->now_ms(); // Play says as of its answer
+                // A quota answer's Retry-After: the record is not asked again before it.
+                model::honour_retry_after(verdict, r.status, r.retry_after, *verdict.said_at);
                 if (verdict.outcome == store_outcome::rejected && c->fall_back_to_subscriptions
                     && api == purchase_api::products) {
                   ask(self, c, purchase_api::subscriptions_v2, token_retried, deliver);
@@ -270,6 +273,9 @@ void acknowledge(pointer self, store_b_acknowledge& a,
                = model::store_b::classify_acknowledge_response(r->status, r->body, r->error);
              if (answer.outcome == acknowledge_outcome::token_401)
                answer.outcome = acknowledge_outcome::retry; // refused twice: ask again later
+             if (answer.outcome == acknowledge_outcome::retry)
+               answer.retry_not_before
+                 = model::retry_not_before(r->status, r->retry_after, self->state.now_ms());
              if (answer.outcome == acknowledge_outcome::refused && r->status == 403)
                self->state.warnings.warn(app_id,
                                          "Play Developer API refused to acknowledge for app "

@@ -60,8 +60,8 @@ void follow_hints(http::reply& r, const Record& stored, model::unix_ms next_atte
 template <class Record>
 void save_and_answer(caf::event_based_actor* self, upload_ptr u, Record r) {
   const auto& deps = *u->deps;
-  auto first_attempt
-    = deps.clock->now_ms() + model::backoff_delay_ms(deps.settings.retry, 0, deps.random->unit());
+  auto first_attempt = model::next_attempt_at(deps.settings.retry, 0, deps.random->unit(),
+                                              deps.clock->now_ms(), r.retry_not_before);
   auto own_verdict = r.fraud;
   r.terms.announce = u->app->app.has_webhooks; // the save writes the event
   self
@@ -133,14 +133,16 @@ void complete_job(caf::event_based_actor* self, const validator_deps& deps,
           [report](caf::error& e) { report("error: " + caf::to_string(e)); });
 }
 
-// Not settled yet: asked again after the backoff for job.attempts, with `why`
-// kept on the job.
+// Not settled yet: asked again after the backoff for job.attempts, but not
+// before `not_before` (the store's Retry-After), with `why` kept on the job.
 void reschedule_job(caf::event_based_actor* self, const validator_deps& deps,
                     model::validation_job job, const std::string& why,
-                    const std::shared_ptr<span>& root, job_report report);
+                    std::optional<model::unix_ms> not_before, const std::shared_ptr<span>& root,
+                    job_report report);
 
 // Completes the job with the record's verdict, or — still pending — reschedules
-// it with backoff, marking the record failed once attempts run out.
+// it with backoff (no earlier than the store's Retry-After), marking the record
+// failed once attempts run out.
 template <class Record>
 void finish_job(caf::event_based_actor* self, validator_deps_ptr deps,
                 retry_scheduler_actor scheduler, model::validation_job job, Record r,
@@ -149,7 +151,8 @@ void finish_job(caf::event_based_actor* self, validator_deps_ptr deps,
   if (r.state == model::validation_state::pending) {
     ++job.attempts;
     if (!model::attempts_exhausted(deps->settings.retry, job.attempts))
-      return reschedule_job(self, *deps, std::move(job), r.store_detail, root, report);
+      return reschedule_job(self, *deps, std::move(job), r.store_detail, r.retry_not_before, root,
+                            report);
     r.state = model::validation_state::failed;
   }
   auto outcome = std::string(model::to_string(r.state));

@@ -26,7 +26,7 @@ void acknowledge(caf::event_based_actor* self, validator_deps_ptr deps,
     ++job.attempts;
     // Not bounded by retry.max-attempts: asked again until Google's deadline.
     if (!model::store_b::apply_acknowledgement(*shared, a, deps->clock->now_ms(), false))
-      return reschedule_job(self, *deps, job, a.detail, root, report);
+      return reschedule_job(self, *deps, job, a.detail, a.retry_not_before, root, report);
     if (shared->acknowledgement == model::acknowledgement_state::failed)
       log_warn("purchase order " + shared->id
                + " could not be acknowledged: " + shared->store_detail);
@@ -47,13 +47,14 @@ void acknowledge(caf::event_based_actor* self, validator_deps_ptr deps,
 // so the sweep asks again after the store's refresh interval.
 template <class Record>
 void end_refresh(caf::event_based_actor* self, const validator_deps& deps,
-                 model::validation_job& job, Record& r, bool settled, const std::string& why,
-                 const std::shared_ptr<span>& root, const job_report& report) {
+                 model::validation_job& job, Record& r, bool settled,
+                 const model::store_verdict& v, const std::shared_ptr<span>& root,
+                 const job_report& report) {
   if (settled)
     return complete_job(self, deps, job, std::move(r), root, report, "refreshed");
   ++job.attempts;
   if (!model::attempts_exhausted(deps.settings.retry, job.attempts))
-    return reschedule_job(self, deps, job, why, root, report);
+    return reschedule_job(self, deps, job, v.detail, v.retry_not_before, root, report);
   complete_job(self, deps, job, std::move(r), root, report, "refresh given up");
 }
 
@@ -68,7 +69,7 @@ void refresh(caf::event_based_actor* self, validator_deps_ptr deps, retry_schedu
   auto shared = std::make_shared<model::purchase_order_record>(std::move(r));
   auto land = [=](const model::store_verdict& v, model::play_purchase answered) mutable {
     bool settled = model::store_b::apply_refresh(*shared, v, std::move(answered));
-    end_refresh(self, *deps, job, *shared, settled, v.detail, root, report);
+    end_refresh(self, *deps, job, *shared, settled, v, root, report);
   };
   self->request(deps->store_b, answered_by_deadline, check_atom_v, std::move(check))
     .then([land](store_b_answer& a) mutable { land(a.verdict, std::move(a.purchase)); },
@@ -100,7 +101,7 @@ void refresh(caf::event_based_actor* self, validator_deps_ptr deps, retry_schedu
       }
     }
     bool settled = model::store_a::apply_refresh(*shared, v, status);
-    end_refresh(self, *deps, job, *shared, settled, v.detail, root, report);
+    end_refresh(self, *deps, job, *shared, settled, v, root, report);
   };
   self->request(deps->store_a, answered_by_deadline, refresh_atom_v, std::move(check))
     .then([land](store_a_statuses_answer& a) mutable { land(std::move(a.verdict), a.entries); },
@@ -129,10 +130,11 @@ job_report job_reporter(caf::event_based_actor* self, retry_scheduler_actor sche
 
 void reschedule_job(caf::event_based_actor* self, const validator_deps& deps,
                     model::validation_job job, const std::string& why,
-                    const std::shared_ptr<span>& root, job_report report) {
+                    std::optional<model::unix_ms> not_before, const std::shared_ptr<span>& root,
+                    job_report report) {
   job.last_error = why;
-  job.next_attempt_at = deps.clock->now_ms()
-    + model::backoff_delay_ms(deps.settings.retry, job.attempts, deps.random->unit());
+  job.next_attempt_at = model::next_attempt_at(deps.settings.retry, job.attempts,
+                                               deps.random->unit(), deps.clock->now_ms(), not_before);
   self->request(deps.persistence, caf::infinite, reschedule_atom_v, root->child(), job)
     .then([report](bool) { report("rescheduled"); },
           [report](caf::error& e) { report("error: " + caf::to_string(e)); });

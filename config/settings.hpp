@@ -75,8 +75,9 @@ struct outbound_settings {
 struct store_a_settings {
   std::string production_url = "https://buy.itunes.apple.com/verifyReceipt";
   std::string sandbox_url = "https://sandbox.itunes.apple.com/verifyReceipt";
-  std::string server_api_url = "https://api.storekit.itunes.apple.com";
-  std::string server_api_sandbox_url = "https://api.storekit-sandbox.itunes.apple.com";
+  // Apple's recommended hosts since 2026-05-05 (model/store_a/server_api.hpp).
+  std::string server_api_url = "https://api.storekit.apple.com";
+  std::string server_api_sandbox_url = "https://api.storekit-sandbox.apple.com";
   // Unified receipts: "auto" (the Server API for apps with its credentials),
   // "verify-receipt" or "server-api" (model::store_a::parse_confirmation).
   std::string confirm_with = "auto";

@@ -243,10 +243,21 @@ void transaction_row::assign(const model::transaction_record& r) {
   set_flag(is_upgraded, t.is_upgraded);
   offer_type.set(t.offer_type);
   offer_discount_type.set(t.offer_discount_type);
+  app_transaction_id.set(t.app_transaction_id);
+  offer_period.set(t.offer_period);
+  billing_plan_type.set(t.billing_plan_type);
+  revocation_type.set(t.revocation_type);
+  revocation_percentage.set(t.revocation_percentage);
+  const auto commitment = t.commitment.value_or(model::commitment_info{});
+  commitment_billing_period_number.set(commitment.billing_period_number);
+  commitment_total_billing_periods.set(commitment.total_billing_periods);
+  commitment_expires_date.set(commitment.expires_date);
+  commitment_price.set(commitment.price);
   subscription_status.set(t.subscription_status);
   subscription_expires_date.set(t.subscription_expires_date);
   set_flag(auto_renew, t.auto_renew);
   auto_renew_product_id.set(t.auto_renew_product_id);
+  renewal_app_account_token.set(t.renewal_app_account_token);
   notified_at.set(t.notified_at);
 }
 
@@ -276,10 +287,23 @@ model::transaction_record transaction_row::record() const {
   t.is_upgraded = get_flag(is_upgraded);
   t.offer_type = offer_type.get();
   t.offer_discount_type = offer_discount_type.get();
+  t.app_transaction_id = app_transaction_id.get();
+  t.offer_period = offer_period.get();
+  t.billing_plan_type = billing_plan_type.get();
+  t.revocation_type = revocation_type.get();
+  t.revocation_percentage = revocation_percentage.get();
+  model::commitment_info commitment;
+  commitment.billing_period_number = commitment_billing_period_number.get();
+  commitment.total_billing_periods = commitment_total_billing_periods.get();
+  commitment.expires_date = commitment_expires_date.get<model::unix_ms>();
+  commitment.price = commitment_price.get<std::int64_t>();
+  if (commitment != model::commitment_info{}) // a commitmentInfo with no field reads as none
+    t.commitment = commitment;
   t.subscription_status = subscription_status.get();
   t.subscription_expires_date = subscription_expires_date.get<model::unix_ms>();
   t.auto_renew = get_flag(auto_renew);
   t.auto_renew_product_id = auto_renew_product_id.get();
+  t.renewal_app_account_token = renewal_app_account_token.get();
   t.notified_at = notified_at.get<model::unix_ms>();
   return r;
 }

@@ -205,11 +205,21 @@ struct transaction_row : record_row_base<transaction_row> {
   nullable<int> is_upgraded;
   nullable<int> offer_type;
   nullable<std::string> offer_discount_type;
+  nullable<std::string> app_transaction_id;
+  nullable<std::string> offer_period;
+  nullable<std::string> billing_plan_type;
+  nullable<std::string> revocation_type;
+  nullable<int> revocation_percentage;
+  nullable<int> commitment_billing_period_number;
+  nullable<int> commitment_total_billing_periods;
+  nullable<long long> commitment_expires_date;
+  nullable<long long> commitment_price;
 
   nullable<std::string> subscription_status;
   nullable<long long> subscription_expires_date;
   nullable<int> auto_renew;
   nullable<std::string> auto_renew_product_id;
+  nullable<std::string> renewal_app_account_token;
   nullable<long long> notified_at;
 
   template <class F>
@@ -238,6 +248,15 @@ struct transaction_row : record_row_base<transaction_row> {
     f("is_upgraded", is_upgraded);
     f("offer_type", offer_type);
     f("offer_discount_type", offer_discount_type);
+    f("app_transaction_id", app_transaction_id);
+    f("offer_period", offer_period);
+    f("billing_plan_type", billing_plan_type);
+    f("revocation_type", revocation_type);
+    f("revocation_percentage", revocation_percentage);
+    f("commitment_billing_period_number", commitment_billing_period_number);
+    f("commitment_total_billing_periods", commitment_total_billing_periods);
+    f("commitment_expires_date", commitment_expires_date);
+    f("commitment_price", commitment_price);
   }
   template <class F>
   void own_notified_columns(F&& f) {
@@ -245,6 +264,7 @@ struct transaction_row : record_row_base<transaction_row> {
     f("subscription_expires_date", subscription_expires_date);
     f("auto_renew", auto_renew);
     f("auto_renew_product_id", auto_renew_product_id);
+    f("renewal_app_account_token", renewal_app_account_token);
     f("notified_at", notified_at);
   }
 

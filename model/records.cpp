@@ -198,10 +198,13 @@ void keep_notified(apple_transaction& now, const apple_transaction& before, bool
   keep(now.subscription_expires_date, before.subscription_expires_date);
   keep(now.auto_renew, before.auto_renew);
   keep(now.auto_renew_product_id, before.auto_renew_product_id);
+  keep(now.renewal_app_account_token, before.renewal_app_account_token);
   keep(now.notified_at, before.notified_at);
   if (revocation && !now.revocation_date && before.revocation_date) {
     now.revocation_date = before.revocation_date;
     now.revocation_reason = before.revocation_reason;
+    now.revocation_type = before.revocation_type;
+    now.revocation_percentage = before.revocation_percentage;
     now.revocation_said_at = before.revocation_said_at;
   }
 }

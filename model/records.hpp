@@ -113,6 +113,10 @@ struct record_base {
   unix_ms created_at = 0;
   unix_ms updated_at = 0;
   std::string store_detail; // last store answer in a few words (not in the resource)
+  // The last store answer asked not to be called again before this instant (a
+  // 429's Retry-After: store_verdict::retry_not_before); the record's next job
+  // attempt is no earlier. Not stored: it travels with the verdict to the job.
+  std::optional<unix_ms> retry_not_before;
   // The newest time the store signed or said what the record holds (a signed
   // proof's own date, a store answer, a notification; model/store_time.hpp):
   // what is older changes nothing it contradicts. None: not known.
@@ -177,6 +181,17 @@ struct receipt_record : record_base {
 
 // ---- Store A StoreKit 2 transactions ------------------------------
 
+// A monthly subscription with a 12-month commitment (App Store Server API 1.21,
+// JWSTransactionDecodedPayload.commitmentInfo, a TransactionCommitmentInfo).
+struct commitment_info {
+  std::optional<int> billing_period_number;  // billingPeriodNumber: this period's, 1–12
+  std::optional<int> total_billing_periods;  // totalBillingPeriods
+  std::optional<unix_ms> expires_date;       // commitmentExpiresDate
+  std::optional<std::int64_t> price;         // commitmentPrice, milliunits of the currency
+
+  bool operator==(const commitment_info&) const = default;
+};
+
 // A signed transaction as the resource shows it: the verified JWS payload, then
 // the App Store Server API's signedTransactionInfo where it says more. Apple's
 // names and values ("type", revocation reason 0/1) are kept.
@@ -191,6 +206,11 @@ struct apple_transaction {
   std::optional<unix_ms> expires_date;
   std::optional<unix_ms> revocation_date;
   std::optional<int> revocation_reason;
+  // revocationType (REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE) and, for a
+  // refund, revocationPercentage in milliunits (100000 is all of it): a
+  // prorated refund revokes that share only (model/purchases/activity.hpp).
+  std::optional<std::string> revocation_type;
+  std::optional<int> revocation_percentage;
   // When Apple said the revocation (the signedDate of the proof, answer or
   // notification that carried it): only a REFUND_REVERSED signed later undoes it.
   std::optional<unix_ms> revocation_said_at;
@@ -202,7 +222,11 @@ struct apple_transaction {
   std::optional<std::string> ownership_type;      // inAppOwnershipType: PURCHASED, FAMILY_SHARED
   std::optional<bool> is_upgraded;                // isUpgraded
   std::optional<int> offer_type;                  // offerType: 1 intro, 2 promo, 3 code, 4 win-back
-  std::optional<std::string> offer_discount_type; // offerDiscountType: FREE_TRIAL, …
+  std::optional<std::string> offer_discount_type; // offerDiscountType: FREE_TRIAL, …, ONE_TIME
+  std::optional<std::string> offer_period;        // offerPeriod: ISO 8601 duration ("P1M")
+  std::optional<std::string> app_transaction_id;  // appTransactionId: the app download's
+  std::optional<std::string> billing_plan_type;   // billingPlanType: BILLED_UPFRONT, MONTHLY
+  std::optional<commitment_info> commitment;      // commitmentInfo
   // The subscription this transaction belongs to (its originalTransactionId), as
   // the newest App Store Server Notification about it says; none
   // until one arrives. Status is Apple's subscription status by name: "active"
@@ -211,6 +235,9 @@ struct apple_transaction {
   std::optional<unix_ms> subscription_expires_date; // the newest period's expiresDate
   std::optional<bool> auto_renew;                   // signedRenewalInfo autoRenewStatus
   std::optional<std::string> auto_renew_product_id; // signedRenewalInfo autoRenewProductId
+  // signedRenewalInfo appAccountToken (API 1.15): the account token the
+  // subscription renews with, which the app may have changed since the purchase.
+  std::optional<std::string> renewal_app_account_token;
   // The newest notification applied (its signedDate): an older one arriving late
   // changes nothing.
   std::optional<unix_ms> notified_at;
@@ -332,6 +359,7 @@ void apply_fraud(Record& r, fraud_reason reason) {
 template <class Record>
 void apply_store_verdict(Record& r, const store_verdict& v) {
   r.store_detail = v.detail;
+  r.retry_not_before = v.outcome == store_outcome::unreachable ? v.retry_not_before : std::nullopt;
   switch (v.outcome) {
     case store_outcome::confirmed:
       r.fraud = fraud_reason::none;

@@ -111,6 +111,18 @@ std::string rejection(const char* key, json::object resource, fraud_reason reaso
   return json::serialize(body);
 }
 
+// A transaction's commitmentInfo with Apple's fields in snake_case; null when none.
+json::value commitment_json(const std::optional<commitment_info>& c) {
+  if (!c)
+    return nullptr;
+  return json::object{
+    {"billing_period_number", opt_value(c->billing_period_number)},
+    {"total_billing_periods", opt_value(c->total_billing_periods)},
+    {"commitment_expires_date", timestamp_json(c->expires_date)},
+    {"commitment_price", opt_value(c->price)},
+  };
+}
+
 // The In-App Purchase resource of the purchase named by `key` among those the
 // record's save or lookup left on it; nullopt when none is.
 std::optional<json::object> purchase_named(const std::shared_ptr<const purchases::purchase_set>& set,
@@ -226,17 +238,29 @@ json::object transaction_json(const transaction_record& r) {
   o["expires_date"] = timestamp_json(t.expires_date);
   o["revocation_date"] = timestamp_json(t.revocation_date);
   o["revocation_reason"] = opt_value(t.revocation_reason);
+  // Apple's revocationType and revocationPercentage (milliunits: 100000 is all).
+  o["revocation_type"] = opt(t.revocation_type);
+  o["revocation_percentage"] = opt_value(t.revocation_percentage);
   o["app_account_token"] = opt(t.app_account_token);
+  o["app_transaction_id"] = opt(t.app_transaction_id);
   o["quantity"] = opt_value(t.quantity);
   o["storefront"] = opt(t.storefront);
   o["price"] = opt_value(t.price);
   o["currency"] = opt(t.currency);
+  // Apple's offerType (1 introductory, 2 promotional, 3 offer code, 4 win-back),
+  // offerDiscountType and offerPeriod (ISO 8601), as Apple writes them.
+  o["offer_type"] = opt_value(t.offer_type);
+  o["offer_discount_type"] = opt(t.offer_discount_type);
+  o["offer_period"] = opt(t.offer_period);
+  o["billing_plan_type"] = opt(t.billing_plan_type);
+  o["commitment_info"] = commitment_json(t.commitment);
   // The subscription, as the newest App Store Server Notification tells it
   //; null until one arrives. notified_at is internal (ordering).
   o["subscription_status"] = opt(t.subscription_status);
   o["subscription_expires_date"] = timestamp_json(t.subscription_expires_date);
   o["auto_renew"] = opt_value(t.auto_renew);
   o["auto_renew_product_id"] = opt(t.auto_renew_product_id);
+  o["renewal_app_account_token"] = opt(t.renewal_app_account_token);
   // The In-App Purchase this transaction belongs to (its subscription across
   // renewals), when the record's save or lookup read it.
   auto purchase = purchase_named(r.purchases, r.env == environment::xcode ? r.transaction_key

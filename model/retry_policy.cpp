@@ -15,4 +15,10 @@ std::int64_t backoff_delay_ms(const retry_policy& p, int attempts, double unit_r
   return static_cast<std::int64_t>(static_cast<double>(backoff_cap_ms(p, attempts)) * unit_random);
 }
 
+unix_ms next_attempt_at(const retry_policy& p, int attempts, double unit_random, unix_ms now,
+                        std::optional<unix_ms> not_before) {
+  auto at = now + backoff_delay_ms(p, attempts, unit_random);
+  return not_before ? std::max(at, *not_before) : at;
+}
+
 } // namespace receiptd::model

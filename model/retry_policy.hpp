@@ -3,6 +3,7 @@
 // Architecture Blog, 2015): the n-th delay is uniform in [0, min(max, initial·mᵏ)].
 
 #include <cstdint>
+#include <optional>
 
 #include "model/timestamp.hpp"
 
@@ -21,6 +22,12 @@ std::int64_t backoff_delay_ms(const retry_policy& p, int attempts, double unit_r
 
 // The cap that delay is drawn under (for tests and logs).
 std::int64_t backoff_cap_ms(const retry_policy& p, int attempts);
+
+// When the next attempt is due after `attempts` failed ones, from `now`: the
+// backoff, but never before `not_before` (what the store asked for: a 429's
+// Retry-After, model/retry_after.hpp).
+unix_ms next_attempt_at(const retry_policy& p, int attempts, double unit_random, unix_ms now,
+                        std::optional<unix_ms> not_before = std::nullopt);
 
 inline bool attempts_exhausted(const retry_policy& p, int attempts) {
   return attempts >= p.max_attempts;

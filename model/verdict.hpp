@@ -49,6 +49,10 @@ struct store_verdict {
   // When the store said it (model/store_time.hpp): its answer's time, for
   // answers that sign none the time it was received.
   std::optional<std::int64_t> said_at;
+  // Unreachable because the store asked for a pause (429 or 503 with a
+  // Retry-After: model/retry_after.hpp): not to be asked about it again before
+  // this instant, unix ms.
+  std::optional<std::int64_t> retry_not_before = std::nullopt;
 };
 
 // An ambiguous answer (or none): the proof stays pending and is asked again;

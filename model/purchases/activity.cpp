@@ -9,7 +9,7 @@ bool flag(const said<std::optional<bool>>& f) {
 }
 
 bool barred(const purchase& p) {
-  return !proven(p) || p.revoked_at.value || flag(p.is_pending) || flag(p.is_on_hold)
+  return !proven(p) || revoked_whole(p) || flag(p.is_pending) || flag(p.is_on_hold)
     || flag(p.is_paused) || flag(p.is_upgraded);
 }
 

@@ -11,10 +11,12 @@
 //    like a non-consumable;
 //  - a non-consumable, or a purchase whose type no store said, until revoked.
 // Never: a purchase nothing proves (every source forged or store-rejected), a
-// revoked or refunded one, a pending one (Play purchaseState pending), one on
-// account hold or paused, one superseded by an upgrade (the new purchase
-// grants instead), an expired one, one in billing retry past its period
-// without grace, and a consumable (it grants nothing lasting).
+// revoked or refunded one (revoked_whole: a prorated refund of a share only
+// leaves it as the rest says, revoked_at telling when all the same), a pending
+// one (Play purchaseState pending), one on account hold or paused, one
+// superseded by an upgrade (the new purchase grants instead), an expired one,
+// one in billing retry past its period without grace, and a consumable (it
+// grants nothing lasting).
 
 #include <chrono>
 #include <cstdint>

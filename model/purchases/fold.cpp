@@ -21,7 +21,9 @@ void forget_unit_times(purchase& p) {
   for (auto* at : {&p.product_id.at, &p.quantity.at, &p.type.at, &p.price.at, &p.currency_code.at,
                    &p.in_trial_period.at, &p.in_intro_period.at, &p.is_upgraded.at,
                    &p.is_pending.at, &p.owned_as.at, &p.current_period_start_at.at,
-                   &p.current_period_end_at.at, &p.revoked_at.at})
+                   &p.current_period_end_at.at, &p.revoked_at.at, &p.offer_type.at,
+                   &p.offer_discount_type.at, &p.offer_period.at, &p.billing_plan_type.at,
+                   &p.commitment.at, &p.app_transaction_id.at})
     at->reset();
 }
 
@@ -65,9 +67,23 @@ bool take_revocation(purchase& p, const observation& o) {
     case revocation_said::revoked: {
       if (!o.revoked_at)
         return false;
+      const bool same_revocation = p.revoked_at.value == o.revoked_at;
+      const bool not_older = !p.revoked_at.at || *p.revoked_at.at <= o.at;
       bool changed = hear(p.revoked_at, o.revoked_at, o.at);
-      if (p.revoked_at.value == o.revoked_at && p.revocation_reason != o.revocation_reason) {
+      if (p.revoked_at.value != o.revoked_at)
+        return changed; // an older word of another revocation
+      if (p.revocation_reason != o.revocation_reason) {
         p.revocation_reason = o.revocation_reason;
+        changed = true;
+      }
+      // Its type and share, from a source no older that tells them; a source
+      // that does not (a receipt) leaves what a StoreKit 2 source said of the
+      // same revocation.
+      if (not_older && (o.revocation_type || !same_revocation)
+          && (p.revocation_type != o.revocation_type
+              || p.revocation_percentage != o.revocation_percentage)) {
+        p.revocation_type = o.revocation_type;
+        p.revocation_percentage = o.revocation_percentage;
         changed = true;
       }
       return changed;
@@ -79,6 +95,8 @@ bool take_revocation(purchase& p, const observation& o) {
         return false;
       p.revoked_at = {std::nullopt, o.at};
       p.revocation_reason.reset();
+      p.revocation_type.reset();
+      p.revocation_percentage.reset();
       return true;
   }
   return false;
@@ -130,6 +148,12 @@ bool take_unit(purchase& p, const observation& o) {
   changed |= take(p.owned_as, o.owned_as, o.at);
   changed |= take(p.current_period_start_at, o.current_period_start_at, o.at);
   changed |= take(p.current_period_end_at, o.current_period_end_at, o.at);
+  changed |= take(p.offer_type, o.offer_type, o.at);
+  changed |= take(p.offer_discount_type, o.offer_discount_type, o.at);
+  changed |= take(p.offer_period, o.offer_period, o.at);
+  changed |= take(p.billing_plan_type, o.billing_plan_type, o.at);
+  changed |= take(p.commitment, o.commitment, o.at);
+  changed |= take(p.app_transaction_id, o.app_transaction_id, o.at);
   changed |= take_revocation(p, o);
   return changed;
 }
@@ -197,6 +221,8 @@ bool fold(purchase& p, const observation& o) {
     if (p.revoked_at.value || p.is_upgraded.value) {
       p.revoked_at = {};
       p.revocation_reason.reset();
+      p.revocation_type.reset();
+      p.revocation_percentage.reset();
       p.is_upgraded = {};
     }
     changed = true;

@@ -79,9 +79,19 @@ struct observation {
   // `at` when it turns true, null when it turns false.
   statement<bool> canceled;
   std::optional<unix_ms> canceled_at; // when the source says exactly when
+  statement<std::optional<std::string>> offer_type;
+  statement<std::optional<std::string>> offer_discount_type;
+  statement<std::optional<std::string>> offer_period;
+  statement<std::optional<std::string>> billing_plan_type;
+  statement<std::optional<commitment_info>> commitment;
+  statement<std::optional<std::string>> app_transaction_id;
   revocation_said revocation = revocation_said::nothing;
   std::optional<unix_ms> revoked_at;
   std::optional<int> revocation_reason;
+  // Said with a revocation: its type (purchase.hpp) and refunded share; none
+  // from a source that does not tell (a receipt, Play).
+  std::optional<std::string> revocation_type;
+  std::optional<int> revocation_percentage;
   std::optional<unix_ms> original_purchase_date;
 };
 

@@ -58,6 +58,61 @@ void apple_offer(observation& o, const std::optional<int>& offer_type,
   o.in_intro_period = std::optional<bool>(intro);
 }
 
+// Apple's enumerated texts (offerDiscountType, billingPlanType, revocationType)
+// in the purchase's lower case; a later value Apple adds is kept, lower-cased.
+std::optional<std::string> lower(const std::optional<std::string>& text) {
+  if (!text)
+    return std::nullopt;
+  std::string out = *text;
+  for (auto& c : out)
+    if (c >= 'A' && c <= 'Z')
+      c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+// offerType by name (App Store Server API "offerType"); none for a value Apple
+// has not documented.
+std::optional<std::string> apple_offer_name(const std::optional<int>& type) {
+  if (!type)
+    return std::nullopt;
+  switch (*type) {
+    case 1:
+      return "introductory";
+    case 2:
+      return "promotional";
+    case 3:
+      return "offer_code";
+    case 4:
+      return "win_back";
+    default:
+      return std::nullopt;
+  }
+}
+
+// What a StoreKit 2 transaction (the record's fields or a notification's
+// signed one: the same names) says of its offer, plan, commitment and app
+// download. The payload is the whole transaction: a field it lacks is stated
+// as none (a renewal without an offer has none).
+template <class Transaction>
+void apple_terms(observation& o, const Transaction& t) {
+  o.offer_type = apple_offer_name(t.offer_type);
+  o.offer_discount_type = lower(t.offer_discount_type);
+  o.offer_period = t.offer_period;
+  o.billing_plan_type = lower(t.billing_plan_type);
+  o.commitment = t.commitment;
+  o.app_transaction_id = t.app_transaction_id;
+}
+
+// A StoreKit 2 transaction's revocation, with its type and share.
+template <class Transaction>
+void apple_revocation(observation& o, const Transaction& t) {
+  o.revocation = revocation_said::revoked;
+  o.revoked_at = t.revocation_date;
+  o.revocation_reason = t.revocation_reason;
+  o.revocation_type = lower(t.revocation_type);
+  o.revocation_percentage = t.revocation_percentage;
+}
+
 std::optional<ownership> apple_ownership(const std::optional<std::string>& type) {
   if (!type)
     return std::nullopt;
@@ -129,11 +184,9 @@ std::vector<observation> observe(const transaction_record& r, const observe_opti
   } else if (type == purchase_type::non_renewing_subscription && t.expires_date) {
     o.current_period_end_at = t.expires_date;
   }
-  if (t.revocation_date) {
-    o.revocation = revocation_said::revoked;
-    o.revoked_at = t.revocation_date;
-    o.revocation_reason = t.revocation_reason;
-  }
+  apple_terms(o, t);
+  if (t.revocation_date)
+    apple_revocation(o, t);
   o.original_purchase_date = t.original_purchase_date ? t.original_purchase_date : t.purchase_date;
   if (opts.customer_from_account_token && t.app_account_token) {
     o.user_identifier = t.app_account_token;
@@ -335,19 +388,11 @@ std::optional<observation> observe(const std::string& app_id,
     o.current_period_end_at = t.expires_date;
   }
   o.original_purchase_date = t.original_purchase_date ? t.original_purchase_date : t.purchase_date;
-  if (n.type == "REFUND" || n.type == "REVOKE") {
-    if (t.revocation_date) {
-      o.revocation = revocation_said::revoked;
-      o.revoked_at = t.revocation_date;
-      o.revocation_reason = t.revocation_reason;
-    }
-  } else if (n.type == "REFUND_REVERSED") {
+  apple_terms(o, t);
+  if (n.type == "REFUND_REVERSED")
     o.revocation = revocation_said::reversed;
-  } else if (t.revocation_date) {
-    o.revocation = revocation_said::revoked;
-    o.revoked_at = t.revocation_date;
-    o.revocation_reason = t.revocation_reason;
-  }
+  else if (t.revocation_date)
+    apple_revocation(o, t);
   if (type == purchase_type::subscription) {
     if (n.status) {
       o.in_billing_retry = std::optional<bool>(*n.status == 3 || *n.status == 4);

@@ -66,6 +66,18 @@ bool proven(const purchase& p) {
   return !p.sources.empty() || p.notified;
 }
 
+bool revoked_whole(const purchase& p) {
+  if (!p.revoked_at.value)
+    return false;
+  // Apple's REFUND_PRORATED with revocationPercentage below 100000: the store
+  // refunded a share and left the rest to the customer. Anything else — a full
+  // refund, a Family Sharing revocation, a store that does not say, a prorated
+  // refund that does not say how much — revokes it all.
+  const bool partial = p.revocation_type == "refund_prorated" && p.revocation_percentage
+    && *p.revocation_percentage < 100000;
+  return !partial;
+}
+
 bool validated(const purchase& p) {
   return p.notified
     || std::any_of(p.sources.begin(), p.sources.end(), [](const source& s) { return s.validated; });

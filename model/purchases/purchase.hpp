@@ -88,10 +88,25 @@ struct purchase {
   said<std::optional<unix_ms>> current_period_end_at;
   said<std::optional<unix_ms>> grace_period_end_at;
   said<std::optional<unix_ms>> canceled_at;
+  // The offer the current unit was bought with (App Store: offerType by name —
+  // "introductory", "promotional", "offer_code", "win_back" —, offerDiscountType
+  // and billingPlanType in lower case, offerPeriod as ISO 8601), the app
+  // download it belongs to (appTransactionId) and a 12-month commitment's terms.
+  said<std::optional<std::string>> offer_type;
+  said<std::optional<std::string>> offer_discount_type;
+  said<std::optional<std::string>> offer_period;
+  said<std::optional<std::string>> billing_plan_type;
+  said<std::optional<commitment_info>> commitment;
+  said<std::optional<std::string>> app_transaction_id;
   // The current unit's revocation (refund, family sharing revoked, Play voided):
-  // undone only by a reversal the store said after it (fold.hpp).
+  // undone only by a reversal the store said after it (fold.hpp). Its type
+  // ("refund_full", "refund_prorated", "family_revoke"; none: not said, a whole
+  // revocation) and, for a refund, the share refunded in milliunits of a
+  // percent: a partial one does not revoke the purchase (activity.hpp).
   said<std::optional<unix_ms>> revoked_at;
   std::optional<int> revocation_reason;
+  std::optional<std::string> revocation_type;
+  std::optional<int> revocation_percentage;
 
   std::optional<unix_ms> purchased_at; // the earliest original purchase time known
   std::vector<source> sources;         // newest last, at most max_sources
@@ -118,6 +133,9 @@ struct purchase_set {
 // Whether any source proves it (a purchase whose every source turned out forged
 // or store-rejected grants nothing).
 bool proven(const purchase& p);
+// Whether its current unit is revoked as a whole: a revocation that is not a
+// prorated refund of less than all of it (revocation_percentage < 100000).
+bool revoked_whole(const purchase& p);
 bool validated(const purchase& p);
 
 } // namespace receiptd::model::purchases

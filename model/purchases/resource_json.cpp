@@ -65,6 +65,28 @@ void visit_facts(P& p, Visit&& visit) {
   visit("revoked_at", p.revoked_at);
 }
 
+// Facts added after purchases were first stored (migration 015's release): a
+// stored purchase without one has never been told it.
+template <class P, class Visit>
+void visit_later_facts(P& p, Visit&& visit) {
+  visit("offer_type", p.offer_type);
+  visit("offer_discount_type", p.offer_discount_type);
+  visit("offer_period", p.offer_period);
+  visit("billing_plan_type", p.billing_plan_type);
+  visit("commitment", p.commitment);
+  visit("app_transaction_id", p.app_transaction_id);
+}
+
+// A commitment's terms, as the resource answers them and the facts store them.
+json::value commitment_value(const std::optional<commitment_info>& c) {
+  if (!c)
+    return nullptr;
+  return json::object{{"billing_period_number", opt(c->billing_period_number)},
+                      {"total_billing_periods", opt(c->total_billing_periods)},
+                      {"expires_at", timestamp_json(c->expires_date)},
+                      {"price", opt(c->price)}};
+}
+
 // ---- stored values, by type ---------------------------------------------------
 
 json::value stored(const std::string& v) {
@@ -75,6 +97,14 @@ json::value stored(const ownership& v) {
 }
 json::value stored(const std::optional<purchase_type>& v) {
   return opt_type(v);
+}
+json::value stored(const std::optional<commitment_info>& v) {
+  if (!v)
+    return nullptr;
+  return json::object{{"billing_period_number", opt(v->billing_period_number)},
+                      {"total_billing_periods", opt(v->total_billing_periods)},
+                      {"expires_date", opt(v->expires_date)},
+                      {"price", opt(v->price)}};
 }
 template <class T>
 json::value stored(const std::optional<T>& v) {
@@ -142,6 +172,28 @@ std::optional<unix_ms> number(const json::object& o, const char* key) {
   return v->to_number<std::int64_t>();
 }
 
+bool restore(const json::value& v, std::optional<commitment_info>& out) {
+  if (v.is_null()) {
+    out.reset();
+    return true;
+  }
+  if (!v.is_object())
+    return false;
+  const auto& o = v.get_object();
+  auto small = [&](const char* key) -> std::optional<int> {
+    if (auto n = number(o, key))
+      return static_cast<int>(*n);
+    return std::nullopt;
+  };
+  commitment_info c;
+  c.billing_period_number = small("billing_period_number");
+  c.total_billing_periods = small("total_billing_periods");
+  c.expires_date = number(o, "expires_date");
+  c.price = number(o, "price");
+  out = c;
+  return true;
+}
+
 std::vector<std::string> strings(const json::object& o, const char* key) {
   std::vector<std::string> out;
   if (const auto* v = o.if_contains(key); v && v->is_array())
@@ -157,7 +209,7 @@ json::object purchase_json(const purchase& p, const std::vector<std::string>& en
                            unix_ms now) {
   const auto a = activity_at(p, now);
   json::object o;
-  o.reserve(48);
+  o.reserve(64);
   o["id"] = p.id;
   o["app_family_id"] = p.app_id;
   o["marketplace"] = to_string(p.market);
@@ -186,8 +238,16 @@ json::object purchase_json(const purchase& p, const std::vector<std::string>& en
   o["is_pending"] = flag(p.is_pending);
   o["is_upgraded"] = flag(p.is_upgraded);
   o["ownership"] = to_string(p.owned_as.value);
+  o["offer_type"] = opt(p.offer_type.value);
+  o["offer_discount_type"] = opt(p.offer_discount_type.value);
+  o["offer_period"] = opt(p.offer_period.value);
+  o["billing_plan_type"] = opt(p.billing_plan_type.value);
+  o["commitment"] = commitment_value(p.commitment.value);
+  o["app_transaction_id"] = opt(p.app_transaction_id.value);
   o["revoked_at"] = timestamp_json(p.revoked_at.value);
   o["revocation_reason"] = opt(p.revocation_reason);
+  o["revocation_type"] = opt(p.revocation_type);
+  o["revocation_percentage"] = opt(p.revocation_percentage);
   o["canceled_at"] = timestamp_json(p.canceled_at.value);
   o["purchased_at"] = timestamp_json(p.purchased_at);
   o["current_period_start_at"] = timestamp_json(p.current_period_start_at.value);
@@ -218,14 +278,18 @@ void add_purchase_fields(json::object& embedded, const json::object& resource) {
 
 std::string facts_json(const purchase& p) {
   json::object o;
-  o.reserve(40);
-  visit_facts(p, [&](const char* name, const auto& fact) {
+  o.reserve(48);
+  auto put = [&](const char* name, const auto& fact) {
     json::object f{{"v", stored(fact.value)}};
     if (fact.at)
       f["at"] = *fact.at;
     o[name] = std::move(f);
-  });
+  };
+  visit_facts(p, put);
+  visit_later_facts(p, put);
   o["revocation_reason"] = opt(p.revocation_reason);
+  o["revocation_type"] = opt(p.revocation_type);
+  o["revocation_percentage"] = opt(p.revocation_percentage);
   json::array keys;
   for (const auto& k : p.keys)
     keys.emplace_back(k);
@@ -270,10 +334,26 @@ result<bool> read_facts(purchase& p, std::string_view text) {
       wrong = name;
     fact.at = number(f->get_object(), "at");
   });
+  visit_later_facts(p, [&](const char* name, auto& fact) {
+    const auto* f = o.if_contains(name);
+    if (!f)
+      return; // stored before this fact was kept: never said
+    if (!f->is_object() || !f->get_object().contains("v")
+        || !restore(f->get_object().at("v"), fact.value)) {
+      if (wrong.empty())
+        wrong = name;
+      return;
+    }
+    fact.at = number(f->get_object(), "at");
+  });
   if (!wrong.empty())
     return bad(wrong + " is missing or of the wrong type");
   if (const auto* r = o.if_contains("revocation_reason"); r && r->is_int64())
     p.revocation_reason = static_cast<int>(r->get_int64());
+  if (const auto* t = o.if_contains("revocation_type"); t && t->is_string())
+    p.revocation_type = std::string(t->get_string());
+  if (const auto* r = o.if_contains("revocation_percentage"); r && r->is_int64())
+    p.revocation_percentage = static_cast<int>(r->get_int64());
   p.keys = strings(o, "keys");
   if (const auto* a = o.if_contains("app_identifier"); a && a->is_string())
     p.app_identifier = a->get_string();

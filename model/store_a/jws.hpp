@@ -91,7 +91,8 @@ jws_verification verify_jws(std::string_view compact, const trust_anchors& ancho
                             const jws_options& options = {});
 
 // A StoreKit 2 transaction (JWSTransactionDecodedPayload), as the resource
-// stores it. Apple's names in comments.
+// stores it. Apple's names in comments; the App Store Server API version that
+// added a field in parentheses.
 struct signed_transaction {
   std::string transaction_id;          // transactionId
   std::string original_transaction_id; // originalTransactionId
@@ -113,10 +114,17 @@ struct signed_transaction {
   std::optional<std::string> web_order_line_item_id; // webOrderLineItemId
   std::optional<std::string> in_app_ownership_type;  // inAppOwnershipType
   std::optional<std::string> transaction_reason;     // transactionReason
-  std::optional<std::string> app_transaction_id;     // appTransactionId (2025 payloads)
+  std::optional<std::string> app_transaction_id;     // appTransactionId (API 1.15)
   std::optional<bool> is_upgraded;                   // isUpgraded
-  std::optional<int> offer_type;                     // offerType
-  std::optional<std::string> offer_discount_type;    // offerDiscountType
+  std::optional<int> offer_type;                     // offerType: 1–4 (4 win-back)
+  std::optional<std::string> offer_discount_type;    // offerDiscountType (ONE_TIME: 1.17)
+  std::optional<std::string> offer_period;           // offerPeriod, ISO 8601 (1.15)
+  // revocationType (1.19): REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE; and
+  // revocationPercentage, in milliunits of a percent (40000 is 40%).
+  std::optional<std::string> revocation_type;
+  std::optional<int> revocation_percentage;
+  std::optional<std::string> billing_plan_type; // billingPlanType (1.21): BILLED_UPFRONT, MONTHLY
+  std::optional<commitment_info> commitment;    // commitmentInfo (1.21)
 };
 
 // Parses a verified payload. Lenient where Apple varies (absent optional fields,
@@ -128,9 +136,10 @@ struct signed_transaction {
 // within [0, 9999-12-31T23:59:59.999Z], quantity a positive integer (default
 // 1). An optional field present with the wrong type is an error too (a string
 // of at most 256 bytes; price an integer; revocationReason a non-negative
-// integer: Apple documents 0 and 1, a later value is kept); null or "" is
-// absent; webOrderLineItemId may also be a non-negative integer. Errors (all
-// of them): field "signed_transaction", code "malformed_receipt".
+// integer: Apple documents 0 and 1, a later value is kept, as for offerType and
+// revocationPercentage; commitmentInfo an object of integers and a date); null
+// or "" is absent; webOrderLineItemId may also be a non-negative integer.
+// Errors (all of them): field "signed_transaction", code "malformed_receipt".
 result<signed_transaction> parse_signed_transaction(std::string_view payload);
 
 } // namespace receiptd::model::store_a

@@ -65,6 +65,29 @@ result<signed_transaction> parse_signed_transaction(std::string_view payload) {
   // offerDiscountType "FREE_TRIAL", "PAY_AS_YOU_GO", "PAY_UP_FRONT", "ONE_TIME".
   r.integer("offerType", t.offer_type, 0, std::numeric_limits<int>::max());
   r.text("offerDiscountType", t.offer_discount_type);
+  r.text("offerPeriod", t.offer_period); // ISO 8601 duration: "P1M", "P1Y", …
+  // REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE (later values kept); the
+  // percentage in milliunits, 0–100000 documented, a later range kept.
+  r.text("revocationType", t.revocation_type);
+  r.integer("revocationPercentage", t.revocation_percentage, 0, std::numeric_limits<int>::max());
+  r.text("billingPlanType", t.billing_plan_type); // BILLED_UPFRONT, MONTHLY
+  if (const auto* c = r.find("commitmentInfo"); c != nullptr && !c->is_null()) {
+    if (!c->is_object()) {
+      r.fail("commitmentInfo", "is not an object");
+    } else {
+      payload_reader ci(c->get_object(), "signed_transaction", "malformed_receipt",
+                        "signed transaction commitmentInfo.", errors);
+      commitment_info info;
+      ci.integer("billingPeriodNumber", info.billing_period_number, 0,
+                 std::numeric_limits<int>::max());
+      ci.integer("totalBillingPeriods", info.total_billing_periods, 0,
+                 std::numeric_limits<int>::max());
+      ci.date("commitmentExpiresDate", info.expires_date);
+      ci.integer("commitmentPrice", info.price, std::numeric_limits<std::int64_t>::min(),
+                 std::numeric_limits<std::int64_t>::max());
+      t.commitment = info;
+    }
+  }
   // A string of digits in every payload seen; taken as a number too.
   if (const auto* v = r.find("webOrderLineItemId"); v != nullptr && v->is_uint64())
     t.web_order_line_item_id = std::to_string(v->get_uint64());

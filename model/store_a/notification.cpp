@@ -51,11 +51,31 @@ constexpr std::size_t max_text_bytes = payload_reader::max_text_bytes;
 constexpr std::size_t max_nested_jws_bytes
   = (max_header_bytes + max_payload_bytes + es256_signature_bytes) / 3 * 4 + 8;
 
-// An upper-case word: A–Z, 0–9, '_' (Apple's notificationType and subtype).
+// A type word: visible ASCII, no space. Apple's notificationType and subtype
+// are upper-case words (A–Z, 0–9, '_'); one Apple adds later is kept whatever
+// its spelling, as long as it can be stored and answered as it came.
 bool is_type_word(std::string_view s) {
-  return !s.empty() && s.size() <= max_type_bytes && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  });
+  return !s.empty() && s.size() <= max_type_bytes
+    && std::all_of(s.begin(), s.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
+// What a notification is about: `data` for every In-App Purchase type,
+// `summary` for RENEWAL_EXTENSION/SUMMARY, `externalPurchaseToken` for
+// EXTERNAL_PURCHASE_TOKEN, `appData` for RESCIND_CONSENT (2026: bundleId,
+// environment, appAppleId, signedAppTransactionInfo), in that order; else the
+// first other object member that names a bundleId (a part Apple adds later).
+std::pair<std::string, const boost::json::value*> part_of(const boost::json::object& payload) {
+  for (const char* key : {"data", "summary", "externalPurchaseToken", "appData"}) {
+    const auto* v = payload.if_contains(key);
+    if (v != nullptr && !v->is_null())
+      return {key, v};
+  }
+  for (const auto& kv : payload) {
+    const auto& v = kv.value();
+    if (v.is_object() && v.get_object().contains("bundleId"))
+      return {std::string(kv.key()), &v};
+  }
+  return {{}, nullptr};
 }
 
 // A payload_reader whose errors are the notification's.
@@ -90,12 +110,12 @@ result<notification> parse_notification(std::string_view payload) {
       r.required_text("notificationType", n.type, max_type_bytes);
       if (!n.type.empty() && !is_type_word(n.type)) {
         n.type.clear();
-        r.fail("notificationType", "is not an upper-case word (A-Z, 0-9, _)");
+        r.fail("notificationType", "is not a word of visible ASCII");
       }
       std::optional<std::string> subtype;
       r.text("subtype", subtype, max_type_bytes);
       if (subtype && !is_type_word(*subtype))
-        r.fail("subtype", "is not an upper-case word (A-Z, 0-9, _)");
+        r.fail("subtype", "is not a word of visible ASCII");
       else
         n.subtype = subtype.value_or("");
       std::optional<std::string> version;
@@ -103,31 +123,22 @@ result<notification> parse_notification(std::string_view payload) {
       n.version = version.value_or("");
       r.date("signedDate", n.signed_date);
 
-      // What the notification is about: `data` for every type that has it,
-      // `summary` for RENEWAL_EXTENSION/SUMMARY (Apple, "summary": bundleId,
-      // environment, appAppleId, …), `externalPurchaseToken` for
-      // EXTERNAL_PURCHASE_TOKEN (bundleId, appAppleId, no environment: production
-      // unless it says otherwise). One of them is required: it names the app.
-      const char* part = nullptr;
-      const boost::json::value* about = nullptr;
-      for (const char* key : {"data", "summary", "externalPurchaseToken"}) {
-        about = r.find(key);
-        if (about != nullptr && !about->is_null()) {
-          part = key;
-          break;
-        }
-      }
-      if (part == nullptr) {
-        r.fail("data", "is missing (and no summary or externalPurchaseToken)");
+      // What the notification is about (part_of): one part is required, it
+      // names the app. An externalPurchaseToken has no environment, nor may a
+      // part Apple adds later: production unless it says otherwise.
+      const auto [part, about] = part_of(r.object());
+      if (about == nullptr) {
+        r.fail("data", "is missing (and no summary, externalPurchaseToken or appData)");
         return;
       }
       if (!about->is_object()) {
         r.fail(part, "is not an object");
         return;
       }
-      auto d = reader(about->get_object(), std::string("notification ") + part + ".", errors);
+      auto d = reader(about->get_object(), "notification " + part + ".", errors);
       d.required_text("bundleId", n.bundle_id);
-      if (std::string_view(part) != "externalPurchaseToken" || d.find("environment"))
+      const bool has_environment = part == "data" || part == "summary" || part == "appData";
+      if (has_environment || d.find("environment"))
         d.env("environment", n.env);
       d.integer("appAppleId", n.app_apple_id, 0, std::numeric_limits<std::int64_t>::max());
       // Apple's subscription status, 1–5 today; a later value is kept (and has no
@@ -157,6 +168,7 @@ result<renewal_info> parse_renewal_info(std::string_view payload) {
       r.date("renewalDate", i.renewal_date);
       r.date("signedDate", i.signed_date);
       r.env("environment", i.env);
+      r.text("appAccountToken", i.app_account_token);
     });
 }
 
@@ -181,7 +193,7 @@ std::optional<std::string> subscription_status_name(int status) {
 
 namespace {
 
-enum class effect { none, revoke, reverse_revocation, subscription };
+enum class effect { none, revoke, reverse_revocation, subscription, transaction };
 
 // What a notificationType does (the header's list); anything else is recorded only.
 effect effect_of(std::string_view type) {
@@ -189,9 +201,13 @@ effect effect_of(std::string_view type) {
     return effect::revoke;
   if (type == "REFUND_REVERSED")
     return effect::reverse_revocation;
-  for (std::string_view t : {"DID_RENEW", "SUBSCRIBED", "DID_CHANGE_RENEWAL_STATUS",
-                             "DID_CHANGE_RENEWAL_PREF", "EXPIRED", "GRACE_PERIOD_EXPIRED",
-                             "DID_FAIL_TO_RENEW", "OFFER_REDEEMED", "RENEWAL_EXTENDED"})
+  // Apple, "notificationType": ONE_TIME_CHARGE is a one-time purchase's transaction.
+  if (type == "ONE_TIME_CHARGE")
+    return effect::transaction;
+  for (std::string_view t :
+       {"DID_RENEW", "SUBSCRIBED", "DID_CHANGE_RENEWAL_STATUS", "DID_CHANGE_RENEWAL_PREF",
+        "EXPIRED", "GRACE_PERIOD_EXPIRED", "DID_FAIL_TO_RENEW", "OFFER_REDEEMED",
+        "RENEWAL_EXTENDED", "MIGRATION", "PRICE_CHANGE", "METADATA_UPDATE"})
     if (type == t)
       return effect::subscription;
   return effect::none;
@@ -242,6 +258,29 @@ bool take_own_fields(apple_transaction& a, const signed_transaction& t) {
   changed |= assign(a.is_upgraded, t.is_upgraded);
   changed |= assign(a.offer_type, t.offer_type);
   changed |= assign(a.offer_discount_type, t.offer_discount_type);
+  changed |= assign(a.offer_period, t.offer_period);
+  changed |= assign(a.app_transaction_id, t.app_transaction_id);
+  changed |= assign(a.billing_plan_type, t.billing_plan_type);
+  changed |= assign(a.commitment, t.commitment);
+  return changed;
+}
+
+bool take_revocation(apple_transaction& a, const signed_transaction& t,
+                     std::optional<unix_ms> said_at) {
+  bool changed = assign(a.revocation_date, t.revocation_date);
+  changed |= assign(a.revocation_reason, t.revocation_reason);
+  changed |= assign(a.revocation_type, t.revocation_type);
+  changed |= assign(a.revocation_percentage, t.revocation_percentage);
+  changed |= assign(a.revocation_said_at, said_at);
+  return changed;
+}
+
+bool clear_revocation(apple_transaction& a) {
+  bool changed = assign(a.revocation_date, std::optional<unix_ms>());
+  changed |= assign(a.revocation_reason, std::optional<int>());
+  changed |= assign(a.revocation_type, std::optional<std::string>());
+  changed |= assign(a.revocation_percentage, std::optional<int>());
+  changed |= assign(a.revocation_said_at, std::optional<unix_ms>());
   return changed;
 }
 
@@ -262,6 +301,8 @@ bool take_subscription_fields(apple_transaction& a, const signed_transaction& t,
       changed |= assign(a.auto_renew, std::optional<bool>(*i.auto_renew_status == 1));
     if (i.auto_renew_product_id)
       changed |= assign(a.auto_renew_product_id, i.auto_renew_product_id);
+    if (i.app_account_token)
+      changed |= assign(a.renewal_app_account_token, i.app_account_token);
   }
   return changed;
 }
@@ -313,18 +354,14 @@ bool apply_notification(transaction_record& r, const verified_notification& v) {
         assign(r.said_at, n.signed_date);
     }
     if (what == effect::revoke && t.revocation_date) {
-      changed |= assign(a.revocation_date, t.revocation_date);
-      changed |= assign(a.revocation_reason, t.revocation_reason);
-      changed |= assign(a.revocation_said_at, n.signed_date);
+      changed |= take_revocation(a, t, n.signed_date);
     } else if (what == effect::reverse_revocation && a.revocation_date
                && *n.signed_date > *a.revocation_date
                && (!a.revocation_said_at || *n.signed_date > *a.revocation_said_at)) {
-      changed |= assign(a.revocation_date, std::optional<unix_ms>());
-      changed |= assign(a.revocation_reason, std::optional<int>());
-      changed |= assign(a.revocation_said_at, std::optional<unix_ms>());
+      changed |= clear_revocation(a);
     }
   }
-  if (same_subscription && not_older(n.signed_date, a.notified_at)) {
+  if (same_subscription && what != effect::transaction && not_older(n.signed_date, a.notified_at)) {
     changed |= take_subscription_fields(a, t, stated_status(n), v.renewal, what == effect::revoke);
     changed |= assign(a.notified_at, n.signed_date);
   }

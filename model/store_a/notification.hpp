@@ -21,7 +21,7 @@ struct notification {
   std::string subtype;                // subtype; empty when absent
   std::string version;                // version ("2.0")
   std::optional<unix_ms> signed_date; // signedDate
-  // data (or summary, or externalPurchaseToken): the app it is for.
+  // data (or summary, externalPurchaseToken, appData): the app it is for.
   std::string bundle_id;                                 // data.bundleId
   environment env = environment::production;             // data.environment
   std::optional<std::int64_t> app_apple_id;              // data.appAppleId
@@ -33,13 +33,15 @@ struct notification {
 };
 
 // Parses a verified signedPayload. notificationUUID (at most 128 bytes),
-// notificationType (an upper-case word of at most 64 bytes: A–Z, 0–9, '_') and
-// data.bundleId (or summary.bundleId, or externalPurchaseToken.bundleId) are
-// required strings; data.environment one of "Production", "Sandbox", "Xcode"
-// (Xcode is environment xcode; an externalPurchaseToken has none: production); an
-// unknown type or subtype is kept (Apple adds them), an optional field of the
-// wrong type is an error. Errors: field "signedPayload", code
-// "malformed_notification".
+// notificationType (a word of at most 64 bytes of visible ASCII: Apple's are
+// A–Z, 0–9, '_') and the bundleId of what it is about are required strings:
+// data.bundleId, or summary., externalPurchaseToken. or appData. (RESCIND_CONSENT),
+// or of any other object member holding a bundleId (a part Apple adds later);
+// its environment one of "Production", "Sandbox", "Xcode" (Xcode is environment
+// xcode; an externalPurchaseToken or a later part may have none: production).
+// An unknown type or subtype is kept (Apple adds them: recorded, answered 200),
+// an optional field of the wrong type is an error. Errors: field
+// "signedPayload", code "malformed_notification".
 result<notification> parse_notification(std::string_view payload);
 
 // JWSRenewalInfoDecodedPayload, the fields receiptd keeps.
@@ -54,6 +56,7 @@ struct renewal_info {
   std::optional<unix_ms> renewal_date;              // renewalDate
   std::optional<unix_ms> signed_date;               // signedDate
   environment env = environment::production;        // environment
+  std::optional<std::string> app_account_token;     // appAccountToken (API 1.15)
 };
 
 // Parses a verified signedRenewalInfo payload: originalTransactionId a
@@ -83,12 +86,20 @@ struct verified_notification {
 //    signed after the revocation; nothing else does.
 //  - DID_RENEW, SUBSCRIBED, DID_CHANGE_RENEWAL_STATUS, DID_CHANGE_RENEWAL_PREF,
 //    EXPIRED, GRACE_PERIOD_EXPIRED, DID_FAIL_TO_RENEW, OFFER_REDEEMED,
-//    RENEWAL_EXTENDED: the subscription fields (subscription_status,
-//    subscription_expires_date, auto_renew, auto_renew_product_id) of every
-//    StoreKit 2 record with that originalTransactionId; the record of the very
+//    RENEWAL_EXTENDED, and the Advanced Commerce API's MIGRATION, PRICE_CHANGE
+//    and METADATA_UPDATE (each carries the subscription's current signed
+//    transaction and renewal info): the subscription fields
+//    (subscription_status, subscription_expires_date, auto_renew,
+//    auto_renew_product_id, renewal_app_account_token) of every StoreKit 2
+//    record with that originalTransactionId; the record of the very
 //    transactionId also takes the transaction's own fields (expires_date, …)
 //    from signedTransactionInfo.
-//  - CONSUMPTION_REQUEST, TEST and any other type: recorded only.
+//  - ONE_TIME_CHARGE (a consumable, non-consumable or non-renewing subscription
+//    bought): the record of the very transactionId takes the transaction's own
+//    fields, as it would from Apple's answer to a revalidation.
+//  - CONSUMPTION_REQUEST, TEST, RESCIND_CONSENT, EXTERNAL_PURCHASE_TOKEN,
+//    REFUND_DECLINED, PRICE_INCREASE, RENEWAL_EXTENSION and any other type
+//    (one Apple adds later included): recorded only.
 // Each part is ordered by store time: the transaction's own fields by the
 // record's said_at, the subscription's by transaction.notified_at; what is
 // older changes nothing (model/store_time.hpp). Only a record of the
@@ -115,12 +126,18 @@ bool apply_notification(receipt_record& r, const verified_notification& v);
 //    is an "Auto-Renewable Subscription": `status` (none keeps the record's),
 //    subscription_expires_date the later of the known one and expiresDate
 //    (unless keep_expiry), and from `renewal` of that originalTransactionId
-//    auto_renew (autoRenewStatus 0/1; another value keeps it) and
-//    auto_renew_product_id.
+//    auto_renew (autoRenewStatus 0/1; another value keeps it),
+//    auto_renew_product_id and renewal_app_account_token (appAccountToken).
+//  - take_revocation / clear_revocation: a verified transaction's revocation
+//    (date, reason, type, percentage; said at `said_at`) on the record of that
+//    transactionId, or none of it (a REFUND_REVERSED).
 bool take_own_fields(apple_transaction& a, const signed_transaction& t);
 bool take_subscription_fields(apple_transaction& a, const signed_transaction& t,
                               const std::optional<std::string>& status,
                               const std::optional<renewal_info>& renewal, bool keep_expiry);
+bool take_revocation(apple_transaction& a, const signed_transaction& t,
+                     std::optional<unix_ms> said_at);
+bool clear_revocation(apple_transaction& a);
 
 // Apple's subscription status (data.status) by name: 1 "active", 2 "expired",
 // 3 "billing_retry", 4 "grace_period", 5 "revoked"; nullopt for others.

@@ -105,6 +105,7 @@ public:
   }
 
   const boost::json::value* find(const char* key) const { return o_.if_contains(key); }
+  const boost::json::object& object() const { return o_; }
 
   void fail(std::string_view key, const std::string& what) {
     errors_.push_back({field_, code_, prefix_ + std::string(key) + " " + what});

@@ -101,11 +101,8 @@ bool apply_refresh(transaction_record& r, const store_verdict& v,
     r.said_at = t.signed_date;
     // Apple's newest word on the transaction may revoke it; only a REFUND_REVERSED
     // undoes a revocation (model/store_a/notification.hpp).
-    if (t.revocation_date) {
-      a.revocation_date = t.revocation_date;
-      a.revocation_reason = t.revocation_reason;
-      a.revocation_said_at = t.signed_date;
-    }
+    if (t.revocation_date)
+      take_revocation(a, t, t.signed_date);
   }
   std::optional<std::string> status;
   if (auto name = subscription_status_name(s->status))

@@ -17,9 +17,11 @@
 namespace receiptd::model::store_a {
 
 inline constexpr std::string_view server_api_audience = "appstoreconnect-v1";
-inline constexpr std::string_view default_server_api_url = "https://api.storekit.itunes.apple.com";
+// The hosts Apple recommends since 2026-05-05 (App Store Server API changelog,
+// "Server update"); api.storekit(-sandbox).itunes.apple.com keep working.
+inline constexpr std::string_view default_server_api_url = "https://api.storekit.apple.com";
 inline constexpr std::string_view default_server_api_sandbox_url
-  = "https://api.storekit-sandbox.itunes.apple.com";
+  = "https://api.storekit-sandbox.apple.com";
 
 // store-a.confirm-with: how unified receipts are confirmed with Apple.
 // automatic: the Server API for an app that has its credentials, verifyReceipt
@@ -80,7 +82,8 @@ struct transaction_info_answer {
   std::string signed_transaction_info; // set when confirmed
   bool transaction_not_found = false;  // the 4040010 case
   // 429's Retry-After (seconds or HTTP date relative to `now`), in ms; a date
-  // already past is 0; absent or unparsable: nullopt.
+  // already past is 0; absent or unparsable: nullopt. The verdict's
+  // retry_not_before holds it as an instant (a 503's too: model/retry_after.hpp).
   std::optional<std::int64_t> retry_after_ms;
 };
 

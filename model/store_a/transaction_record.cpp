@@ -19,6 +19,8 @@ apple_transaction fields_of(const signed_transaction& t) {
   out.expires_date = t.expires_date;
   out.revocation_date = t.revocation_date;
   out.revocation_reason = t.revocation_reason;
+  out.revocation_type = t.revocation_type;
+  out.revocation_percentage = t.revocation_percentage;
   if (t.revocation_date)
     out.revocation_said_at = t.signed_date;
   out.app_account_token = t.app_account_token;
@@ -30,6 +32,10 @@ apple_transaction fields_of(const signed_transaction& t) {
   out.is_upgraded = t.is_upgraded;
   out.offer_type = t.offer_type;
   out.offer_discount_type = t.offer_discount_type;
+  out.offer_period = t.offer_period;
+  out.app_transaction_id = t.app_transaction_id;
+  out.billing_plan_type = t.billing_plan_type;
+  out.commitment = t.commitment;
   return out;
 }
 

@@ -48,6 +48,9 @@ enum class acknowledge_outcome {
 struct acknowledge_answer {
   acknowledge_outcome outcome = acknowledge_outcome::retry;
   std::string detail; // a few words for store_detail and logs
+  // retry after a 429 or 503 with a Retry-After: not before this instant
+  // (model/retry_after.hpp); the caller sets it from the answer's header.
+  std::optional<unix_ms> retry_not_before = std::nullopt;
 };
 acknowledge_answer classify_acknowledge_response(int http_status, std::string_view body,
                                                  std::string_view transport_error);

@@ -52,6 +52,18 @@ TEST_CASE("the shipped receiptd.ini lists every option at its default", "[config
   CHECK(load({"--config-file=" + shipped_ini()}) == "");
 }
 
+TEST_CASE("the App Store Server API is called at Apple's recommended hosts", "[config]") {
+  // App Store Server API changelog, server update of 2026-05-05: api.storekit.apple.com
+  // and api.storekit-sandbox.apple.com (the itunes.apple.com hosts keep working).
+  auto shipped = receiptd::test::load_config({"--config-file=" + shipped_ini()});
+  REQUIRE(shipped.problem.empty());
+  CHECK(shipped.values.store_a.server_api_url == "https://api.storekit.apple.com");
+  CHECK(shipped.values.store_a.server_api_sandbox_url == "https://api.storekit-sandbox.apple.com");
+  auto bare = receiptd::test::load_config({});
+  CHECK(bare.values.store_a.server_api_url == "https://api.storekit.apple.com");
+  CHECK(bare.values.store_a.server_api_sandbox_url == "https://api.storekit-sandbox.apple.com");
+}
+
 TEST_CASE("bad values stop the start and name the option", "[config]") {
   CHECK(load({"--http.port=99999"}).find("http.port") != std::string::npos);
   CHECK(load({"--http.threads=0"}).find("http.threads") != std::string::npos);

@@ -98,6 +98,32 @@ TEST_CASE("a store still down: rescheduled with exponential backoff and full jit
   CHECK(b.log->completed.empty());
 }
 
+TEST_CASE("a store's Retry-After: rescheduled no earlier than it asked", "[actors][retry]") {
+  SECTION("later than the backoff: the store's instant") {
+    auto limited = verdict(model::store_outcome::unreachable, "HTTP 429");
+    limited.retry_not_before = manual_time::start_ms + 3'600'000; // Retry-After: 3600
+    scheduler_bench b(limited);
+    b.add_job(2);
+    b.random.set(0.25);
+    b.keep(spawn_retry_scheduler(*b.sys, b.settings, {}, "test", b.deps));
+    b.run();
+    REQUIRE(b.log->rescheduled.size() == 1);
+    CHECK(b.log->rescheduled[0].attempts == 3);
+    CHECK(b.log->rescheduled[0].next_attempt_at == manual_time::start_ms + 3'600'000);
+  }
+  SECTION("sooner than the backoff: the backoff") {
+    auto limited = verdict(model::store_outcome::unreachable, "HTTP 429");
+    limited.retry_not_before = manual_time::start_ms + 500;
+    scheduler_bench b(limited);
+    b.add_job(2);
+    b.random.set(0.25);
+    b.keep(spawn_retry_scheduler(*b.sys, b.settings, {}, "test", b.deps));
+    b.run();
+    REQUIRE(b.log->rescheduled.size() == 1);
+    CHECK(b.log->rescheduled[0].next_attempt_at == manual_time::start_ms + 2000);
+  }
+}
+
 TEST_CASE("a job out of attempts marks its record failed", "[actors][retry]") {
   scheduler_bench b(verdict(model::store_outcome::unreachable, "timeout"));
   b.add_job(3); // the fourth attempt is the last

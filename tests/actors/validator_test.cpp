@@ -80,6 +80,21 @@ TEST_CASE("the first retry is due within the initial backoff", "[actors][validat
   CHECK(b.log->saved[0].created_at == manual_time::start_ms);
 }
 
+TEST_CASE("a store's Retry-After delays the first retry, and the 206 says so",
+          "[actors][validator]") {
+  auto limited = verdict(model::store_outcome::unreachable, "HTTP 429");
+  limited.retry_not_before = manual_time::start_ms + 90'500; // Retry-After of 90.5 s
+  validator_bench b(limited);
+  b.random.set(0.75);
+  b.upload_legacy();
+  b.run();
+  REQUIRE(b.sink->replies.size() == 1);
+  CHECK(b.sink->replies[0].status == 206);
+  REQUIRE(b.log->first_attempts.size() == 1);
+  CHECK(b.log->first_attempts[0] == manual_time::start_ms + 90'500);
+  CHECK(b.sink->replies[0].retry_after_seconds == 91); // whole seconds, rounded up
+}
+
 TEST_CASE("store answers map onto 200 and 402", "[actors][validator]") {
   SECTION("confirmed → 200 validated") {
     validator_bench b(verdict(model::store_outcome::confirmed, "HTTP 200"));

@@ -343,7 +343,16 @@ private:
     if (auto status = f.integer("http_status", 100, 599))
       t.http_status = static_cast<int>(*status);
     t.body = f.any("body");
+    t.retry_after = f.text("retry_after");
     t.signed_transaction_info = f.text("signed_transaction_info");
+    // Members a later JWSTransactionDecodedPayload has (offerType,
+    // revocationType, commitmentInfo, …), signed as given after the others.
+    if (auto extra = f.any("payload_extra")) {
+      if (extra->is_object())
+        x.extra = extra->get_object();
+      else
+        f.fail("payload_extra", "must be an object");
+    }
     // Get All Subscription Statuses (PROTOCOL.md): Apple's status 1–5, the
     // group, the renewal info, and that endpoint's own overrides.
     if (auto status = f.integer("subscription_status", 1, 5))
@@ -445,6 +454,7 @@ private:
     if (auto status = f.integer("http_status", 100, 599))
       p.http_status = static_cast<int>(*status);
     p.body = f.any("body");
+    p.retry_after = f.text("retry_after");
     if (!f.error().empty())
       return bad_request(f.error());
     p.package_name = *package;

@@ -342,6 +342,18 @@ TEST_CASE("store_b purchase endpoints") {
     auto custom = f.get_b(products_path(pkg, "gems_100", "tok-body"), f.access_token);
     CHECK(custom.status == 200);
     CHECK(json::serialize(custom.json()) == R"({"kind":"custom","purchaseState":1})");
+    CHECK(custom.retry_after.empty());
+  }
+  SECTION("overrides: a quota error with the Retry-After registered, verbatim") {
+    f.register_purchase({{"package_name", pkg},
+                         {"product_id", "gems_100"},
+                         {"token", "tok-quota"},
+                         {"http_status", 429},
+                         {"retry_after", "Wed, 21 Oct 2037 07:28:00 GMT"}});
+    auto limited = f.get_b(products_path(pkg, "gems_100", "tok-quota"), f.access_token);
+    CHECK(limited.status == 429);
+    CHECK(limited.json().at("error").at("status").as_string() == "RESOURCE_EXHAUSTED");
+    CHECK(limited.retry_after == "Wed, 21 Oct 2037 07:28:00 GMT");
   }
   SECTION("revoked and expired tokens") {
     REQUIRE(f.client.post(f.emulator.control_url("/control/store_b/revoke_tokens"), "").status

@@ -316,8 +316,7 @@ struct h2_listener::loop {
     s.response = std::move(r);
     const std::string status = std::to_string(s.response.status);
     const std::string length = std::to_string(s.response.body.size());
-    const std::string retry
-      = s.response.retry_after_seconds ? std::to_string(*s.response.retry_after_seconds) : "";
+    const std::string retry = s.response.retry_after.value_or("");
     std::vector<nghttp2_nv> headers;
     auto add = [&](std::string_view name, std::string_view value) {
       headers.push_back({reinterpret_cast<std::uint8_t*>(const_cast<char*>(name.data())),

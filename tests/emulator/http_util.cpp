@@ -28,11 +28,11 @@ namespace {
 class retry_after_header : public Http::Header::Header {
 public:
   NAME("Retry-After")
-  explicit retry_after_header(int seconds) : seconds_(seconds) {}
-  void write(std::ostream& os) const override { os << seconds_; }
+  explicit retry_after_header(std::string value) : value_(std::move(value)) {}
+  void write(std::ostream& os) const override { os << value_; }
 
 private:
-  int seconds_;
+  std::string value_;
 };
 } // namespace
 
@@ -52,8 +52,8 @@ void send_reply(Http::ResponseWriter& writer, const reply& r) {
   auto& headers = writer.headers();
   headers.remove<Http::Header::Connection>();
   headers.add<Http::Header::Connection>(Http::ConnectionControl::KeepAlive);
-  if (r.retry_after_seconds)
-    headers.add<retry_after_header>(*r.retry_after_seconds);
+  if (r.retry_after)
+    headers.add<retry_after_header>(*r.retry_after);
   if (r.kind == content_kind::none) {
     writer.send(static_cast<Http::Code>(r.status), r.body);
     return;

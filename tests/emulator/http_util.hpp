@@ -24,7 +24,7 @@ struct reply {
   int status = 200;
   content_kind kind = content_kind::json; // none: no Content-Type
   std::string body;
-  std::optional<int> retry_after_seconds; // a Retry-After header
+  std::optional<std::string> retry_after; // a Retry-After header, verbatim (seconds or a date)
 };
 
 reply json_reply(int status, const boost::json::value& body);

@@ -576,6 +576,16 @@ TEST_CASE("store_a server API: per-transaction overrides") {
     CHECK(r.body == R"({"errorCode":4290000,"errorMessage":"Rate limit exceeded."})");
     CHECK(f.get(true, "9").retry_after.empty());
   }
+  SECTION("a registered retry_after is the Retry-After, verbatim") {
+    f.register_transaction(
+      with("6000000000000002", {{"http_status", 429}, {"retry_after", "3600"}}));
+    CHECK(f.get(true, "6000000000000002").retry_after == "3600");
+    f.register_transaction(with("6000000000000003", {{"http_status", 503},
+                                                     {"retry_after", "Sun, 06 Nov 2044 08:49:37 GMT"}}));
+    auto r = f.get(true, "6000000000000003");
+    CHECK(r.status == 503);
+    CHECK(r.retry_after == "Sun, 06 Nov 2044 08:49:37 GMT");
+  }
   SECTION("500 and 503: Apple's general internal error") {
     for (int status : {500, 503}) {
       f.register_transaction(with("6000000000000002", {{"http_status", status}}));

@@ -64,6 +64,9 @@ struct apple_transaction {
   std::string known_in = "own"; // "own": its environment's host; "both"; "none"
   std::optional<int> http_status;
   std::optional<boost::json::value> body;             // answered verbatim when set
+  // The Retry-After sent with a registered http_status (or statuses_http_status)
+  // other than 200, verbatim: delta-seconds or an HTTP-date.
+  std::optional<std::string> retry_after;
   std::optional<std::string> signed_transaction_info; // the 200 answer's field, verbatim
   // Get All Subscription Statuses (read from the latest transaction of its
   // original_transaction_id, except the overrides: from the one named).
@@ -104,6 +107,7 @@ struct play_purchase {
   std::optional<std::string> subscription_state; // overrides the derived "SUBSCRIPTION_STATE_…"
   std::optional<int> http_status;                // GETs only: acknowledge ignores both
   std::optional<boost::json::value> body;
+  std::optional<std::string> retry_after; // sent with http_status (not 200), verbatim
   std::string developer_payload; // the last acknowledge's developerPayload (products.get echoes it)
   int acknowledge_calls = 0;     // acknowledge calls naming this purchase, whatever the answer
 };

@@ -2,7 +2,8 @@
 // (developer.apple.com/documentation/appstoreserverapi/get_transaction_info):
 // GET /inApps/v1/transactions/{transactionId}, and Get All Subscription Statuses
 // (…/get_all_subscription_statuses): GET /inApps/v1/subscriptions/{transactionId},
-// on api.storekit.itunes.apple.com and on api.storekit-sandbox.itunes.apple.com,
+// on api.storekit.apple.com and on api.storekit-sandbox.apple.com (the
+// itunes.apple.com hosts before 2026-05-05),
 // authenticated by an ES256 JWT ("Generating JSON Web Tokens for API requests").
 
 #include <algorithm>
@@ -45,7 +46,7 @@ reply status_reply(int http_status) {
       return transaction_not_found();
     case 429: { // RateLimitExceededError
       auto r = apple_error(429, 4290000, "Rate limit exceeded.");
-      r.retry_after_seconds = 2;
+      r.retry_after = "2";
       return r;
     }
     case 400: // InvalidTransactionIdError
@@ -55,6 +56,15 @@ reply status_reply(int http_status) {
         return apple_error(http_status, 5000000, "An unknown error occurred.");
       return empty_reply(http_status);
   }
+}
+
+// As status_reply, with the registered `retry_after` (when there is one) as the
+// Retry-After header of whatever status it is.
+reply status_reply(int http_status, const std::optional<std::string>& retry_after) {
+  auto r = status_reply(http_status);
+  if (retry_after)
+    r.retry_after = *retry_after;
+  return r;
 }
 
 // Authorization: Bearer <JWT>, the JWT as Apple requires it: header alg ES256,
@@ -183,7 +193,7 @@ reply transaction_info(emulator_state& state, bool sandbox_host, const std::stri
   if (t->body)
     return verbatim_reply(*t->body, t->http_status);
   if (t->http_status && *t->http_status != 200)
-    return status_reply(*t->http_status);
+    return status_reply(*t->http_status, t->retry_after);
   const std::string info = t->signed_transaction_info
     ? *t->signed_transaction_info
     : signed_transaction(state, *t, host_environment);
@@ -208,7 +218,7 @@ reply subscription_statuses(emulator_state& state, bool sandbox_host,
     if (o->statuses_body)
       return verbatim_reply(*o->statuses_body, o->statuses_http_status);
     if (o->statuses_http_status && *o->statuses_http_status != 200)
-      return status_reply(*o->statuses_http_status);
+      return status_reply(*o->statuses_http_status, o->retry_after);
   }
 
   boost::json::array data;

@@ -296,8 +296,11 @@ reply purchase_endpoint(const emulator_state& state, const purchase_query& query
     int code = purchase->http_status.value_or(200);
     if (purchase->body)
       return json_reply(code, *purchase->body);
-    if (code != 200)
-      return error_reply(code);
+    if (code != 200) {
+      auto r = error_reply(code);
+      r.retry_after = purchase->retry_after;
+      return r;
+    }
   }
   return json_reply(200,
                     query.subscription ? subscription_body(*purchase) : product_body(*purchase));

@@ -232,6 +232,37 @@ TEST_CASE("a transaction's subscription fields round-trip", "[notifications][rec
   }
 }
 
+TEST_CASE("a transaction's App Store Server API 1.15–1.21 fields round-trip",
+          "[notifications][records]") {
+  database_fixture f;
+  auto& d = *f.db;
+  for (bool set : {true, false}) {
+    INFO("fields set: " << set);
+    auto r = signed_transaction_record(f.app.id, set ? "5000000001" : "5000000002", "5000000000");
+    auto& t = r.transaction;
+    if (set) {
+      t.app_transaction_id = "704289572311513217";
+      t.offer_period = "P1M";
+      t.billing_plan_type = "MONTHLY";
+      t.revocation_date = t0 - 10;
+      t.revocation_type = "REFUND_PRORATED";
+      t.revocation_percentage = 67932;
+      t.commitment = model::commitment_info{3, 12, 253'402'300'799'999, 119880};
+      t.renewal_app_account_token = "7e3fb20b-4cdb-47cc-936d-99d65f608138";
+      t.notified_at = t0 - 1;
+    }
+    auto id = REQUIRE_OK(d.save_transaction(r, t0)).record.id;
+    auto got = REQUIRE_OK(d.find_transaction(id)).value().transaction;
+    CHECK(got.app_transaction_id == t.app_transaction_id);
+    CHECK(got.offer_period == t.offer_period);
+    CHECK(got.billing_plan_type == t.billing_plan_type);
+    CHECK(got.revocation_type == t.revocation_type);
+    CHECK(got.revocation_percentage == t.revocation_percentage);
+    CHECK(got.commitment == t.commitment);
+    CHECK(got.renewal_app_account_token == t.renewal_app_account_token);
+  }
+}
+
 TEST_CASE("a renewal's subscription state is stored and outlives a re-upload",
           "[notifications][records]") {
   database_fixture f;

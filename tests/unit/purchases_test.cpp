@@ -536,6 +536,121 @@ TEST_CASE("the stored facts come back exactly", "[purchases]") {
   CHECK_FALSE(read_facts(back, R"({"product_id": {"v": 3}})"));
 }
 
+TEST_CASE("a prorated refund revokes only its share of the purchase", "[purchases]") {
+  auto bought = subscription_transaction("1000", t0, t0 + 1000);
+  auto refund = [](std::optional<std::string> type, std::optional<int> percentage) {
+    auto v = notification("REFUND", "1000", t0, t0 + 10 * day);
+    v.transaction->revocation_date = t0 + 9 * day;
+    v.transaction->revocation_reason = 0;
+    v.transaction->revocation_type = std::move(type);
+    v.transaction->revocation_percentage = percentage;
+    return *observe("app", v, {});
+  };
+  const auto during = t0 + 11 * day; // within the 30-day period, after the refund
+
+  auto p = folded({observe(bought, {}).front(), refund("REFUND_PRORATED", 40000)});
+  CHECK(p.revoked_at.value == std::optional<unix_ms>(t0 + 9 * day));
+  CHECK(p.revocation_type == std::string("refund_prorated"));
+  CHECK(p.revocation_percentage == 40000);
+  CHECK_FALSE(revoked_whole(p));
+  CHECK(activity_at(p, during).active);
+  auto o = purchase_json(p, {"premium/monthly"}, during);
+  CHECK(o.at("is_active") == true);
+  CHECK(o.at("revoked_at").at("ms") == t0 + 9 * day);
+  CHECK(o.at("revocation_type") == "refund_prorated");
+  CHECK(o.at("revocation_percentage") == 40000);
+  // The period still ends when it ends.
+  CHECK_FALSE(activity_at(p, t0 + 31 * day).active);
+
+  // A source of the same revocation that does not tell its type (a receipt's
+  // cancellation date, say) leaves it.
+  observation silent = refund(std::nullopt, std::nullopt);
+  silent.at = t0 + 11 * day;
+  fold(p, silent);
+  CHECK(p.revocation_type == std::string("refund_prorated"));
+  CHECK(activity_at(p, during).active);
+
+  // Everything else revokes it all.
+  for (auto [type, percentage] : std::vector<std::pair<std::optional<std::string>, std::optional<int>>>{
+         {"REFUND_PRORATED", 100000},
+         {"REFUND_PRORATED", std::nullopt},
+         {"REFUND_FULL", 100000},
+         {"FAMILY_REVOKE", std::nullopt},
+         {std::nullopt, std::nullopt}}) {
+    INFO(type.value_or("(none)") << " " << percentage.value_or(-1));
+    auto whole = folded({observe(bought, {}).front(), refund(type, percentage)});
+    CHECK(revoked_whole(whole));
+    CHECK_FALSE(activity_at(whole, during).active);
+    CHECK_FALSE(active_until(whole));
+  }
+
+  // A reversal clears the revocation with its type and share.
+  fold(p, *observe("app", notification("REFUND_REVERSED", "1000", t0, t0 + 12 * day), {}));
+  CHECK_FALSE(p.revoked_at.value);
+  CHECK_FALSE(p.revocation_type);
+  CHECK_FALSE(p.revocation_percentage);
+}
+
+TEST_CASE("the offer, plan, commitment and app download of the current period", "[purchases]") {
+  auto bought = subscription_transaction("1000", t0, t0 + 1000);
+  auto& t = bought.transaction;
+  t.offer_type = 4;
+  t.offer_discount_type = "ONE_TIME";
+  t.offer_period = "P1M";
+  t.billing_plan_type = "MONTHLY";
+  t.commitment = commitment_info{3, 12, t0 + 300 * day, 99990};
+  t.app_transaction_id = "704289572311513217";
+  auto p = folded({observe(bought, {}).front()});
+  auto o = purchase_json(p, {}, t0 + day);
+  CHECK(o.at("offer_type") == "win_back");
+  CHECK(o.at("offer_discount_type") == "one_time");
+  CHECK(o.at("offer_period") == "P1M");
+  CHECK(o.at("billing_plan_type") == "monthly");
+  CHECK(o.at("app_transaction_id") == "704289572311513217");
+  const auto& c = o.at("commitment");
+  CHECK(c.at("billing_period_number") == 3);
+  CHECK(c.at("total_billing_periods") == 12);
+  CHECK(c.at("expires_at").at("ms") == t0 + 300 * day);
+  CHECK(c.at("price") == 99990);
+  // Stored and read back, the facts are the same.
+  purchase back = p;
+  REQUIRE(read_facts(back, facts_json(p)));
+  CHECK(back == p);
+
+  // The next period, bought without an offer: no offer, the plan as it says.
+  auto renewal = subscription_transaction("1001", t0 + 30 * day, t0 + 30 * day);
+  renewal.transaction.billing_plan_type = "MONTHLY";
+  renewal.transaction.commitment = commitment_info{4, 12, t0 + 300 * day, 99990};
+  renewal.transaction.app_transaction_id = t.app_transaction_id;
+  fold(p, observe(renewal, {}).front());
+  o = purchase_json(p, {}, t0 + 31 * day);
+  CHECK(o.at("offer_type").is_null());
+  CHECK(o.at("offer_discount_type").is_null());
+  CHECK(o.at("offer_period").is_null());
+  CHECK(o.at("commitment").at("billing_period_number") == 4);
+  // An older period's transaction arriving late changes none of it.
+  fold(p, observe(bought, {}).front());
+  CHECK(purchase_json(p, {}, t0 + 31 * day).at("offer_type").is_null());
+}
+
+TEST_CASE("facts stored before the 2026 fields read as never said", "[purchases]") {
+  auto p = folded(observe(subscription_transaction("1000", t0, t0), {}));
+  auto stored = json::parse(facts_json(p)).as_object();
+  for (const char* later : {"offer_type", "offer_discount_type", "offer_period",
+                            "billing_plan_type", "commitment", "app_transaction_id",
+                            "revocation_type", "revocation_percentage"})
+    stored.erase(later);
+  purchase back;
+  REQUIRE(read_facts(back, json::serialize(stored)));
+  CHECK_FALSE(back.offer_type.value);
+  CHECK_FALSE(back.offer_type.at);
+  CHECK_FALSE(back.commitment.value);
+  CHECK_FALSE(back.revocation_type);
+  CHECK(back.product_id.value == "premium.monthly");
+  stored["commitment"] = json::object{{"v", "twelve"}};
+  CHECK_FALSE(read_facts(back, json::serialize(stored)));
+}
+
 TEST_CASE("customer and grant parameters are checked", "[purchases]") {
   CHECK(user_identifier_param("alice%40example.com").value() == "alice@example.com");
   CHECK_FALSE(user_identifier_param("bad%zz"));

@@ -979,6 +979,72 @@ TEST_CASE("signed transactions: each required field missing or of the wrong type
   CHECK_FALSE(sa::parse_signed_transaction("{"));
 }
 
+TEST_CASE("signed transactions: App Store Server API 1.15–1.21 fields", "[jws]") {
+  // Names and values as Apple's JWSTransactionDecodedPayload documents them: a
+  // win-back offer's offerPeriod (1.15), a prorated refund (1.19), a monthly plan
+  // with a 12-month commitment (1.21).
+  json::object payload{{"transactionId", "2000000000000007"},
+                       {"originalTransactionId", "2000000000000001"},
+                       {"bundleId", "com.example"},
+                       {"productId", "com.example.monthly"},
+                       {"environment", "Sandbox"},
+                       {"appTransactionId", "704289572311513217"},
+                       {"offerType", 4},
+                       {"offerDiscountType", "ONE_TIME"},
+                       {"offerPeriod", "P1M"},
+                       {"revocationDate", 1760591999000},
+                       {"revocationReason", 0},
+                       {"revocationType", "REFUND_PRORATED"},
+                       {"revocationPercentage", 67932},
+                       {"billingPlanType", "MONTHLY"},
+                       {"commitmentInfo",
+                        {{"billingPeriodNumber", 3},
+                         {"totalBillingPeriods", 12},
+                         {"commitmentExpiresDate", 1790000000000},
+                         {"commitmentPrice", 99990}}}};
+  auto t = transaction_ok(json::serialize(payload));
+  CHECK(t.app_transaction_id == std::string("704289572311513217"));
+  CHECK(t.offer_type == 4);
+  CHECK(t.offer_discount_type == std::string("ONE_TIME"));
+  CHECK(t.offer_period == std::string("P1M"));
+  CHECK(t.revocation_type == std::string("REFUND_PRORATED"));
+  CHECK(t.revocation_percentage == 67932);
+  CHECK(t.billing_plan_type == std::string("MONTHLY"));
+  REQUIRE(t.commitment);
+  CHECK(t.commitment->billing_period_number == 3);
+  CHECK(t.commitment->total_billing_periods == 12);
+  CHECK(t.commitment->expires_date == unix_ms{1790000000000});
+  CHECK(t.commitment->price == 99990);
+
+  // What a later Apple adds to them is kept; what is not of Apple's type is not
+  // Apple's payload.
+  auto later = payload;
+  later["offerType"] = 5;
+  later["revocationPercentage"] = 100000;
+  later["commitmentInfo"] = json::object{{"somethingNew", true}};
+  auto kept = transaction_ok(json::serialize(later));
+  CHECK(kept.offer_type == 5);
+  CHECK(kept.revocation_percentage == 100000);
+  REQUIRE(kept.commitment);
+  CHECK(*kept.commitment == commitment_info{});
+  for (auto [key, wrong] : std::vector<std::pair<const char*, json::value>>{
+         {"commitmentInfo", json::value("12 months")},
+         {"commitmentInfo", json::value(json::object{{"totalBillingPeriods", "12"}})},
+         {"commitmentInfo", json::value(json::object{{"commitmentExpiresDate", -1}})},
+         {"revocationPercentage", json::value(-1)},
+         {"revocationPercentage", json::value("40%")},
+         {"offerPeriod", json::value(1)},
+         {"billingPlanType", json::value(true)}}) {
+    INFO(key << ": " << json::serialize(wrong));
+    auto bad = payload;
+    bad[key] = wrong;
+    auto r = sa::parse_signed_transaction(json::serialize(bad));
+    REQUIRE_FALSE(r);
+    CHECK(r.errors().front().code == "malformed_receipt");
+    CHECK(r.errors().front().message.find(key) != std::string::npos);
+  }
+}
+
 TEST_CASE("signed transactions: lenient where Apple varies", "[jws]") {
   auto parse = [](json::object o) { return transaction_ok(json::serialize(o)); };
   json::object minimal{{"transactionId", "1"},

@@ -417,14 +417,14 @@ TEST_CASE("a notification payload that is not Apple's shape is malformed_notific
       CHECK(mentions(malformed(p), c.key));
     }
   }
-  SECTION("a type or subtype that is not an upper-case word") {
-    for (const char* type : {"refund", "DID RENEW", "DID-RENEW", "", "RÉFUND"}) {
+  SECTION("a type or subtype that is not a word of visible ASCII") {
+    for (const char* type : {"DID RENEW", "", "RÉFUND", "DID\tRENEW", "DID\nRENEW"}) {
       INFO(type);
       auto p = good_payload();
       p["notificationType"] = type;
       CHECK(mentions(malformed(p), "notificationType"));
       auto q = good_payload();
-      q["subtype"] = std::string(type) + "x";
+      q["subtype"] = std::string(type) + " x";
       CHECK(mentions(malformed(q), "subtype"));
     }
   }
@@ -439,9 +439,11 @@ TEST_CASE("a notification payload that is not Apple's shape is malformed_notific
     p["data"].as_object().erase("environment");
     CHECK(mentions(malformed(p), "environment"));
   }
-  SECTION("no data and no summary, or no bundleId") {
+  SECTION("no part that names the app, or no bundleId") {
     auto p = good_payload();
     p.erase("data");
+    CHECK(mentions(malformed(p), "data"));
+    p["somethingElse"] = json::object{{"environment", "Sandbox"}}; // names no bundle
     CHECK(mentions(malformed(p), "data"));
     auto q = good_payload();
     q["data"].as_object().erase("bundleId");
@@ -540,6 +542,51 @@ TEST_CASE("what Apple may add or leave out still parses", "[notification]") {
     auto n = sa::parse_notification(json::serialize(p));
     REQUIRE(n);
     CHECK(n->env == environment::xcode);
+  }
+  SECTION("a type or subtype Apple spells otherwise later is kept as it came") {
+    for (const char* type : {"refund", "DID-RENEW", "Price.Change", "X"}) {
+      INFO(type);
+      auto p = good_payload();
+      p["notificationType"] = type;
+      p["subtype"] = std::string(type) + "_2";
+      auto n = sa::parse_notification(json::serialize(p));
+      REQUIRE(n);
+      CHECK(n->type == type);
+      CHECK(n->subtype == std::string(type) + "_2");
+    }
+  }
+  SECTION("RESCIND_CONSENT names its app in appData") {
+    // Apple, responseBodyV2DecodedPayload.appData (2026): appAppleId, bundleId,
+    // environment, signedAppTransactionInfo; no data.
+    auto p = good_payload();
+    p["notificationType"] = "RESCIND_CONSENT";
+    p.erase("subtype");
+    p.erase("data");
+    p["appData"] = json::object{{"appAppleId", 41234},
+                                {"bundleId", "com.example.app"},
+                                {"environment", "Production"},
+                                {"signedAppTransactionInfo", "aaa.bbb.ccc"}};
+    auto n = sa::parse_notification(json::serialize(p));
+    REQUIRE(n);
+    CHECK(n->type == "RESCIND_CONSENT");
+    CHECK(n->bundle_id == "com.example.app");
+    CHECK(n->env == environment::production);
+    CHECK(n->app_apple_id == 41234);
+    CHECK(n->signed_transaction_info.empty());
+  }
+  SECTION("a part Apple adds later names the app by its bundleId") {
+    auto p = good_payload();
+    p["notificationType"] = "SOMETHING_NEW_2030";
+    p.erase("data");
+    p["somethingNew"] = json::object{{"bundleId", "com.example.app"}, {"environment", "Sandbox"}};
+    auto n = sa::parse_notification(json::serialize(p));
+    REQUIRE(n);
+    CHECK(n->bundle_id == "com.example.app");
+    CHECK(n->env == environment::sandbox);
+    p["somethingNew"].as_object().erase("environment"); // need not say one
+    n = sa::parse_notification(json::serialize(p));
+    REQUIRE(n);
+    CHECK(n->env == environment::production);
   }
 }
 
@@ -992,4 +1039,123 @@ TEST_CASE("an EXTERNAL_PURCHASE_TOKEN notification names its app in externalPurc
   auto none = sa::parse_notification(json::serialize(payload));
   REQUIRE_FALSE(none);
   CHECK(none.err().fields().front().code == "malformed_notification");
+}
+
+// ---- App Store Server API 1.15–1.21 fields ---------------------------------------------
+
+TEST_CASE("a prorated refund lands with its type and share; a reversal clears them",
+          "[notification]") {
+  auto refund = vector_named("session-pro-refund-sandbox-2025");
+  refund.transaction->revocation_type = "REFUND_PRORATED";
+  refund.transaction->revocation_percentage = 40000;
+  auto r = session_record(refunded_transaction);
+  REQUIRE(sa::apply_notification(r, refund));
+  CHECK(r.transaction.revocation_date == refund_revoked_at);
+  CHECK(r.transaction.revocation_type == std::string("REFUND_PRORATED"));
+  CHECK(r.transaction.revocation_percentage == 40000);
+  const auto o = transaction_json(r);
+  CHECK(o.at("revocation_type") == "REFUND_PRORATED");
+  CHECK(o.at("revocation_percentage") == 40000);
+  REQUIRE(sa::apply_notification(r, refund_reversed()));
+  CHECK_FALSE(r.transaction.revocation_date);
+  CHECK_FALSE(r.transaction.revocation_type);
+  CHECK_FALSE(r.transaction.revocation_percentage);
+}
+
+TEST_CASE("the renewal info's appAccountToken is the subscription's", "[notification]") {
+  auto v = vector_named("session-pro-did-renew-sandbox-2025");
+  REQUIRE(v.renewal);
+  v.renewal->app_account_token = "7e3fb20b-4cdb-47cc-936d-99d65f608138";
+  auto r = session_record(session_original);
+  REQUIRE(sa::apply_notification(r, v));
+  CHECK(r.transaction.renewal_app_account_token
+        == std::string("7e3fb20b-4cdb-47cc-936d-99d65f608138"));
+  CHECK(transaction_json(r).at("renewal_app_account_token")
+        == "7e3fb20b-4cdb-47cc-936d-99d65f608138");
+  auto parsed = sa::parse_renewal_info(
+    R"({"originalTransactionId":"1","environment":"Sandbox","appAccountToken":"abc"})");
+  REQUIRE(parsed);
+  CHECK(parsed->app_account_token == std::string("abc"));
+  CHECK_FALSE(sa::parse_renewal_info(
+    R"({"originalTransactionId":"1","environment":"Sandbox","appAccountToken":7})"));
+}
+
+// ---- types added since 2024 ---------------------------------------------------------
+
+TEST_CASE("ONE_TIME_CHARGE lands its transaction's fields on the record of that transaction",
+          "[notification]") {
+  // A consumable the app uploaded while Apple was not asked yet (its JWS signed
+  // at purchase), then Apple's ONE_TIME_CHARGE about it, signed later.
+  auto r = session_record("2000001099000001");
+  r.state = validation_state::pending;
+  r.transaction.type = "Consumable";
+  r.transaction.original_transaction_id = "2000001099000001";
+  r.transaction.expires_date.reset();
+  r.said_at = 1759301834000;
+  sa::verified_notification v;
+  v.n.notification_uuid = "3b2f1e0d-0000-4000-8000-00000000c0de";
+  v.n.type = "ONE_TIME_CHARGE";
+  v.n.bundle_id = session_bundle;
+  v.n.env = environment::sandbox;
+  v.n.signed_date = 1759301900000;
+  sa::signed_transaction t;
+  t.transaction_id = t.original_transaction_id = "2000001099000001";
+  t.bundle_id = session_bundle;
+  t.product_id = r.transaction.product_id;
+  t.type = "Consumable";
+  t.env = environment::sandbox;
+  t.purchase_date = r.transaction.purchase_date;
+  t.quantity = 3;
+  t.price = 2970;
+  t.currency = "USD";
+  t.app_transaction_id = "704289572311513217";
+  t.offer_type = 2;
+  t.offer_discount_type = "ONE_TIME";
+  t.signed_date = v.n.signed_date;
+  v.transaction = t;
+
+  REQUIRE(sa::apply_notification(r, v));
+  CHECK(r.transaction.quantity == 3);
+  CHECK(r.transaction.price == 2970);
+  CHECK(r.transaction.app_transaction_id == std::string("704289572311513217"));
+  CHECK(r.transaction.offer_discount_type == std::string("ONE_TIME"));
+  CHECK(r.said_at == v.n.signed_date);
+  CHECK(r.state == validation_state::pending); // a notification is no store verdict
+  CHECK_FALSE(r.transaction.subscription_status);
+  CHECK_FALSE(r.transaction.notified_at); // nothing about a subscription
+  CHECK_FALSE(sa::apply_notification(r, v)); // the same word again: nothing new
+
+  // Another transaction of the same original id is not this one: unchanged.
+  auto other = session_record("2000001099000002");
+  other.transaction.original_transaction_id = "2000001099000001";
+  const auto before = snap(other);
+  CHECK_FALSE(sa::apply_notification(other, v));
+  CHECK(snap(other) == before);
+}
+
+TEST_CASE("MIGRATION, PRICE_CHANGE, METADATA_UPDATE carry the subscription's state",
+          "[notification]") {
+  for (const char* type : {"MIGRATION", "PRICE_CHANGE", "METADATA_UPDATE"}) {
+    INFO(type);
+    auto v = vector_named("session-pro-did-renew-sandbox-2025");
+    v.n.type = type;
+    v.n.subtype.clear();
+    auto r = session_record(session_original);
+    REQUIRE(sa::apply_notification(r, v));
+    CHECK(r.transaction.subscription_status == std::string("active"));
+    CHECK(r.transaction.subscription_expires_date == renewed_until);
+    CHECK(r.transaction.notified_at == v.n.signed_date);
+  }
+}
+
+TEST_CASE("a type receiptd does not know is recorded, changing no record", "[notification]") {
+  for (const char* type : {"RESCIND_CONSENT", "EXTERNAL_PURCHASE_TOKEN", "SOMETHING_NEW_2030"}) {
+    INFO(type);
+    auto v = vector_named("session-pro-did-renew-sandbox-2025");
+    v.n.type = type;
+    auto r = session_record(renewal_transaction);
+    const auto before = snap(r);
+    CHECK_FALSE(sa::apply_notification(r, v));
+    CHECK(snap(r) == before);
+  }
 }

@@ -194,8 +194,11 @@ TEST_CASE("the Server API JWT: ES256 over the documented header and claims", "[s
 }
 
 TEST_CASE("Get Transaction Info URLs escape the transaction id", "[server_api]") {
+  // Apple's recommended hosts since 2026-05-05 (App Store Server API changelog).
   CHECK(transaction_info_url(default_server_api_url, "2000000123456789")
-        == "https://api.storekit.itunes.apple.com/inApps/v1/transactions/2000000123456789");
+        == "https://api.storekit.apple.com/inApps/v1/transactions/2000000123456789");
+  CHECK(transaction_info_url(default_server_api_sandbox_url, "1")
+        == "https://api.storekit-sandbox.apple.com/inApps/v1/transactions/1");
   CHECK(transaction_info_url("http://127.0.0.1:9/sandbox//", "a/b c?d")
         == "http://127.0.0.1:9/sandbox/inApps/v1/transactions/a%2Fb%20c%3Fd");
 }

@@ -388,6 +388,59 @@ TEST_CASE("a confirmed answer that verifies validates the record with Apple's fi
   CHECK(body.at("revocation_date").at("ms") == ts::utc(2024, 6, 20));
 }
 
+TEST_CASE("App Store Server API 1.15–1.21 fields reach the transaction resource, in snake_case",
+          "[transaction_record][server_api]") {
+  auto uploaded = fields();
+  uploaded.app_transaction_id = "704289572311513217";
+  uploaded.extra = {{"offerType", 4},
+                    {"offerDiscountType", "PAY_UP_FRONT"},
+                    {"offerPeriod", "P3M"},
+                    {"billingPlanType", "MONTHLY"},
+                    {"commitmentInfo",
+                     {{"billingPeriodNumber", 1},
+                      {"totalBillingPeriods", 12},
+                      {"commitmentExpiresDate", ts::utc(2025, 6, 1, 12)},
+                      {"commitmentPrice", 119880}}}};
+  auto r = pending_record(uploaded);
+  auto o = transaction_json(r);
+  CHECK(o.at("app_transaction_id") == "704289572311513217");
+  CHECK(o.at("offer_type") == 4);
+  CHECK(o.at("offer_discount_type") == "PAY_UP_FRONT");
+  CHECK(o.at("offer_period") == "P3M");
+  CHECK(o.at("billing_plan_type") == "MONTHLY");
+  const auto& c = o.at("commitment_info");
+  CHECK(c.at("billing_period_number") == 1);
+  CHECK(c.at("total_billing_periods") == 12);
+  CHECK(c.at("commitment_expires_date").at("ms") == ts::utc(2025, 6, 1, 12));
+  CHECK(c.at("commitment_price") == 119880);
+  CHECK(o.at("revocation_type").is_null());
+  CHECK(o.at("revocation_percentage").is_null());
+  CHECK(o.at("renewal_app_account_token").is_null());
+
+  // Apple's answer later: a prorated refund of 25%, the offer as it was.
+  auto refunded = uploaded;
+  refunded.revocation_date = ts::utc(2024, 6, 20);
+  refunded.revocation_reason = 0;
+  refunded.extra["revocationType"] = "REFUND_PRORATED";
+  refunded.extra["revocationPercentage"] = 25000;
+  refunded.signed_date = ts::utc(2024, 6, 21);
+  CHECK(sa::apply_server_answer(r, verdict_of(store_outcome::confirmed), jws_of(refunded),
+                                anchors())
+          .empty());
+  o = transaction_json(r);
+  CHECK(o.at("revocation_type") == "REFUND_PRORATED");
+  CHECK(o.at("revocation_percentage") == 25000);
+  CHECK(o.at("offer_type") == 4);
+
+  // Without them (a 2024 payload) every one is null.
+  auto plain = transaction_json(pending_record());
+  for (const char* key : {"app_transaction_id", "offer_type", "offer_discount_type", "offer_period",
+                          "billing_plan_type", "commitment_info"}) {
+    INFO(key);
+    CHECK(plain.at(key).is_null());
+  }
+}
+
 TEST_CASE("a verified answer about another purchase is store_rejected",
           "[transaction_record][server_api][hostile]") {
   struct other {
@@ -741,15 +794,24 @@ TEST_CASE("the transaction resource: its fields, null when unknown", "[transacti
                                       "expires_date",
                                       "revocation_date",
                                       "revocation_reason",
+                                      "revocation_type",
+                                      "revocation_percentage",
                                       "app_account_token",
+                                      "app_transaction_id",
                                       "quantity",
                                       "storefront",
                                       "price",
                                       "currency",
+                                      "offer_type",
+                                      "offer_discount_type",
+                                      "offer_period",
+                                      "billing_plan_type",
+                                      "commitment_info",
                                       "subscription_status",
                                       "subscription_expires_date",
                                       "auto_renew",
                                       "auto_renew_product_id",
+                                      "renewal_app_account_token",
                                       "in_app_purchase"};
   auto keys_of = [](const json::object& o) {
     std::vector<std::string> out;
@@ -818,7 +880,10 @@ TEST_CASE("the transaction resource: its fields, null when unknown", "[transacti
     for (const char* k : {"transaction_id", "original_transaction_id", "bundle_id", "product_id",
                           "type", "purchase_date", "original_purchase_date", "expires_date",
                           "revocation_date", "revocation_reason", "app_account_token", "quantity",
-                          "storefront", "price", "currency"}) {
+                          "storefront", "price", "currency", "revocation_type",
+                          "revocation_percentage", "app_transaction_id", "offer_type",
+                          "offer_discount_type", "offer_period", "billing_plan_type",
+                          "commitment_info", "renewal_app_account_token"}) {
       INFO(k);
       CHECK(o.at(k).is_null());
     }

@@ -186,6 +186,8 @@ std::string transaction_payload_json(const transaction_fields& t) {
   optional("price", t.price);
   optional("currency", t.currency);
   optional("appTransactionId", t.app_transaction_id);
+  for (const auto& kv : t.extra)
+    o[kv.key()] = kv.value();
   return boost::json::serialize(o);
 }
 

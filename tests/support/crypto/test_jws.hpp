@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json/object.hpp>
 #include <openssl/types.h>
 
 #include "tests/support/crypto/test_ca.hpp"
@@ -87,6 +88,9 @@ struct transaction_fields {
   std::optional<std::int64_t> price = 9990; // milliunits
   std::optional<std::string> currency = "USD";
   std::optional<std::string> app_transaction_id; // 2025 payloads
+  // Further members, written last as they are (offerType, revocationType,
+  // commitmentInfo, … of later payloads); a key above is replaced.
+  boost::json::object extra;
 };
 
 // The payload JSON, in the order Apple writes it (transactionId,
