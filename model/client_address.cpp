@@ -19,7 +19,8 @@ struct parsed_address {
 };
 
 std::optional<parsed_address> parse_address(std::string_view text) {
-  if (text.empty() || text.size() > 64)
+  // inet_pton reads a C string: nothing after a NUL would be looked at.
+  if (text.empty() || text.size() > 64 || text.find('\0') != std::string_view::npos)
     return std::nullopt;
   std::string s(text);
   parsed_address a;
