@@ -1,5 +1,7 @@
 #include "model/database_url.hpp"
 
+#include "model/url_policy.hpp"
+
 namespace receiptd::model {
 
 namespace {
@@ -336,9 +338,8 @@ result<std::string> keyword_database_url(std::string_view url) {
 }
 
 std::string redacted_database_url(std::string_view url) {
-  auto scheme_end = url.find("://");
-  auto scheme = url.substr(0, scheme_end == std::string_view::npos ? 0 : scheme_end + 3);
-  auto hidden = std::string(scheme) + "…";
+  auto scheme = url_scheme(url);
+  auto hidden = scheme ? std::string(*scheme) + "://…" : std::string("…");
   if (url.starts_with(sqlite_prefix))
     return std::string(url); // a file and options: nothing secret
   if (!url.starts_with(postgresql_prefix) && !url.starts_with(postgres_prefix))

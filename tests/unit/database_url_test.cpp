@@ -135,6 +135,9 @@ TEST_CASE("a URL is printed with its passwords masked", "[database-url][redactio
   CHECK(redacted_database_url("postgresql://u:secret%zz@h") == "postgresql://…");
   CHECK(redacted_database_url("mysql://u:secret@h/d") == "mysql://…");
   CHECK(redacted_database_url("u:secret@h/d") == "…");
+  // Only a scheme is printed before "://", never what merely precedes a later one.
+  CHECK(redacted_database_url("u:secret@h/d?sslrootcert=file://x") == "…");
+  CHECK(redacted_database_url("my sql://u:secret@h/d") == "…");
   CHECK(redacted_database_url("sqlite3://db=var/r.db timeout=10")
         == "sqlite3://db=var/r.db timeout=10");
 }
