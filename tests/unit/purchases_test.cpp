@@ -523,6 +523,14 @@ TEST_CASE("customer and grant parameters are checked", "[purchases]") {
   CHECK_FALSE(user_identifier_param("bad%zz"));
   CHECK_FALSE(user_identifier_param("%0a"));
   CHECK_FALSE(user_identifier_param(std::string(1025, 'a')));
+  // What an upload's JSON string can hold: UTF-8, percent-encoded in the path.
+  CHECK(user_identifier_param("%C3%A9l%C3%A8ve").value() == "\u00e9l\u00e8ve");
+  for (auto not_utf8 : {"%FF", "caf%E9", "%C0%AF", "%ED%A0%80", "%F4%90%80%80", "%C3"}) {
+    INFO(not_utf8);
+    auto refused = user_identifier_param(not_utf8);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.err().fields().front().field == "user_identifier");
+  }
   CHECK(environment_param(std::nullopt).value() == environment::production);
   CHECK(environment_param(std::string_view("sandbox")).value() == environment::sandbox);
   CHECK_FALSE(environment_param(std::string_view("test")));
