@@ -516,6 +516,30 @@ TEST_CASE("the stored facts come back exactly", "[purchases]") {
   CHECK(back == p);
   CHECK_FALSE(read_facts(back, "[]"));
   CHECK_FALSE(read_facts(back, R"({"product_id": {"v": 3}})"));
+  // A number the fact cannot hold is malformed: never thrown (Boost.JSON's
+  // to_number on a uint64 beyond INT64_MAX), never wrapped.
+  for (auto [fact, number] : {std::pair{"price", "18446744073709551615"},
+                              std::pair{"quantity", "4294967297"},
+                              std::pair{"current_period_end_at", "9223372036854775808"}}) {
+    INFO(fact << " = " << number);
+    auto doc = json::parse(facts_json(p)).as_object();
+    doc[fact].as_object()["v"] = json::parse(number);
+    purchase q;
+    result<bool> read = true;
+    CHECK_NOTHROW(read = read_facts(q, json::serialize(doc)));
+    CHECK_FALSE(read);
+  }
+  auto doc = json::parse(facts_json(p)).as_object();
+  doc["price"].as_object()["at"] = json::parse("18446744073709551615");
+  doc["purchased_at"] = json::parse("18446744073709551615");
+  doc["revocation_reason"] = json::parse("4294967297");
+  purchase q;
+  result<bool> read = true;
+  CHECK_NOTHROW(read = read_facts(q, json::serialize(doc)));
+  REQUIRE(read);
+  CHECK_FALSE(q.price.at);
+  CHECK_FALSE(q.purchased_at);
+  CHECK_FALSE(q.revocation_reason);
 }
 
 TEST_CASE("customer and grant parameters are checked", "[purchases]") {
