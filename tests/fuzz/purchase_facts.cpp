@@ -17,33 +17,12 @@
 
 #include <charconv>
 
-#include "model/entitlements/matcher.hpp"
-#include "model/purchases/activity.hpp"
-#include "model/purchases/customer.hpp"
-#include "model/purchases/resource_json.hpp"
-#include "tests/fuzz/fuzz_support.hpp"
+#include "tests/fuzz/purchase_checks.hpp"
 
 namespace {
 
 using namespace receiptd;
 namespace mp = model::purchases;
-
-// Rules with an offering for a product id prefix and one for any "life" in it,
-// so that the seeds' products grant something (and some grant two things).
-const mp::entitlement_rules& app_rules() {
-  static const auto rules = [] {
-    auto r = model::entitlements::parse_rules(
-      R"({"premium":{"monthly":{"product_id":["^premium"]},"lifetime":{"product_id":["life"]}},)"
-      R"("pro":{"all":{"product_id":["^pro\\.","life"]}}})");
-    if (!r)
-      std::abort();
-    auto m = model::entitlements::matcher::compile(*r);
-    if (!m)
-      std::abort();
-    return mp::rules_of(*m);
-  }();
-  return *rules;
-}
 
 // A purchase's identity columns, as the repository sets them before the facts.
 mp::purchase identity(std::uint8_t flags, std::size_t i) {
@@ -57,40 +36,6 @@ mp::purchase identity(std::uint8_t flags, std::size_t i) {
   p.created_at = fuzz::fixed_now - static_cast<model::unix_ms>(i) * 1000;
   p.updated_at = p.created_at;
   return p;
-}
-
-void check_activity(const mp::purchase& p, model::unix_ms now) {
-  auto until = mp::active_until(p);
-  auto active_at = [&](model::unix_ms t) {
-    auto a = mp::activity_at(p, t);
-    if (fuzz::verbose())
-      std::fprintf(stderr, "%s at %lld: active %d (until %lld), active_until %s\n", p.id.c_str(),
-                   static_cast<long long>(t), a.active,
-                   static_cast<long long>(a.until.value_or(-1)),
-                   until ? std::to_string(*until).c_str() : "none");
-    // active_forever: active at every time (INT64_MAX included: time never gets there).
-    FUZZ_CHECK(a.active == (until && (t < *until || *until == mp::active_forever)));
-    FUZZ_CHECK(!a.until || a.active);
-    return a;
-  };
-  auto a = active_at(now);
-  for (auto t : {INT64_MIN, INT64_MAX, model::unix_ms{0}, fuzz::fixed_now})
-    active_at(t);
-  if (until && *until != mp::active_forever) {
-    FUZZ_CHECK(active_at(*until - 1).active);
-    FUZZ_CHECK(!active_at(*until).active);
-  }
-  auto next = mp::next_change(p, now);
-  FUZZ_CHECK(!next || (*next > now && a.until == next));
-}
-
-// The resource as a client gets it.
-void check_resource(const mp::purchase& p, model::unix_ms now) {
-  auto tags = app_rules().tags(p.product_id.value);
-  auto text = boost::json::serialize(mp::purchase_json(p, tags, now));
-  auto resource = fuzz::parses_as_json(text).as_object();
-  FUZZ_CHECK(resource.at("is_active").as_bool() == mp::activity_at(p, now).active);
-  FUZZ_CHECK(resource.at("entitlements").as_array().size() == tags.size());
 }
 
 } // namespace
@@ -117,23 +62,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         FUZZ_CHECK(e.field == "facts" && e.code == "malformed" && !e.message.empty());
       continue;
     }
-    // Written back and read again: the same purchase.
-    auto again = identity(flags, i);
-    auto stored = mp::facts_json(p);
-    fuzz::parses_as_json(stored);
-    FUZZ_CHECK(mp::read_facts(again, stored).ok());
-    FUZZ_CHECK(again == p);
-    check_activity(p, now);
-    check_resource(p, now);
+    fuzz::check_purchase(p, now);
     purchases.push_back(std::move(p));
   }
   if (purchases.empty())
     return 0;
   // What the lookup reads is enough for the whole answer.
-  auto all = mp::customer_json("alice", purchases.front().env, purchases, {}, app_rules(), now);
+  const auto env = purchases.front().env;
+  const auto& rules = fuzz::purchase_rules();
+  auto all = mp::customer_json("alice", env, purchases, {}, rules, now);
   auto read = mp::answer_purchases(purchases, now);
   FUZZ_CHECK(read.size() <= purchases.size());
-  auto from_read = mp::customer_json("alice", purchases.front().env, read, {}, app_rules(), now);
+  auto from_read = mp::customer_json("alice", env, read, {}, rules, now);
   auto text = boost::json::serialize(all);
   fuzz::parses_as_json(text);
   FUZZ_CHECK(text == boost::json::serialize(from_read));
