@@ -320,6 +320,22 @@ TEST_CASE("a purchase is active exactly before active_until", "[purchases]") {
   CHECK_FALSE(by_id("h1"));
 }
 
+TEST_CASE("a purchase not confirmed yet is granted from any purchase time without overflow",
+          "[purchases]") {
+  // Play's purchaseTimeMillis and Apple's purchaseDate are whatever int64 the
+  // store signed: the provisional grant after one saturates at active_forever.
+  auto p = purchases_of_every_kind();
+  auto u1 = *std::find_if(p.begin(), p.end(), [](const purchase& x) { return x.id == "u1"; });
+  for (unix_ms bought : {INT64_MAX, INT64_MAX - provisional_grant + 1, INT64_MAX - provisional_grant}) {
+    INFO(bought);
+    u1.purchased_at = bought;
+    CHECK(activity_at(u1, t0).active);
+    CHECK(active_until(u1) == std::optional<unix_ms>(active_forever));
+  }
+  u1.purchased_at = INT64_MAX - provisional_grant - 1;
+  CHECK(active_until(u1) == std::optional<unix_ms>(INT64_MAX - 1));
+}
+
 TEST_CASE("the customer answer from answer_purchases is the answer from all purchases",
           "[purchases]") {
   premium_rules rules;
