@@ -5,7 +5,8 @@
 // and that what receiptd hands libpq reads back as what was meant.
 //
 // Input: byte 0 bit 0: parse_connection_parameters reads the rest as libpq
-// (else as SOCI's SQLite backend); the rest: a db.url.
+// (else as SOCI's SQLite backend), bits 1-2: the config file's folder its
+// relative paths resolve against (model/config_paths.hpp); the rest: a db.url.
 //
 // Every password of the URL then has its text changed (its letters g-z, which
 // no percent escape, key or separator is made of, for others) and what is
@@ -13,6 +14,7 @@
 
 #include <cctype>
 
+#include "model/config_paths.hpp"
 #include "model/database_url.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
@@ -113,7 +115,38 @@ void check_parameters(std::string_view text, bool libpq) {
   }
 }
 
-void check_url(std::string_view url) {
+// Relative file paths among the parameters resolve against the config file's
+// folder (model/config_paths.hpp), after a URI took the keyword form: the
+// parameters stay the same ones, in order, and only the file paths change.
+void check_resolved(std::string_view url, const std::string& base) {
+  const bool sqlite = url.starts_with("sqlite3://");
+  if (!sqlite && !url.starts_with(keyword_prefix)) {
+    FUZZ_CHECK(model::resolve_database_url(base, url) == url);
+    return;
+  }
+  auto params_at = url.find("://") + 3;
+  auto before = model::parse_connection_parameters(url.substr(params_at), !sqlite);
+  auto resolved = model::resolve_database_url(base, url);
+  if (!before) {
+    FUZZ_CHECK(resolved == url);
+    return;
+  }
+  FUZZ_CHECK(resolved.starts_with(url.substr(0, params_at)));
+  auto after
+    = model::parse_connection_parameters(std::string_view(resolved).substr(params_at), !sqlite);
+  FUZZ_CHECK(after && after->size() == before->size());
+  for (std::size_t i = 0; i < before->size(); ++i) {
+    const auto& b = (*before)[i];
+    const auto& a = (*after)[i];
+    FUZZ_CHECK(a.key == b.key);
+    if (a.value != b.value)
+      FUZZ_CHECK(a.value == model::resolve_config_path(base, b.value) && !secret_key(a.key));
+  }
+  if (auto file = model::sqlite_database_file(url))
+    FUZZ_CHECK(sqlite && !file->empty());
+}
+
+void check_url(std::string_view url, const std::string& base) {
   auto keywords = model::keyword_database_url(url);
   auto printed = model::redacted_database_url(url);
   const bool postgres = url.starts_with("postgresql://") || url.starts_with("postgres://");
@@ -121,7 +154,9 @@ void check_url(std::string_view url) {
     FUZZ_CHECK(keywords.err().code() == model::errc::invalid_request);
     FUZZ_CHECK(!keywords.err().message().empty());
     FUZZ_CHECK(postgres);
+    check_resolved(url, base);
   } else if (postgres) {
+    check_resolved(*keywords, base);
     // What SOCI hands libpq: the keyword form, as libpq reads it.
     FUZZ_CHECK(keywords->starts_with(keyword_prefix));
     auto params = std::string_view(*keywords).substr(keyword_prefix.size());
@@ -142,6 +177,7 @@ void check_url(std::string_view url) {
     }
   } else {
     FUZZ_CHECK(*keywords == url);
+    check_resolved(url, base);
   }
   if (url.starts_with("sqlite3://")) {
     FUZZ_CHECK(printed == url);
@@ -169,7 +205,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   auto text = fuzz::as_text(data + 1, size - 1);
   check_parameters(text, data[0] & 1);
-  check_url(text);
+  static const std::string bases[] = {"/etc/receiptd", "config", "", "/srv/my conf/it's"};
+  check_url(text, bases[(data[0] >> 1) & 3]);
   // libpq reads back what libpq_quoted writes.
   auto quoted = "k=" + model::libpq_quoted(text);
   auto p = model::parse_connection_parameters(quoted, true);
