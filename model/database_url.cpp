@@ -105,7 +105,7 @@ std::optional<std::vector<connection_parameter>> parse_sqlite(std::string_view t
       if (p.quote == 0 && c == ' ')
         break;
       ++at;
-      if (c == p.quote) {
+      if (p.quote != 0 && c == p.quote) { // a bare value's NUL is a character, not its end
         closed = true;
         break;
       }

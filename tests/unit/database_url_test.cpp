@@ -109,6 +109,12 @@ TEST_CASE("libpq's keyword form parses as libpq reads it", "[database-url]") {
   CHECK_FALSE(parse_connection_parameters("host", true));
   CHECK_FALSE(parse_connection_parameters("=h", true));
   CHECK_FALSE(parse_connection_parameters("password='x", true));
+  // SOCI's SQLite form: a bare value ends at a space only (a NUL is a character).
+  auto nul = parse_connection_parameters(std::string_view("db=a\0b.db timeout=5", 19), false);
+  REQUIRE(nul);
+  REQUIRE(nul->size() == 2);
+  CHECK((*nul)[0].value == std::string("a\0b.db", 6));
+  CHECK((*nul)[1].key == "timeout");
   CHECK(libpq_quoted("plain") == "plain");
   CHECK(libpq_quoted("") == "''");
   CHECK(libpq_quoted("it's") == "'it\\'s'");
