@@ -275,9 +275,14 @@ result<std::string> uri_to_keywords(std::string_view rest) {
 // The parameters of `params` (parsed from it) with the secret values replaced.
 std::string masked(std::string_view params, const std::vector<connection_parameter>& parsed) {
   std::string out(params);
-  for (auto p = parsed.rbegin(); p != parsed.rend(); ++p)
-    if (secret_key(p->key))
-      out.replace(p->value_begin, p->value_end - p->value_begin, "***");
+  for (auto p = parsed.rbegin(); p != parsed.rend(); ++p) {
+    if (!secret_key(p->key))
+      continue;
+    // libpq lets a parameter follow a quoted value with no blank between
+    // ("password='x'host=h"): the bare *** then needs one.
+    const bool joined = p->value_end < params.size() && !blank(params[p->value_end]);
+    out.replace(p->value_begin, p->value_end - p->value_begin, joined ? "*** " : "***");
+  }
   return out;
 }
 

@@ -128,6 +128,9 @@ TEST_CASE("a URL is printed with its passwords masked", "[database-url][redactio
         == "postgresql://password = *** sslpassword=***");
   CHECK(redacted_database_url("postgresql://password=a password=secret")
         == "postgresql://password=*** password=***");
+  // libpq reads "password='secret'host=h" as two parameters: so is it printed.
+  CHECK(redacted_database_url("postgresql://password='secret'host=h")
+        == "postgresql://password=*** host=h");
   // A URI, in the keyword form receiptd connects with.
   CHECK(redacted_database_url("postgresql://receiptd:secret@db:5432/receiptd?sslmode=require")
         == "postgresql://user=receiptd password=*** host=db port=5432 dbname=receiptd "
