@@ -19,7 +19,8 @@ struct parsed_address {
 };
 
 std::optional<parsed_address> parse_address(std::string_view text) {
-  if (text.empty() || text.size() > 64)
+  // inet_pton reads a C string: nothing after a NUL would be looked at.
+  if (text.empty() || text.size() > 64 || text.find('\0') != std::string_view::npos)
     return std::nullopt;
   std::string s(text);
   parsed_address a;
@@ -77,6 +78,48 @@ std::vector<std::string_view> split_unquoted(std::string_view s, char sep) {
   }
   parts.push_back(s.substr(start));
   return parts;
+}
+
+// The same read from the right end, where the proxies appended their elements:
+// what a client wrote first (an unclosed quote, a stray backslash) cannot join
+// them to its own. Within a quoted string read backwards, a '"' after an odd
+// number of backslashes is a quoted-pair (RFC 7230 §3.2.6), else where the
+// string opens.
+std::vector<std::string_view> split_unquoted_from_right(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  bool quoted = false;
+  std::size_t end = s.size();
+  for (std::size_t i = s.size(); i-- > 0;) {
+    if (s[i] == '"') {
+      std::size_t slashes = 0;
+      while (quoted && slashes < i && s[i - 1 - slashes] == '\\')
+        ++slashes;
+      if (slashes % 2 == 0)
+        quoted = !quoted;
+      else
+        i -= slashes;
+    } else if (s[i] == sep && !quoted) {
+      parts.push_back(s.substr(i + 1, end - i - 1));
+      end = i;
+    }
+  }
+  parts.push_back(s.substr(0, end));
+  std::reverse(parts.begin(), parts.end());
+  return parts;
+}
+
+// X-Forwarded-For's entries: addresses separated by commas, nothing quoted
+// (no specification; every proxy writes it so), so a quote a client sends is
+// only a character of its own entry.
+std::vector<std::string_view> split_commas(std::string_view s) {
+  std::vector<std::string_view> parts;
+  for (;;) {
+    auto comma = s.find(',');
+    parts.push_back(s.substr(0, comma));
+    if (comma == std::string_view::npos)
+      return parts;
+    s.remove_prefix(comma + 1);
+  }
 }
 
 } // namespace
@@ -163,7 +206,7 @@ std::optional<std::string> forwarded_node_address(std::string_view node) {
 
 std::vector<std::string> forwarded_for_values(std::string_view header) {
   std::vector<std::string> hops;
-  for (auto element : split_unquoted(header, ',')) {
+  for (auto element : split_unquoted_from_right(header, ',')) {
     if (trim(element).empty())
       continue;
     std::string value;
@@ -187,7 +230,7 @@ std::string trusted_proxies::client_address(std::string_view peer,
   if (forwarded)
     hops = forwarded_for_values(*forwarded);
   else if (x_forwarded_for)
-    for (auto hop : split_unquoted(*x_forwarded_for, ','))
+    for (auto hop : split_commas(*x_forwarded_for))
       if (!trim(hop).empty())
         hops.emplace_back(trim(hop));
   for (auto hop = hops.rbegin(); hop != hops.rend(); ++hop) {

@@ -26,13 +26,17 @@ bool is_postgresql_file_key(std::string_view key) {
   return false;
 }
 
-// `value` as a parameter value in the style of `quote` (0: bare when it can be).
-std::string quoted(const std::string& value, char quote, bool libpq) {
+// `value` as a parameter value in the style of `quote` (0: bare when it can be);
+// nullopt when SOCI's SQLite form cannot hold it ("…" with a '"' inside).
+std::optional<std::string> quoted(const std::string& value, char quote, bool libpq) {
   bool needs = value.find_first_of(libpq ? " '\\" : " ") != std::string::npos;
   if (!needs && quote == 0)
     return value;
-  if (!libpq) // SOCI's SQLite backend: "…", no escapes
+  if (!libpq) { // SOCI's SQLite backend: "…", no escapes
+    if (value.find('"') != std::string::npos)
+      return std::nullopt;
     return '"' + value + '"';
+  }
   std::string out = "'";
   for (char c : value) {
     if (c == '\'' || c == '\\')
@@ -70,10 +74,10 @@ std::string resolve_database_url(const std::filesystem::path& base, std::string_
     if (!file)
       continue;
     auto resolved = resolve_config_path(base, p->value);
-    if (resolved == p->value)
-      continue;
-    out.replace(params_at + p->value_begin, p->value_end - p->value_begin,
-                quoted(resolved, p->quote, !sqlite));
+    auto written = quoted(resolved, p->quote, !sqlite);
+    if (resolved == p->value || !written)
+      continue; // unchanged, or not writable: left as given, relative to the working folder
+    out.replace(params_at + p->value_begin, p->value_end - p->value_begin, *written);
   }
   return out;
 }

@@ -23,8 +23,10 @@ std::string resolve_config_path(const std::filesystem::path& base, std::string_v
 // unchanged) and libpq's sslrootcert=, sslcert=, sslkey=, sslcrl=, sslcrldir=,
 // passfile= ("system" unchanged). Values may be quoted: "…" (SOCI's SQLite
 // backend) or '…' with backslash escapes (libpq). A resolved value that needs
-// quoting is quoted that way. A URL whose parameters do not parse as key=value
-// pairs is returned unchanged, for the database to refuse with its own words.
+// quoting is quoted that way; one SOCI's SQLite form cannot hold (a blank and a
+// '"': it has no escapes) stays as written. A URL whose parameters do not parse
+// as key=value pairs is returned unchanged, for the database to refuse with its
+// own words.
 std::string resolve_database_url(const std::filesystem::path& base, std::string_view url);
 
 // The file a sqlite3:// URL opens (its db= or dbname= value, unquoted); nullopt

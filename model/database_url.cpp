@@ -1,5 +1,7 @@
 #include "model/database_url.hpp"
 
+#include "model/url_policy.hpp"
+
 namespace receiptd::model {
 
 namespace {
@@ -103,7 +105,7 @@ std::optional<std::vector<connection_parameter>> parse_sqlite(std::string_view t
       if (p.quote == 0 && c == ' ')
         break;
       ++at;
-      if (c == p.quote) {
+      if (p.quote != 0 && c == p.quote) { // a bare value's NUL is a character, not its end
         closed = true;
         break;
       }
@@ -273,9 +275,14 @@ result<std::string> uri_to_keywords(std::string_view rest) {
 // The parameters of `params` (parsed from it) with the secret values replaced.
 std::string masked(std::string_view params, const std::vector<connection_parameter>& parsed) {
   std::string out(params);
-  for (auto p = parsed.rbegin(); p != parsed.rend(); ++p)
-    if (secret_key(p->key))
-      out.replace(p->value_begin, p->value_end - p->value_begin, "***");
+  for (auto p = parsed.rbegin(); p != parsed.rend(); ++p) {
+    if (!secret_key(p->key))
+      continue;
+    // libpq lets a parameter follow a quoted value with no blank between
+    // ("password='x'host=h"): the bare *** then needs one.
+    const bool joined = p->value_end < params.size() && !blank(params[p->value_end]);
+    out.replace(p->value_begin, p->value_end - p->value_begin, joined ? "*** " : "***");
+  }
   return out;
 }
 
@@ -336,9 +343,8 @@ result<std::string> keyword_database_url(std::string_view url) {
 }
 
 std::string redacted_database_url(std::string_view url) {
-  auto scheme_end = url.find("://");
-  auto scheme = url.substr(0, scheme_end == std::string_view::npos ? 0 : scheme_end + 3);
-  auto hidden = std::string(scheme) + "…";
+  auto scheme = url_scheme(url);
+  auto hidden = scheme ? std::string(*scheme) + "://…" : std::string("…");
   if (url.starts_with(sqlite_prefix))
     return std::string(url); // a file and options: nothing secret
   if (!url.starts_with(postgresql_prefix) && !url.starts_with(postgres_prefix))

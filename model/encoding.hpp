@@ -27,6 +27,10 @@ std::string hex_encode(std::string_view bytes);
 // The value of one hex digit, either case; -1 for any other character.
 int hex_digit_value(char c);
 
+// Well-formed UTF-8 (RFC 3629: no overlongs, no surrogates, at most U+10FFFF):
+// what JSON answers and PostgreSQL text columns take.
+bool is_valid_utf8(std::string_view s);
+
 // Raw digests (20 and 32 bytes).
 std::string sha1(std::string_view bytes);
 std::string sha256(std::string_view bytes);

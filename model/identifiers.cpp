@@ -52,7 +52,8 @@ std::optional<std::array<std::uint8_t, 6>> parse_mac_address(std::string_view s)
 }
 
 std::optional<std::string> canonical_ip(std::string_view text) {
-  if (text.empty() || text.size() > 64)
+  // inet_pton reads a C string: "192.0.2.1\0junk" would pass as its first part.
+  if (text.empty() || text.size() > 64 || text.find('\0') != std::string_view::npos)
     return std::nullopt;
   std::string s(text);
   char buf[INET6_ADDRSTRLEN];

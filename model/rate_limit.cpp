@@ -42,9 +42,11 @@ token_bucket::duration token_bucket::wait(time_point now, double cost) const {
   const double missing = capped(cost) - tokens_at(now);
   if (missing <= 0)
     return duration::zero();
+  const double seconds = missing / per_second_;
+  if (!(seconds < std::chrono::duration<double>(max_wait).count()))
+    return max_wait; // also what an infinite quotient (a denormal rate) gets
   // To the microsecond: a float a hair above a whole number must not add one.
-  return std::chrono::round<std::chrono::microseconds>(
-    std::chrono::duration<double>(missing / per_second_));
+  return std::chrono::round<std::chrono::microseconds>(std::chrono::duration<double>(seconds));
 }
 
 bool token_bucket::full(time_point now) const {

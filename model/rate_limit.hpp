@@ -30,8 +30,13 @@ public:
   // bucket as it is (false). A cost above the burst is taken as the burst: it
   // waits for a full bucket instead of never passing.
   bool take(time_point now, double cost = 1);
-  // How long from `now` until `cost` tokens are there (zero when they are).
+  // How long from `now` until `cost` tokens are there (zero when they are), at
+  // most max_wait.
   duration wait(time_point now, double cost = 1) const;
+  // The longest wait said: a rate so low (the options take any positive one)
+  // that the tokens take longer would not fit a duration or a Retry-After; a
+  // client told this much is told again when it comes back.
+  static constexpr std::chrono::seconds max_wait{1'000'000'000}; // about 31 years
   // Whether the bucket is full at `now`: it then holds nothing a new one would not.
   bool full(time_point now) const;
 

@@ -63,10 +63,25 @@ bool is_loopback_host(std::string_view name) {
   return false;
 }
 
+std::optional<std::string_view> url_scheme(std::string_view url) {
+  auto is_letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  if (url.empty() || !is_letter(url.front()))
+    return std::nullopt;
+  for (std::size_t i = 1; i < url.size(); ++i) {
+    char c = url[i];
+    if (c == ':')
+      return url.substr(i + 1).starts_with("//") ? std::optional(url.substr(0, i)) : std::nullopt;
+    if (!is_letter(c) && !(c >= '0' && c <= '9') && c != '+' && c != '-' && c != '.')
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::string url_origin(std::string_view url) {
-  auto scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos)
+  auto scheme = url_scheme(url);
+  if (!scheme)
     return "…";
+  const auto scheme_end = scheme->size();
   auto rest = url.substr(scheme_end + 3);
   auto authority = rest.substr(0, rest.find_first_of("/?#"));
   if (auto at = authority.rfind('@'); at != std::string_view::npos)
@@ -95,8 +110,8 @@ std::string url_origin(std::string_view url) {
     && (port.empty()
         || (port.size() > 1 && port[0] == ':'
             && port.substr(1).find_first_not_of("0123456789") == std::string_view::npos));
-  auto scheme = std::string(url.substr(0, scheme_end + 3));
-  return plain ? scheme + std::string(authority) : scheme + "…";
+  auto prefix = std::string(url.substr(0, scheme_end + 3));
+  return plain ? prefix + std::string(authority) : prefix + "…";
 }
 
 bool store_url_allowed(std::string_view url, bool allow_http) {

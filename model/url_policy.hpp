@@ -14,6 +14,11 @@ namespace receiptd::model {
 // (`prefix` in lower case): URL schemes.
 bool starts_with_nocase(std::string_view s, std::string_view prefix);
 bool is_https_url(std::string_view url);
+// The scheme a URL starts with, before its "://" (RFC 3986 §3.1: a letter, then
+// letters, digits, '+', '-' or '.'); nullopt when it does not start with one.
+// What is before a "://" elsewhere in the text is not a scheme: in "u:secret@h/?x=a://"
+// it is a password.
+std::optional<std::string_view> url_scheme(std::string_view url);
 // http:// to 127.0.0.0/8, [::1] or localhost.
 bool is_loopback_http_url(std::string_view url);
 // 127.0.0.0/8, ::1 or localhost (an address to listen on, without brackets).
@@ -23,8 +28,8 @@ bool store_url_allowed(std::string_view url, bool allow_http);
 // What of an outbound URL (a store's, a service account's token_uri, a webhook
 // endpoint's) may be written to spans, logs and metrics: its scheme, host and
 // port, "https://hooks.example.com:8443". The path and query may carry a secret
-// (?key=…, /hooks/<token>), and so may user:password@. "…" when `url` has no
-// scheme.
+// (?key=…, /hooks/<token>), and so may user:password@. "…" when `url` does not
+// start with a scheme (url_scheme).
 std::string url_origin(std::string_view url);
 
 // The HTTP version of a store call (outbound.store-http-version). `automatic`:

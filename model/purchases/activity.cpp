@@ -29,7 +29,11 @@ activity subscription_activity(const purchase& p, unix_ms now) {
     // No source has said when the period ends: the store has not answered yet.
     if (validated(p) || !p.purchased_at)
       return {};
-    return until_end(*p.purchased_at + provisional_grant, now);
+    // Saturated: a purchase time is whatever int64 the store signed.
+    const auto bought = *p.purchased_at;
+    return until_end(bought > active_forever - provisional_grant ? active_forever
+                                                                 : bought + provisional_grant,
+                     now);
   }
   auto a = until_end(end, now);
   if (!a.active && flag(p.in_grace_period)) {

@@ -72,6 +72,10 @@ result<std::string> user_identifier_param(std::string_view raw) {
   }
   if (out.empty())
     return bad("the user identifier is empty");
+  // An upload's user_identifier is a JSON string, so UTF-8: other bytes name no
+  // customer, and neither a JSON answer nor a PostgreSQL text column can hold them.
+  if (!is_valid_utf8(out))
+    return bad("the user identifier is not UTF-8 (percent-encode its UTF-8 bytes)");
   if (out.size() > max_user_identifier_bytes)
     return field_error{"user_identifier", "too_long", "the user identifier is over 1024 bytes"};
   return out;

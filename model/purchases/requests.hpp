@@ -19,7 +19,7 @@ inline constexpr int default_page_size = 50;
 inline constexpr int max_page_size = 200;
 
 // A path segment percent-decoded (RFC 3986 §2.1): the user identifier, 1–1,024
-// bytes, no control characters. Field "user_identifier".
+// bytes of UTF-8, no control characters. Field "user_identifier".
 result<std::string> user_identifier_param(std::string_view raw);
 
 // An entitlement name as receiptctl allows them: 1–64 of [A-Za-z0-9_.-].

@@ -1,5 +1,7 @@
 #include "model/purchases/resource_json.hpp"
 
+#include <limits>
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -153,23 +155,38 @@ bool restore(const json::value& v, std::optional<bool>& out) {
   out = v.get_bool();
   return true;
 }
+
+// A whole number `Int` holds exactly; nullopt for any other value (to_number
+// would throw on a uint64 beyond INT64_MAX, and a cast would wrap).
+template <class Int>
+std::optional<Int> whole_number(const json::value& v) {
+  if (v.is_int64()) {
+    auto x = v.get_int64();
+    if (x < std::numeric_limits<Int>::min() || x > std::numeric_limits<Int>::max())
+      return std::nullopt;
+    return static_cast<Int>(x);
+  }
+  if (v.is_uint64() && v.get_uint64() <= static_cast<std::uint64_t>(std::numeric_limits<Int>::max()))
+    return static_cast<Int>(v.get_uint64());
+  return std::nullopt;
+}
+
 template <class Int>
 bool restore(const json::value& v, std::optional<Int>& out) {
   if (v.is_null()) {
     out.reset();
     return true;
   }
-  if (!v.is_int64() && !v.is_uint64())
+  auto n = whole_number<Int>(v);
+  if (!n)
     return false;
-  out = static_cast<Int>(v.to_number<std::int64_t>());
+  out = *n;
   return true;
 }
 
 std::optional<unix_ms> number(const json::object& o, const char* key) {
   const auto* v = o.if_contains(key);
-  if (!v || (!v->is_int64() && !v->is_uint64()))
-    return std::nullopt;
-  return v->to_number<std::int64_t>();
+  return v ? whole_number<unix_ms>(*v) : std::nullopt;
 }
 
 bool restore(const json::value& v, std::optional<commitment_info>& out) {
@@ -181,9 +198,8 @@ bool restore(const json::value& v, std::optional<commitment_info>& out) {
     return false;
   const auto& o = v.get_object();
   auto small = [&](const char* key) -> std::optional<int> {
-    if (auto n = number(o, key))
-      return static_cast<int>(*n);
-    return std::nullopt;
+    const auto* n = o.if_contains(key);
+    return n ? whole_number<int>(*n) : std::nullopt;
   };
   commitment_info c;
   c.billing_period_number = small("billing_period_number");
@@ -348,12 +364,12 @@ result<bool> read_facts(purchase& p, std::string_view text) {
   });
   if (!wrong.empty())
     return bad(wrong + " is missing or of the wrong type");
-  if (const auto* r = o.if_contains("revocation_reason"); r && r->is_int64())
-    p.revocation_reason = static_cast<int>(r->get_int64());
+  if (const auto* r = o.if_contains("revocation_reason"))
+    p.revocation_reason = whole_number<int>(*r);
   if (const auto* t = o.if_contains("revocation_type"); t && t->is_string())
     p.revocation_type = std::string(t->get_string());
-  if (const auto* r = o.if_contains("revocation_percentage"); r && r->is_int64())
-    p.revocation_percentage = static_cast<int>(r->get_int64());
+  if (const auto* r = o.if_contains("revocation_percentage"))
+    p.revocation_percentage = whole_number<int>(*r);
   p.keys = strings(o, "keys");
   if (const auto* a = o.if_contains("app_identifier"); a && a->is_string())
     p.app_identifier = a->get_string();

@@ -90,3 +90,24 @@ TEST_CASE("Forwarded (RFC 7239) wins over X-Forwarded-For", "[client_address]") 
   CHECK(forwarded_for_values(R"(for="a,b";by=x, for=c)")
         == std::vector<std::string>{R"("a,b")", "c"});
 }
+
+TEST_CASE("what a client writes cannot hide the hops its proxies appended", "[client_address]") {
+  // The header arrives as the client's text, then ", <address>" from each proxy:
+  // an unclosed quote or a stray backslash of the client's is its own element.
+  auto t = proxies({"127.0.0.1", "10.0.0.0/8"});
+  CHECK(t.client_address("127.0.0.1", R"(for=", for=203.0.113.9)", std::nullopt) == "203.0.113.9");
+  CHECK(t.client_address("127.0.0.1", R"(for="x\", for=203.0.113.9, for=10.0.0.5)", std::nullopt)
+        == "203.0.113.9");
+  CHECK(t.client_address("127.0.0.1", R"(", for="[2001:db8::7]:80")", std::nullopt)
+        == "2001:db8::7");
+  // X-Forwarded-For has no quoted strings: a quote is a character of its entry.
+  CHECK(t.client_address("127.0.0.1", std::nullopt, R"(", 203.0.113.9)") == "203.0.113.9");
+  CHECK(t.client_address("127.0.0.1", std::nullopt, R"("1.2.3.4, 10.0.0.5)") == "10.0.0.5");
+  // Read from the right, quoted strings still hold commas and escaped quotes.
+  CHECK(forwarded_for_values(R"(for="a,\"b\\";by=x, for=c)")
+        == std::vector<std::string>{R"("a,\"b\\")", "c"});
+  CHECK(forwarded_for_values(R"(for="x, for=y)") == std::vector<std::string>{R"("x)", "y"});
+  // A NUL ends what inet_pton reads: a hop with one is not an address.
+  CHECK(t.client_address("127.0.0.1", std::nullopt, std::string("203.0.113.9\0junk", 16))
+        == "127.0.0.1");
+}

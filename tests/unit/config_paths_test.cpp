@@ -35,6 +35,10 @@ TEST_CASE("SQLite URLs: the database file resolves, the other parameters stay", 
   CHECK(resolve_database_url("/srv/my conf", "sqlite3://db=r.db timeout=10")
         == "sqlite3://db=\"/srv/my conf/r.db\" timeout=10");
   CHECK(resolve_database_url("", "sqlite3://db=var/r.db") == "sqlite3://db=var/r.db");
+  // "…" has no escapes: a path needing quotes that holds a '"' stays as written
+  // (a URL SOCI could not read is never made of one it could).
+  CHECK(resolve_database_url("/srv/my conf", "sqlite3://db=u\"x.db timeout=10")
+        == "sqlite3://db=u\"x.db timeout=10");
 }
 
 TEST_CASE("PostgreSQL URLs: libpq's file parameters resolve, nothing else", "[config-paths]") {

@@ -109,6 +109,12 @@ TEST_CASE("libpq's keyword form parses as libpq reads it", "[database-url]") {
   CHECK_FALSE(parse_connection_parameters("host", true));
   CHECK_FALSE(parse_connection_parameters("=h", true));
   CHECK_FALSE(parse_connection_parameters("password='x", true));
+  // SOCI's SQLite form: a bare value ends at a space only (a NUL is a character).
+  auto nul = parse_connection_parameters(std::string_view("db=a\0b.db timeout=5", 19), false);
+  REQUIRE(nul);
+  REQUIRE(nul->size() == 2);
+  CHECK((*nul)[0].value == std::string("a\0b.db", 6));
+  CHECK((*nul)[1].key == "timeout");
   CHECK(libpq_quoted("plain") == "plain");
   CHECK(libpq_quoted("") == "''");
   CHECK(libpq_quoted("it's") == "'it\\'s'");
@@ -122,6 +128,9 @@ TEST_CASE("a URL is printed with its passwords masked", "[database-url][redactio
         == "postgresql://password = *** sslpassword=***");
   CHECK(redacted_database_url("postgresql://password=a password=secret")
         == "postgresql://password=*** password=***");
+  // libpq reads "password='secret'host=h" as two parameters: so is it printed.
+  CHECK(redacted_database_url("postgresql://password='secret'host=h")
+        == "postgresql://password=*** host=h");
   // A URI, in the keyword form receiptd connects with.
   CHECK(redacted_database_url("postgresql://receiptd:secret@db:5432/receiptd?sslmode=require")
         == "postgresql://user=receiptd password=*** host=db port=5432 dbname=receiptd "
@@ -135,6 +144,9 @@ TEST_CASE("a URL is printed with its passwords masked", "[database-url][redactio
   CHECK(redacted_database_url("postgresql://u:secret%zz@h") == "postgresql://…");
   CHECK(redacted_database_url("mysql://u:secret@h/d") == "mysql://…");
   CHECK(redacted_database_url("u:secret@h/d") == "…");
+  // Only a scheme is printed before "://", never what merely precedes a later one.
+  CHECK(redacted_database_url("u:secret@h/d?sslrootcert=file://x") == "…");
+  CHECK(redacted_database_url("my sql://u:secret@h/d") == "…");
   CHECK(redacted_database_url("sqlite3://db=var/r.db timeout=10")
         == "sqlite3://db=var/r.db timeout=10");
 }

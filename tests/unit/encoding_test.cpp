@@ -52,6 +52,8 @@ TEST_CASE("UUIDs and IP addresses", "[identifiers]") {
   CHECK_FALSE(canonical_ip("localhost"));
   CHECK_FALSE(canonical_ip(""));
   CHECK_FALSE(canonical_ip("1.2.3.4 "));
+  CHECK_FALSE(canonical_ip(std::string_view("1.2.3.4\0junk", 12)));
+  CHECK_FALSE(canonical_ip(std::string_view("::1\0", 4)));
 }
 
 TEST_CASE("random bytes: the asked length, never repeated across draws and blocks",

@@ -320,6 +320,22 @@ TEST_CASE("a purchase is active exactly before active_until", "[purchases]") {
   CHECK_FALSE(by_id("h1"));
 }
 
+TEST_CASE("a purchase not confirmed yet is granted from any purchase time without overflow",
+          "[purchases]") {
+  // Play's purchaseTimeMillis and Apple's purchaseDate are whatever int64 the
+  // store signed: the provisional grant after one saturates at active_forever.
+  auto p = purchases_of_every_kind();
+  auto u1 = *std::find_if(p.begin(), p.end(), [](const purchase& x) { return x.id == "u1"; });
+  for (unix_ms bought : {INT64_MAX, INT64_MAX - provisional_grant + 1, INT64_MAX - provisional_grant}) {
+    INFO(bought);
+    u1.purchased_at = bought;
+    CHECK(activity_at(u1, t0).active);
+    CHECK(active_until(u1) == std::optional<unix_ms>(active_forever));
+  }
+  u1.purchased_at = INT64_MAX - provisional_grant - 1;
+  CHECK(active_until(u1) == std::optional<unix_ms>(INT64_MAX - 1));
+}
+
 TEST_CASE("the customer answer from answer_purchases is the answer from all purchases",
           "[purchases]") {
   premium_rules rules;
@@ -534,6 +550,30 @@ TEST_CASE("the stored facts come back exactly", "[purchases]") {
   CHECK(back == p);
   CHECK_FALSE(read_facts(back, "[]"));
   CHECK_FALSE(read_facts(back, R"({"product_id": {"v": 3}})"));
+  // A number the fact cannot hold is malformed: never thrown (Boost.JSON's
+  // to_number on a uint64 beyond INT64_MAX), never wrapped.
+  for (auto [fact, number] : {std::pair{"price", "18446744073709551615"},
+                              std::pair{"quantity", "4294967297"},
+                              std::pair{"current_period_end_at", "9223372036854775808"}}) {
+    INFO(fact << " = " << number);
+    auto doc = json::parse(facts_json(p)).as_object();
+    doc[fact].as_object()["v"] = json::parse(number);
+    purchase q;
+    result<bool> read = true;
+    CHECK_NOTHROW(read = read_facts(q, json::serialize(doc)));
+    CHECK_FALSE(read);
+  }
+  auto doc = json::parse(facts_json(p)).as_object();
+  doc["price"].as_object()["at"] = json::parse("18446744073709551615");
+  doc["purchased_at"] = json::parse("18446744073709551615");
+  doc["revocation_reason"] = json::parse("4294967297");
+  purchase q;
+  result<bool> read = true;
+  CHECK_NOTHROW(read = read_facts(q, json::serialize(doc)));
+  REQUIRE(read);
+  CHECK_FALSE(q.price.at);
+  CHECK_FALSE(q.purchased_at);
+  CHECK_FALSE(q.revocation_reason);
 }
 
 TEST_CASE("a prorated refund revokes only its share of the purchase", "[purchases]") {
@@ -656,6 +696,14 @@ TEST_CASE("customer and grant parameters are checked", "[purchases]") {
   CHECK_FALSE(user_identifier_param("bad%zz"));
   CHECK_FALSE(user_identifier_param("%0a"));
   CHECK_FALSE(user_identifier_param(std::string(1025, 'a')));
+  // What an upload's JSON string can hold: UTF-8, percent-encoded in the path.
+  CHECK(user_identifier_param("%C3%A9l%C3%A8ve").value() == "\u00e9l\u00e8ve");
+  for (auto not_utf8 : {"%FF", "caf%E9", "%C0%AF", "%ED%A0%80", "%F4%90%80%80", "%C3"}) {
+    INFO(not_utf8);
+    auto refused = user_identifier_param(not_utf8);
+    REQUIRE_FALSE(refused);
+    CHECK(refused.err().fields().front().field == "user_identifier");
+  }
   CHECK(environment_param(std::nullopt).value() == environment::production);
   CHECK(environment_param(std::string_view("sandbox")).value() == environment::sandbox);
   CHECK_FALSE(environment_param(std::string_view("test")));

@@ -47,6 +47,27 @@ TEST_CASE("a token bucket with rate 0 is unlimited", "[rate_limit]") {
   CHECK(b.wait(t0) == 0ms);
 }
 
+TEST_CASE("a token bucket's wait is at most max_wait, however low its rate", "[rate_limit]") {
+  const token_bucket::time_point t0{1h};
+  // limits.client-rate takes any positive rate: 1e-14 a second is a wait of
+  // 1e14 s (beyond a duration in microseconds), a denormal one an infinite one.
+  for (double rate : {1e-6, 1e-12, 1e-14, 5e-324}) {
+    INFO(rate);
+    token_bucket b(rate, 1);
+    REQUIRE(b.take(t0));
+    REQUIRE_FALSE(b.take(t0));
+    auto wait = b.wait(t0);
+    CHECK(wait > 0s);
+    CHECK(wait <= token_bucket::max_wait);
+  }
+  token_bucket slow(1e-6, 1); // a token in 1e6 s: said exactly
+  REQUIRE(slow.take(t0));
+  CHECK(slow.wait(t0) == 1'000'000s);
+  token_bucket slower(1e-12, 1);
+  REQUIRE(slower.take(t0));
+  CHECK(slower.wait(t0) == token_bucket::max_wait);
+}
+
 TEST_CASE("a token bucket takes a cost at once, and a cost above its burst as the burst",
           "[rate_limit]") {
   token_bucket b(10, 20);

@@ -250,6 +250,14 @@ TEST_CASE("an outbound URL is written by its origin only", "[config][hostile]") 
   // What does not read as a host keeps nothing: a password with an unencoded '/'.
   CHECK(url_origin("https://user:SEC/RET@host/x") == "https://…");
   CHECK(url_origin("hooks.example.com/SECRET") == "…");
+  // Only a scheme is shown before "://": a later "://" follows a path or a query.
+  CHECK(url_origin("hooks.example.com/x?key=SECRET&next=https://h") == "…");
+  CHECK(url_origin("user:SECRET@host/?r=ftp://h") == "…");
+  CHECK(url_origin(" https://host") == "…");
+  CHECK(url_origin("svn+ssh://host.example:22/x") == "svn+ssh://host.example:22");
+  CHECK(url_scheme("HTTPS://h") == std::optional<std::string_view>("HTTPS"));
+  CHECK_FALSE(url_scheme("mailto:someone@example.com"));
+  CHECK_FALSE(url_scheme("1http://h"));
 }
 
 TEST_CASE("outbound.store-http-version text", "[config][transport]") {

@@ -114,7 +114,9 @@ TEST_CASE("common fields: metadata, user_identifier, ip_address", "[request]") {
       R"({"package_name":"p","purchase_token":"t","product_id":"x","ip_address":"2001:DB8:0:0::1"})");
     REQUIRE(v6);
     CHECK(v6->common.echo("10.1.2.3").ip_address == std::string("2001:db8::1"));
-    for (auto bad : {R"("999.1.1.1")", R"("example.com")", R"("")", "12", "[]"}) {
+    // A NUL inside the string ends what inet_pton reads: not the address before it.
+    for (auto bad :
+         {R"("999.1.1.1")", R"("example.com")", R"("")", "12", "[]", R"("192.0.2.1\u0000junk")"}) {
       auto r = parse_store_b_legacy_upload(
         std::string(R"({"package_name":"p","purchase_token":"t","product_id":"x","ip_address":)")
         + bad + "}");
