@@ -315,6 +315,12 @@ void validate_upload(caf::event_based_actor* self, inbound in, app_context_ptr a
     case http::route::ready:
     case http::route::metrics:
     case http::route::openapi:
+    case http::route::purchase_get:
+    case http::route::customer_get:
+    case http::route::server_customer_get:
+    case http::route::server_customer_purchases:
+    case http::route::server_grant_add:
+    case http::route::server_grant_remove:
       break; // not uploads: the supervisor, its handlers and the HTTP layer answer them
   }
 }

@@ -56,13 +56,6 @@ std::vector<std::string> entitlements_now(db::database& d, const model::app& app
   return model::purchases::active_entitlements(view.purchases, view.grants, *view.rules, now);
 }
 
-std::vector<std::string> names(const json::value& v) {
-  std::vector<std::string> out;
-  for (const auto& n : v.as_array())
-    out.emplace_back(n.as_string());
-  return out;
-}
-
 } // namespace
 
 TEST_CASE("a saved transaction builds its purchase; its period end is noticed and announced",
