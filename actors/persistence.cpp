@@ -6,7 +6,10 @@
 //  2. saves, as a group commit: they wait while one save batch is being committed
 //     (or no worker is free) and then go out as one batch (the uploads of that
 //     moment share one transaction, one fsync and one thread hop; alone, an
-//     upload goes out at once as a batch of one).
+//     upload goes out at once as a batch of one). A heavy save (a receipt of
+//     hundreds of purchases, over a batch's row or byte limit by itself) commits
+//     alone, beside the others rather than ahead of them: a save waits for no
+//     heavy one, and heavy ones hold at most half the workers that save.
 //  3. everything else (GET record lookups, store notifications, revalidation
 //     jobs, webhook deliveries, the upkeep), in arrival order, on all workers of
 //     its kind but one: a flood of cheap or unauthenticated requests, or a burst of
@@ -39,7 +42,11 @@ namespace {
 // receipt is one row per in-app purchase besides its own: 256 small uploads share
 // one commit, while a 2,000-purchase receipt of 1 MB has a batch to itself and
 // the small ones behind it share the next. (By count alone, four connections
-// re-sending such receipts took small uploads' p99 from 15 to 544 ms.)
+// re-sending such receipts took small uploads' p99 from 15 to 544 ms.) Such a
+// receipt is a heavy save: its commit takes seconds on a busy database (two
+// thousand purchases to look up and fold), so small saves do not wait for it,
+// and heavy saves hold at most half the workers (three connections re-sending
+// them held the small uploads of another app for 13 s).
 constexpr std::size_t max_save_batch = 256;
 constexpr std::size_t max_save_batch_rows = 1024;
 constexpr std::size_t max_save_batch_bytes = 1024 * 1024;
@@ -52,6 +59,10 @@ using promise = caf::typed_response_promise<Reply>;
 struct save_cost {
   std::size_t rows = 1;
   std::size_t bytes = 0;
+  // Over a batch's limits by itself: it commits alone (pool_state::heavy_saves).
+  bool heavy() const {
+    return rows >= max_save_batch_rows || bytes >= max_save_batch_bytes;
+  }
 };
 
 template <class Record>
@@ -97,14 +108,16 @@ enum class duty { idle, token_path, save, other };
 struct pool_state {
   std::vector<persistence_worker_actor> workers;
   std::vector<duty> duties; // per worker
-  std::vector<pending_save> saves;
-  save_cost queued{0, 0}; // of the waiting saves, together
+  std::vector<pending_save> saves;       // the group commit's
+  save_cost queued{0, 0};                // of those, together
+  std::vector<pending_save> heavy_saves; // each committed alone
   std::vector<pending_auth> auths;
   std::deque<pending_call> token_calls;  // auth revision checks
   std::deque<pending_call> other_reads;  // the rest, by kind: on SQLite they go to
   std::deque<pending_call> other_writes; // different workers
   std::uint64_t arrivals = 0;
-  std::size_t saving = 0; // save batches sent to workers, not yet answered
+  std::size_t saving = 0;       // group commit batches sent to workers, not yet answered
+  std::size_t saving_heavy = 0; // heavy saves sent to workers, not yet answered
   std::size_t max_queued = 0;
   metrics* instruments = &metrics::off(); // never null
   // SQLite with more than one worker: every write goes to worker 0, reads to the
@@ -121,8 +134,8 @@ struct pool_state {
   }
 
   std::size_t outstanding() const {
-    return saves.size() + auths.size() + token_calls.size() + other_reads.size()
-      + other_writes.size() + busy();
+    return saves.size() + heavy_saves.size() + auths.size() + token_calls.size()
+      + other_reads.size() + other_writes.size() + busy();
   }
 
   bool sqlite_split() const { return single_writer && workers.size() > 1; }
@@ -133,6 +146,15 @@ struct pool_state {
     return !saves.empty()
       && (saving == 0 || saves.size() >= max_save_batch || queued.rows >= max_save_batch_rows
           || queued.bytes >= max_save_batch_bytes);
+  }
+
+  // Heavy saves hold at most half the workers that may save (at least one): the
+  // others stay for everything else, of which there is more under load.
+  bool heavy_due() const {
+    std::size_t writers = 0;
+    for (std::size_t i = 0; i < workers.size(); ++i)
+      writers += may_write(i);
+    return !heavy_saves.empty() && saving_heavy < std::max<std::size_t>(1, writers / 2);
   }
 
   // The workers other calls may hold at once: all that may take them but one,
@@ -172,7 +194,7 @@ void publish(pool_pointer self) {
   const auto& m = *st.instruments;
   m.persistence_queued.set(static_cast<double>(st.outstanding() - st.busy()));
   m.persistence_at_workers.set(static_cast<double>(st.busy()));
-  m.persistence_saving.set(static_cast<double>(st.saving));
+  m.persistence_saving.set(static_cast<double>(st.saving + st.saving_heavy));
   m.persistence_mailbox.set(static_cast<double>(self->mailbox().size()));
 }
 
@@ -229,10 +251,11 @@ void send_batch(
   auto waiting = std::make_shared<std::vector<pending<Item, Result>>>(take_batch(queue, limits));
   auto n = waiting->size();
   if constexpr (std::is_same_v<Item, batched_save>)
-    for (const auto& p : *waiting) {
-      st.queued.rows -= p.cost.rows;
-      st.queued.bytes -= p.cost.bytes;
-    }
+    if (&queue == &st.saves) // heavy saves are not counted there
+      for (const auto& p : *waiting) {
+        st.queued.rows -= p.cost.rows;
+        st.queued.bytes -= p.cost.bytes;
+      }
   std::vector<Item> batch;
   batch.reserve(n);
   for (auto& p : *waiting) // the items travel once; only the callbacks stay here
@@ -268,7 +291,8 @@ void start(pool_pointer self, std::size_t w, duty d, std::deque<pending_call>& q
 // waiting: at everyday load the uploads that arrive during one commit share the
 // next one (one transaction, one fsync, one thread hop, instead of one each on as
 // many sessions), and under load batches run side by side on the idle workers. A
-// save waits at most one commit.
+// save waits at most one commit, never a heavy save's (those go out one by one,
+// after the group, while a worker that saves stays free of them).
 void pump(pool_pointer self) {
   auto& st = self->state;
   for (std::size_t w = 0; w < st.workers.size(); ++w) {
@@ -283,6 +307,10 @@ void pump(pool_pointer self) {
       ++st.saving;
       send_batch(self, w, duty::save, save_atom_v, st.saves, save_batch_limits,
                  [self] { --self->state.saving; });
+    } else if (st.may_write(w) && st.heavy_due()) {
+      ++st.saving_heavy;
+      send_batch(self, w, duty::save, save_atom_v, st.heavy_saves, batch_limits{1},
+                 [self] { --self->state.saving_heavy; });
     } else if (auto* q = st.other_for(w)) {
       start(self, w, duty::other, *q);
     }
@@ -298,9 +326,12 @@ caf::result<Record> enqueue_save(pool_pointer self, trace_context ctx, Record r,
     return overloaded();
   auto rp = self->make_response_promise<Record>();
   auto cost = cost_of(r);
-  st.queued.rows += cost.rows;
-  st.queued.bytes += cost.bytes;
-  st.saves.push_back(
+  if (!cost.heavy()) {
+    st.queued.rows += cost.rows;
+    st.queued.bytes += cost.bytes;
+  }
+  (cost.heavy() ? st.heavy_saves : st.saves)
+    .push_back(
     pending_save{batched_save{std::move(ctx), db::batch_save{std::move(r), first_attempt_at}},
                  [rp](db::batch_saved& saved) mutable {
                    if (!saved)

@@ -125,6 +125,9 @@ struct state {
   std::unordered_map<std::string, std::size_t> rules_applied;
   // Lookups out, by token hash (ttl > 0): the waiting uploads' answers are owed.
   std::unordered_map<std::string, std::shared_ptr<token_lookup>> lookups;
+  // Notification URL checks out, by credential key: a flood of one URL asks the
+  // database once at a time, however slowly it answers.
+  std::unordered_map<std::string, std::vector<check_verdict>> url_checks;
   // The revocation check (only while tokens are cached, so an idle service asks nothing).
   std::optional<std::int64_t> revision; // the newest auth revision seen
   steady_time confirmed;                // when the last check that answered was asked
@@ -575,9 +578,22 @@ void authenticate(pointer self, inbound in) {
 }
 
 // A notification URL: its app must exist, and a Play push's secret be the app's.
+// The requests with the same URL that arrive while it is looked up share the
+// answer (before, each asked again while the database was slow to answer: a flood
+// of one made-up URL queued thousands of lookups at the persistence pool).
 void check_notification_url(pointer self, http::credential_check c) {
   auto& st = self->state;
+  auto [out, first] = st.url_checks.try_emplace(c.key);
+  out->second.push_back(std::move(c.verdict));
+  if (!first)
+    return;
   auto shared = std::make_shared<http::credential_check>(std::move(c));
+  auto take = [self, key = shared->key] {
+    auto& checks = self->state.url_checks;
+    auto waiting = std::move(checks.at(key));
+    checks.erase(key);
+    return waiting;
+  };
   self->request(st.deps->persistence, caf::infinite, find_app_atom_v, shared->app_id)
     .then(
       [=](std::optional<model::app>& app) {
@@ -594,9 +610,10 @@ void check_notification_url(pointer self, http::credential_check c) {
           self->state.published_urls.insert(shared->key);
           publish_good(self, shared->key);
         }
-        shared->verdict(std::move(refusal));
+        for (auto& verdict : take())
+          verdict(refusal);
       },
-      [](caf::error&) {}); // undecided: the request is judged whole
+      [=](caf::error&) { take(); }); // undecided: each request is judged whole
 }
 
 // A credential to judge while its request's body arrives (http/admission.hpp).

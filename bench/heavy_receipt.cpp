@@ -5,7 +5,9 @@
 // must trust (store-a.trust-roots). Not a test: bench/admission runs it.
 //
 //   receiptd-heavy-receipt --bundle-id=B --purchases=2000 --body=FILE --root=FILE
-//     [--forged=FILE]   also a receipt of the same size signed by a PKI nobody trusts
+//     [--forged=FILE [--forged-count=1]]   also receipts of the same size signed by a
+//     PKI nobody trusts (402), one body per line, each with transaction ids of its
+//     own: distinct forgeries (bench/chaos abuse)
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -31,9 +33,11 @@ std::string receipt_body(const std::string& bundle, int purchases, const ts::tes
   return "{\"receipt\":\"" + receiptd::model::base64_encode(der) + "\"}";
 }
 
-void write(const std::string& path, const std::string& text) {
+// Writes one line per text that make(i) returns, i from 0 to count - 1.
+template <typename Make> void write(const std::string& path, int count, Make make) {
   std::ofstream out(path, std::ios::binary);
-  out << text << "\n";
+  for (int i = 0; i < count && out; ++i)
+    out << make(i) << "\n";
   if (!out) {
     std::cerr << "receiptd-heavy-receipt: cannot write " << path << "\n";
     std::exit(1);
@@ -49,7 +53,7 @@ int main(int argc, char** argv) {
     auto eq = a.find('=');
     if (a.rfind("--", 0) != 0 || eq == std::string::npos) {
       std::cerr << "usage: receiptd-heavy-receipt --bundle-id=B --purchases=N --body=FILE "
-                   "--root=FILE [--forged=FILE]\n";
+                   "--root=FILE [--forged=FILE [--forged-count=N]]\n";
       return 2;
     }
     args[a.substr(2, eq - 2)] = a.substr(eq + 1);
@@ -62,9 +66,13 @@ int main(int argc, char** argv) {
   const auto bundle = args["bundle-id"];
   const int purchases = std::atoi(args["purchases"].c_str());
   auto pki = ts::make_test_pki({"receiptd bench"});
-  write(args["root"], pki.root.pem());
-  write(args["body"], receipt_body(bundle, purchases, pki, "7"));
-  if (args.count("forged"))
-    write(args["forged"], receipt_body(bundle, purchases, ts::make_test_pki({"nobody"}), "8"));
+  write(args["root"], 1, [&](int) { return pki.root.pem(); });
+  write(args["body"], 1, [&](int) { return receipt_body(bundle, purchases, pki, "7"); });
+  if (args.count("forged")) {
+    auto nobody = ts::make_test_pki({"nobody"});
+    // Transaction ids "8" + i + a seven-digit number: no two receipts share one.
+    write(args["forged"], args.count("forged-count") ? std::atoi(args["forged-count"].c_str()) : 1,
+          [&](int i) { return receipt_body(bundle, purchases, nobody, "8" + std::to_string(i)); });
+  }
   return 0;
 }

@@ -11,10 +11,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <limits>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "http/request_framing.hpp"
 #include "http/request_rules.hpp"
@@ -23,6 +27,11 @@
 namespace receiptd::http {
 
 namespace ph = Pistache::Http;
+using steady_clock = std::chrono::steady_clock;
+
+namespace {
+struct connection_state;
+}
 
 struct server::shared_state {
   config::http_settings settings;
@@ -39,6 +48,11 @@ struct server::shared_state {
   std::atomic<bool> draining{false};
   std::atomic<std::size_t> in_flight{0};
   std::atomic<std::size_t> connections{0};
+  // Every connection, for the timeout sweep (sweep_connections), which runs on a
+  // thread of its own from start() to stop().
+  std::mutex open_mutex;
+  std::vector<std::weak_ptr<connection_state>> open;
+  std::jthread sweeper;
 };
 
 namespace {
@@ -114,6 +128,14 @@ struct connection_state {
   bool closing = false;                               // the answer being written is the last one
   bool refused = false;                               // nothing more is read from it
   bool gone = false; // Pistache dropped the peer (after a disconnection)
+  // Its clock (sweep_connections): when the request now on it began (the connection
+  // opened, or the previous answer was written), or, while one is answered, when it
+  // was handed on.
+  steady_clock::time_point since = steady_clock::now();
+  bool awaited = false;    // bytes of the next request have arrived since `since`
+  bool kept_alive = false; // an answer has been written on it
+  bool replied = false;    // the answer being written has begun (answer())
+  bool timed_out = false;  // closed by the sweep
 };
 using connection_ptr = std::shared_ptr<connection_state>;
 
@@ -167,6 +189,8 @@ void flush_unsent(const connection_ptr& c) {
 void answer(const connection_ptr& c, const reply& r, const std::string& trace_id,
             bool head = false) {
   std::lock_guard lock(c->mutex);
+  if (c->timed_out)
+    return answered(c); // it had its 408 (sweep), and the connection is shut down
   auto peer = c->peer.lock();
   if (c->gone || !peer) {
     // Pistache drops a peer at the end of its input: a client that ended its side
@@ -180,7 +204,7 @@ void answer(const connection_ptr& c, const reply& r, const std::string& trace_id
     }
     return answered(c);
   }
-  peer->setIdle(true); // Pistache's keep-alive timeout runs from here (as its writer does)
+  c->replied = true;
   auto text = response_text(r, trace_id, c->option, head);
   auto n = ::send(c->fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
   if (n == static_cast<ssize_t>(text.size()))
@@ -384,6 +408,10 @@ public:
                 "");
       ::shutdown(peer->fd(), SHUT_RDWR);
     }
+    // Timed from here on (sweep_connections), once it is set up: the sweep reads it
+    // under its lock only, which nothing above took.
+    std::lock_guard lock(state_->open_mutex);
+    state_->open.push_back(std::move(connection));
   }
 
   // Hands what arrived to Pistache's parser one checked request at a time
@@ -458,6 +486,8 @@ private:
   void keep_or_close(const ph::Request& req, connection_state& c) {
     bool keep = c.framer.keep_alive() && !state_->draining;
     c.busy = true;
+    c.replied = false;
+    c.since = steady_clock::now(); // the header timeout runs while it is answered
     c.closing = !keep;
     c.option = !keep                         ? connection_option::close
       : req.version() == ph::Version::Http10 ? connection_option::keep_alive
@@ -595,6 +625,10 @@ private:
 void answered(const connection_ptr& c) {
   std::lock_guard lock(c->mutex);
   c->busy = false;
+  // The next request's clock starts now (keepalive-timeout until its first byte).
+  c->since = steady_clock::now();
+  c->kept_alive = true;
+  c->awaited = !c->held.empty();
   auto peer = c->peer.lock();
   if (c->gone || !peer)
     return;
@@ -632,6 +666,7 @@ void early_gate::onInput(const char* buffer, size_t len,
       return; // answered already: the rest is not read into any buffer
     if (c->busy)
       return http_->hold(*c, {buffer, len});
+    c->awaited = true;
     http_->feed(*c, {buffer, len}, peer);
   }
   flush_unsent(c);
@@ -656,6 +691,87 @@ void early_gate::onDisconnection(const std::shared_ptr<Pistache::Tcp::Peer>& pee
     c->held_ticket.reset();
   }
   http().onDisconnection(peer);
+}
+
+// ---- timeouts --------------------------------------------------------------------
+//
+// receiptd times its connections itself, and Pistache's own timers are off
+// (server::start). Pistache 0.0.5 runs its timers at the start of a reactor round,
+// before the events that round collected: a peer they drop (an idle one past its
+// keep-alive) may still have a write event in that round, which Pistache then takes
+// for a broken state and throws on ("could not find write data"), ending the
+// process. It happened when an answer came after Pistache's own 408 (queued, not yet
+// written) while thousands of other connections timed out at once. Here a connection
+// out of time is answered 408 on our own descriptor (unless an answer has begun) and
+// shut down both ways; Pistache then reads the end of the stream and drops the peer
+// the ordinary way (onDisconnection), never with a write of its own in flight.
+
+// Ends a connection that ran out of time; `why` is its 408's message, or null when
+// it gets none (an answer has begun, it was refused already, or it was idle).
+void time_out(connection_state& c, const char* why) {
+  c.timed_out = true;
+  c.refused = true;
+  c.receiving = false;
+  c.ticket.reset();
+  c.body = std::string();
+  c.held = std::string();
+  c.held_ticket.reset();
+  if (why) {
+    auto text = response_text(error_reply({model::errc::request_timeout, why}), "",
+                              connection_option::close);
+    (void)::send(c.fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  }
+  ::shutdown(c.fd, SHUT_RDWR);
+}
+
+// One connection's deadlines ([http] in config/receiptd.ini), each from its clock
+// (connection_state::since): the request line and headers within header-timeout, the
+// whole request within body-timeout, the answer within header-timeout of the request
+// being handed on (which is why that exceeds the store deadline), and the next
+// request's first byte within keepalive-timeout of the previous answer.
+void sweep(connection_state& c, steady_clock::time_point now, const config::http_settings& s) {
+  std::lock_guard lock(c.mutex);
+  if (c.gone || c.timed_out || c.fd < 0)
+    return;
+  auto age = now - c.since;
+  if (c.busy) {
+    if (age > s.header_timeout)
+      time_out(c, c.replied ? nullptr : "no answer within http.header-timeout");
+  } else if (c.refused) {
+    if (age > s.body_timeout) // what a refused client still sends is dropped this long
+      time_out(c, nullptr);
+  } else if (c.receiving) {
+    if (age > s.body_timeout)
+      time_out(c, "the request did not arrive within http.body-timeout");
+  } else if (c.awaited || !c.kept_alive) {
+    if (age > s.header_timeout)
+      time_out(c, "the request line and headers did not arrive within http.header-timeout");
+  } else if (age > s.keepalive_timeout) {
+    time_out(c, nullptr);
+  }
+}
+
+// Four times a second, every open connection's deadlines, on a thread of its own
+// (from server::start to server::stop).
+void sweep_connections(std::stop_token stop, server::shared_state& st) {
+  std::mutex m;
+  std::condition_variable_any wake;
+  std::unique_lock lock(m);
+  while (!stop.stop_requested()) {
+    wake.wait_for(lock, stop, std::chrono::milliseconds(250), [] { return false; });
+    std::vector<connection_ptr> live;
+    {
+      std::lock_guard guard(st.open_mutex);
+      std::erase_if(st.open, [](const std::weak_ptr<connection_state>& w) { return w.expired(); });
+      live.reserve(st.open.size());
+      for (const auto& w : st.open)
+        if (auto c = w.lock())
+          live.push_back(std::move(c));
+    }
+    auto now = steady_clock::now();
+    for (const auto& c : live)
+      sweep(*c, now, st.settings);
+  }
 }
 
 } // namespace
@@ -718,14 +834,13 @@ std::uint16_t server::start() {
   // announced larger (Content-Length) is refused with the JSON shape as soon as the
   // headers are in (early_gate), before any of it is buffered.
   //
-  // Timeouts, as Pistache 0.0.5 applies them (src/server/endpoint.cc, checked every
-  // 500 ms): each is measured from the connection, or from the end of the previous
-  // request on it, not from the last byte received: a client that trickles its
-  // headers is closed (408) header-timeout after it connected, however steadily it
-  // sends. While a request is being answered the header timeout keeps running, so
-  // it must exceed the store deadline (config/options.cpp checks); once answered,
-  // an idle connection lives for keepalive-timeout (which then also bounds the
-  // next request's headers on it).
+  // Timeouts are the sweep's (sweep_connections), not Pistache's: each is measured
+  // from the connection, or from the end of the previous answer on it, not from the
+  // last byte received, so a client that trickles its headers is closed (408)
+  // header-timeout after it connected, however steadily it sends. While a request
+  // is being answered the header timeout keeps running, so it must exceed the store
+  // deadline (config/options.cpp checks).
+  constexpr auto never = std::chrono::hours(24 * 365 * 10);
   constexpr int backlog = 4096;
   auto opts = Pistache::Http::Endpoint::options()
                 .threads(static_cast<int>(s.threads))
@@ -733,9 +848,9 @@ std::uint16_t server::start() {
                 .backlog(backlog)
                 .maxRequestSize(s.max_body_bytes + 64 * 1024)
                 .maxResponseSize(8 * 1024 * 1024)
-                .headerTimeout(s.header_timeout)
-                .bodyTimeout(s.body_timeout)
-                .keepaliveTimeout(s.keepalive_timeout);
+                .headerTimeout(never)
+                .bodyTimeout(never)
+                .keepaliveTimeout(never);
   endpoint_->endpoint->init(opts);
   // Endpoint::init (0.0.5) does not pass the backlog on to its listener, which then
   // listens with 128: a burst of new connections beyond that had its SYNs dropped
@@ -746,6 +861,9 @@ std::uint16_t server::start() {
     std::string(), backlog);
   endpoint_->endpoint->setHandler(Pistache::Http::make_handler<api_handler>(state_));
   endpoint_->endpoint->serveThreaded();
+  // By reference: stop() joins it before the server lets go of its state.
+  state_->sweeper
+    = std::jthread([&st = *state_](std::stop_token stop) { sweep_connections(stop, st); });
   return static_cast<std::uint16_t>(endpoint_->endpoint->getPort());
 }
 
@@ -762,6 +880,10 @@ std::size_t server::in_flight() const {
 }
 
 void server::stop() {
+  if (state_->sweeper.joinable()) {
+    state_->sweeper.request_stop();
+    state_->sweeper.join();
+  }
   if (endpoint_ && endpoint_->endpoint) {
     endpoint_->endpoint->shutdown();
     endpoint_->endpoint.reset();

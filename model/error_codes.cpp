@@ -32,6 +32,9 @@ const error_kind& kind_of(errc code) {
     // connection ends after the answer.
     {"malformed_request", 400, std::nullopt},
     {"headers_too_large", 431, std::nullopt},
+    // A request that did not arrive within http.header-timeout or http.body-timeout,
+    // or was not answered within http.header-timeout: the connection ends after it.
+    {"request_timeout", 408, std::nullopt},
     {"forbidden", 403, std::nullopt},
     {"internal_error", 500, std::nullopt},
   };

@@ -29,6 +29,7 @@ enum class errc {
   not_ready,            // 503: GET /readyz: the database, its schema or the trust material
   malformed_request,    // 400: not HTTP/1.1 (request line, header line, framing); then closed
   headers_too_large,    // 431: request line and headers over 64 KiB; then closed
+  request_timeout,      // 408: a request or its answer past http.*-timeout; then closed
   forbidden,            // 403: the token is good but the app does not allow this to it
   internal_error,       // 500: our failure, never the client's
 };

@@ -29,6 +29,10 @@ void answer_authentications(const persistence_actor& persistence) {
                  std::string(release_held_lookups));
 }
 
+void answer_app_lookups(const persistence_actor& persistence) {
+  caf::anon_send(persistence, find_app_atom_v, std::string(release_held_lookups));
+}
+
 persistence_actor::behavior_type fake_persistence(persistence_actor::pointer self,
                                                   std::shared_ptr<persistence_log> log) {
   return {
@@ -106,11 +110,25 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       return http::reply{404, R"({"errors":[{"code":"not_found"}]})"};
     },
     [=](expire_atom, std::int32_t) { return std::int32_t{0}; },
-    [=](find_app_atom, const std::string& id) -> std::optional<model::app> {
-      auto it = log->apps_by_id.find(id);
-      if (it == log->apps_by_id.end())
-        return std::nullopt;
-      return it->second;
+    [=](find_app_atom, const std::string& id) -> caf::result<std::optional<model::app>> {
+      auto find = [log](const std::string& app_id) -> std::optional<model::app> {
+        auto it = log->apps_by_id.find(app_id);
+        if (it == log->apps_by_id.end())
+          return std::nullopt;
+        return it->second;
+      };
+      if (id == release_held_lookups) { // answer_app_lookups(): from here, as the actor
+        for (auto& [rp, held_id] : std::exchange(log->unanswered_app_lookups, {}))
+          rp.deliver(find(held_id));
+        return caf::make_error(caf::sec::runtime_error, "not a lookup");
+      }
+      ++log->app_lookups;
+      if (log->app_lookup_hangs) {
+        auto rp = self->make_response_promise<std::optional<model::app>>();
+        log->unanswered_app_lookups.emplace_back(rp, id);
+        return rp;
+      }
+      return find(id);
     },
     [=](apply_atom, const trace_context&, const std::string& app_id,
         const model::store_a::verified_notification& v) {

@@ -62,9 +62,14 @@ struct persistence_log {
   std::vector<caf::typed_response_promise<std::int64_t>> unanswered_checks;
   // get: record id → what the pool finds (absent: no such record).
   std::map<std::string, actors::found_record> records;
-  // Store notifications: find_app answers from apps_by_id; applied
+  // Store notifications: find_app answers from apps_by_id, every call counted (held
+  // unanswered while app_lookup_hangs, until answer_app_lookups()); applied
   // notifications are recorded.
   std::map<std::string, model::app> apps_by_id;
+  int app_lookups = 0;
+  bool app_lookup_hangs = false;
+  std::vector<std::pair<caf::typed_response_promise<std::optional<model::app>>, std::string>>
+    unanswered_app_lookups;
   std::vector<std::pair<std::string, model::store_a::verified_notification>> notifications;
   // Store B notifications: find_order answers from orders_by_token; applied
   // pushes are recorded with the purchase order they carried.
@@ -111,6 +116,8 @@ struct persistence_log {
 // Has the fake persistence answer the lookups it holds (authentication_hangs),
 // as it answers any: an error while authentication_fails. Run the actors then.
 void answer_authentications(const actors::persistence_actor& persistence);
+// The same for the app lookups it holds (app_lookup_hangs).
+void answer_app_lookups(const actors::persistence_actor& persistence);
 
 actors::persistence_actor::behavior_type fake_persistence(actors::persistence_actor::pointer self,
                                                           std::shared_ptr<persistence_log> log);

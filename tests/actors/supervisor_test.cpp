@@ -654,3 +654,33 @@ TEST_CASE("a notification URL is checked by its app and a Play push's secret",
   CHECK(b.view.look(http::credential_key(http::route::store_b_notification, "guess", "app-9")).kind
         == http::credential_view::state::refused);
 }
+
+TEST_CASE("checks of a notification URL that arrive while it is looked up share that lookup",
+          "[actors][supervisor][admission]") {
+  // A flood of one made-up URL while the database is slow: before, each check
+  // asked again, and thousands of lookups queued at the persistence pool.
+  supervisor_bench b;
+  model::app a;
+  a.id = "app-9";
+  b.log->apps_by_id[a.id] = a;
+  b.log->app_lookup_hangs = true;
+  b.start();
+  auto first = b.check(http::route::store_a_notification, "", "no-such-app");
+  auto second = b.check(http::route::store_a_notification, "", "no-such-app");
+  auto known = b.check(http::route::store_a_notification, "", "app-9");
+  CHECK(b.log->app_lookups == 2); // one per URL
+  CHECK(first->empty());
+  CHECK(second->empty());
+  answer_app_lookups(b.deps->persistence);
+  b.run();
+  for (const auto& refused : {first, second}) {
+    REQUIRE(refused->size() == 1);
+    REQUIRE(refused->at(0).has_value());
+    CHECK(refused->at(0)->code() == model::errc::not_found);
+  }
+  REQUIRE(known->size() == 1);
+  CHECK_FALSE(known->at(0).has_value());
+  // Answered: a later check asks again.
+  b.check(http::route::store_a_notification, "", "no-such-app");
+  CHECK(b.log->app_lookups == 3);
+}

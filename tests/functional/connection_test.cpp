@@ -6,6 +6,7 @@
 
 #include "harness.hpp"
 #include "raw_socket.hpp"
+#include "tests/support/db/raw_sql.hpp"
 
 using namespace receiptd::test;
 using std::chrono::milliseconds;
@@ -173,4 +174,136 @@ TEST_CASE("a client that ends its side once its upload is out still gets the ans
   CHECK(got[0].has_header("connection: close"));
   CHECK(request_id_of(got[0]) == "half-closed");
   CHECK(c.closed_within(seconds(5)));
+}
+
+TEST_CASE("an upload not answered within http.header-timeout gets one 408, and the connection "
+          "ends there",
+          "[http][timeouts]") {
+  // The clocks are receiptd's own (http/server.cpp, sweep_connections). Before,
+  // Pistache's timer wrote a 408 of its own and dropped the peer, while the upload's
+  // answer still went out after it on the same connection; and a peer dropped with
+  // a write of Pistache's in flight could end the process.
+  auto& s = the_suite();
+  auto args = standard_service_args(s);
+  args.insert(args.end(), {"--http.header-timeout=3s", "--http.body-timeout=3s"});
+  service_process service(make_temp_dir("receiptd-late-answer"), s.db_url, args);
+  service.start();
+  auto app = create_store_b_app(s, unique_package("late"), test_licence_key());
+  auto body = valid_upload(s, app);
+  raw_connection c(service.port());
+  std::string received;
+  {
+    // Its save waits on a lock held past the header timeout.
+    held_transaction lock(s.db_url, s.dialect == receiptd::db::dialect::postgresql
+                                      ? "LOCK TABLE store_b_purchase_orders IN SHARE ROW "
+                                        "EXCLUSIVE MODE"
+                                      : "UPDATE apps SET name = name");
+    c.send_all(request("POST", signed_path, app.token, "late", body));
+    auto got = c.read_responses(1, seconds(10));
+    REQUIRE(got.size() == 1);
+    INFO(got[0].head << got[0].body);
+    CHECK(got[0].status == 408);
+    CHECK(got[0].has_header("connection: close"));
+    CHECK(got[0].body.find("\"request_timeout\"") != std::string::npos);
+  }
+  // The lock is gone and the upload saved: nothing more on this connection, which
+  // has ended.
+  auto more = c.read_for(seconds(3));
+  INFO(more);
+  CHECK(more.empty());
+  CHECK(c.closed_within(seconds(1)));
+}
+
+namespace {
+
+// A service whose connection clocks are short enough to watch (header-timeout must
+// exceed validator.store-deadline, 2 s in the suite's options).
+service_process timed_service(suite& s, const std::string& name) {
+  auto args = standard_service_args(s);
+  args.insert(args.end(), {"--http.header-timeout=3s", "--http.body-timeout=5s",
+                           "--http.keepalive-timeout=2s"});
+  return service_process(make_temp_dir(name), s.db_url, args);
+}
+
+using clock_type = std::chrono::steady_clock;
+
+long elapsed_ms(clock_type::time_point since) {
+  return static_cast<long>(
+    std::chrono::duration_cast<milliseconds>(clock_type::now() - since).count());
+}
+
+} // namespace
+
+TEST_CASE("a client trickling its headers gets 408 http.header-timeout after it connected, "
+          "however steadily it sends",
+          "[http][timeouts]") {
+  auto& s = the_suite();
+  auto service = timed_service(s, "receiptd-trickle");
+  service.start();
+  raw_connection c(service.port());
+  auto opened = clock_type::now();
+  c.send_all("POST " + std::string(signed_path) + " HTTP/1.1\r\nX-Slow: ");
+  std::vector<raw_connection::response> got;
+  // One header byte every 200 ms, until the answer (the pacing is what is simulated).
+  while (got.empty() && elapsed_ms(opened) < 8000) {
+    got = c.read_responses(1, milliseconds(200));
+    if (got.empty())
+      (void)::send(c.fd(), "a", 1, MSG_NOSIGNAL);
+  }
+  auto after = elapsed_ms(opened);
+  REQUIRE(got.size() == 1);
+  INFO(got[0].head << got[0].body << " after " << after << " ms");
+  CHECK(got[0].status == 408);
+  CHECK(got[0].has_header("connection: close"));
+  CHECK(got[0].body.find("\"request_timeout\"") != std::string::npos);
+  CHECK(after >= 2900);
+  CHECK(after <= 4500); // the sweep runs four times a second
+  CHECK(c.closed_within(seconds(2)));
+}
+
+TEST_CASE("a body that does not arrive within http.body-timeout gets 408, and the connection "
+          "ends",
+          "[http][timeouts]") {
+  auto& s = the_suite();
+  auto service = timed_service(s, "receiptd-stalled-body");
+  service.start();
+  auto app = create_store_b_app(s, unique_package("stalled"), test_licence_key());
+  raw_connection c(service.port());
+  auto opened = clock_type::now();
+  // A good token (its check passes while the body arrives), and a tenth of the body.
+  auto head = request("POST", signed_path, app.token, "stalled", std::string(1000, 'x'));
+  c.send_all(head.substr(0, head.size() - 900));
+  auto got = c.read_responses(1, seconds(10));
+  auto after = elapsed_ms(opened);
+  REQUIRE(got.size() == 1);
+  INFO(got[0].head << got[0].body << " after " << after << " ms");
+  CHECK(got[0].status == 408);
+  CHECK(got[0].body.find("\"request_timeout\"") != std::string::npos);
+  CHECK(after >= 4900);
+  CHECK(c.closed_within(seconds(2)));
+}
+
+TEST_CASE("an idle kept-alive connection is closed after http.keepalive-timeout, without an "
+          "answer",
+          "[http][timeouts][keepalive]") {
+  auto& s = the_suite();
+  auto service = timed_service(s, "receiptd-idle");
+  service.start();
+  raw_connection c(service.port());
+  c.send_all(health());
+  auto got = c.read_responses(1, seconds(5));
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].status == 200);
+  auto answered = clock_type::now();
+  // Still open well within the keep-alive timeout: a second request is answered.
+  CHECK_FALSE(c.closed_within(milliseconds(1000)));
+  c.send_all(health());
+  got = c.read_responses(1, seconds(5));
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].status == 200);
+  answered = clock_type::now();
+  CHECK(c.closed_within(seconds(4)));
+  auto after = elapsed_ms(answered);
+  INFO("closed " << after << " ms after the last answer");
+  CHECK(after >= 1900);
 }

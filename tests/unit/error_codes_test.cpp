@@ -17,6 +17,7 @@ TEST_CASE("each error code has its status and retry hint", "[errors]") {
   CHECK(kind_of(errc::internal_error).status == 500);
   CHECK(kind_of(errc::malformed_request).status == 400);
   CHECK(kind_of(errc::headers_too_large).status == 431);
+  CHECK(kind_of(errc::request_timeout).status == 408);
   for (auto busy : {errc::overloaded, errc::too_many_connections, errc::shutting_down,
                     errc::storage_unavailable}) {
     CHECK(kind_of(busy).status == 503);
