@@ -99,6 +99,7 @@ void purchase_order_row::assign(const model::purchase_order_record& r) {
   purchase_time.set(r.purchase.purchase_time);
   purchase_state = std::string(to_string(r.purchase.purchase_state));
   quantity.set(r.purchase.quantity);
+  refundable_quantity.set(r.purchase.refundable_quantity);
   set_flag(acknowledged, r.purchase.acknowledged);
   set_flag(auto_renewing, r.purchase.auto_renewing);
   expiry_time.set(r.purchase.expiry_time);
@@ -136,6 +137,7 @@ model::purchase_order_record purchase_order_row::record() const {
   r.purchase.purchase_time = purchase_time.get<model::unix_ms>();
   r.purchase.purchase_state = model::parse_purchase_state(purchase_state);
   r.purchase.quantity = quantity.get();
+  r.purchase.refundable_quantity = refundable_quantity.get();
   r.purchase.acknowledged = get_flag(acknowledged);
   r.purchase.auto_renewing = get_flag(auto_renewing);
   r.purchase.expiry_time = expiry_time.get<model::unix_ms>();

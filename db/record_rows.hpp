@@ -99,6 +99,7 @@ struct purchase_order_row : record_row_base<purchase_order_row> {
   nullable<long long> purchase_time;
   std::string purchase_state;
   nullable<int> quantity;
+  nullable<int> refundable_quantity;
   nullable<int> acknowledged;
   nullable<int> auto_renewing;
   nullable<long long> expiry_time;
@@ -131,6 +132,7 @@ struct purchase_order_row : record_row_base<purchase_order_row> {
     f("purchase_time", purchase_time);
     f("purchase_state", purchase_state);
     f("quantity", quantity);
+    f("refundable_quantity", refundable_quantity);
     f("acknowledged", acknowledged);
     f("auto_renewing", auto_renewing);
     f("expiry_time", expiry_time);

@@ -74,6 +74,9 @@ struct play_purchase {
   std::optional<unix_ms> purchase_time;
   model::purchase_state purchase_state = model::purchase_state::unknown;
   std::optional<int> quantity;
+  // products.get refundableQuantity: how many of `quantity` are not refunded
+  // yet (quantity-based partial refunds lower it, a full refund makes it 0).
+  std::optional<int> refundable_quantity;
   std::optional<bool> acknowledged;
   std::optional<bool> auto_renewing;
   std::optional<unix_ms> expiry_time;            // subscriptions

@@ -145,6 +145,8 @@ json::object in_app_purchase_json(const play_purchase& p) {
     {"type", to_string(p.kind)},
     {"purchase_state", to_string(p.purchase_state)},
     {"quantity", opt_value(p.quantity)},
+    // products.get refundableQuantity: what refunds left of quantity.
+    {"refundable_quantity", opt_value(p.refundable_quantity)},
     {"purchased_at", timestamp_json(p.purchase_time)},
     {"expires_at", timestamp_json(p.expiry_time)},
     // Refunded or charged back, as Play's voided purchases list says:

@@ -326,14 +326,19 @@ std::vector<observation> observe(const purchase_order_record& r, const observe_o
   } else if (p.kind == product_kind::product && p.consumed) {
     o.type = purchase_type::consumable;
   }
-  // Play's voided purchases list (a refund or chargeback): the whole purchase,
-  // unless a quantity-based partial refund left some of it.
+  // Voided (Play's voided purchases list, or a voided purchase notification
+  // the API confirmed): a refund or chargeback of the whole purchase, or — a
+  // quantity-based partial refund — of voided_quantity of its quantity only:
+  // that share is revoked, the rest stays the customer's (revoked_whole).
   if (p.voided_time) {
-    bool partial = p.voided_quantity && p.quantity && *p.voided_quantity < *p.quantity;
-    if (!partial) {
-      o.revocation = revocation_said::revoked;
-      o.revoked_at = p.voided_time;
-      o.revocation_reason = p.voided_reason;
+    o.revocation = revocation_said::revoked;
+    o.revoked_at = p.voided_time;
+    o.revocation_reason = p.voided_reason;
+    const int bought = p.quantity.value_or(1);
+    if (p.voided_quantity && *p.voided_quantity > 0 && *p.voided_quantity < bought) {
+      o.revocation_type = std::string(play_partial_refund);
+      o.revocation_percentage
+        = static_cast<int>(static_cast<std::int64_t>(*p.voided_quantity) * 100000 / bought);
     }
   } else if (p.kind == product_kind::product && p.purchase_state == purchase_state::cancelled) {
     // productPurchase purchaseState 1: cancelled (refunded or never completed).

@@ -1,5 +1,8 @@
 #include "model/store_b/play_api.hpp"
 
+#include <climits>
+#include <utility>
+
 #include <boost/json/parse.hpp>
 
 #include "model/json_fields.hpp"
@@ -40,8 +43,11 @@ void enrich_product(const boost::json::object& o, play_purchase& p, store_verdic
                                : purchase_state::unknown;
   if (auto a = json_int(o.if_contains("acknowledgementState")))
     p.acknowledged = *a == 1;
-  if (auto q = json_int(o.if_contains("quantity")))
+  if (auto q = json_int(o.if_contains("quantity")); q && *q >= 0 && *q <= INT_MAX)
     p.quantity = static_cast<int>(*q);
+  // refundableQuantity (2024): what a quantity-based partial refund left.
+  if (auto q = json_int(o.if_contains("refundableQuantity")); q && *q >= 0 && *q <= INT_MAX)
+    p.refundable_quantity = static_cast<int>(*q);
   // consumptionState 1: the app consumed it (a consumable); 0 says nothing of
   // its kind (a non-consumable, or a consumable not consumed yet).
   if (auto c = json_int(o.if_contains("consumptionState")); c && *c == 1)

@@ -490,6 +490,27 @@ void rtdn_seeds() {
           std::string(1, static_cast<char>(which == 0 ? 1 : 0)) + tokens[which] + sep
             + trimmed(read(std::string("tests/data/google-play-rtdn/") + v + "/body.json")));
   }
+  // The kinds and fields since 2024: a pending refund review, a kind Play adds
+  // later, a quantity-based partial refund of a one-time product.
+  const std::string unsigned_token
+    = ts::base64url(R"({"alg":"none","kid":"fuzz-k1"})") + "."
+    + ts::base64url("{" + aud + R"(,"exp":1700003600,"iss":"accounts.google.com"})") + ".e30";
+  const std::pair<const char*, const char*> kinds[] = {
+    {"gen-pending-refund-review",
+     R"("pendingRefundReviewNotification":{"version":"1.0","pendingRefundToken":"prt-1","orderId":"GPA.1234-5678-9012-34567","refundReason":7})"},
+    {"gen-other-kind", R"("futureThingNotification":{"version":"1.0","purchaseToken":"t"})"},
+    {"gen-voided-partial",
+     R"("voidedPurchaseNotification":{"purchaseToken":"token-7","orderId":"GPA.1","productType":2,"refundType":2})"},
+    {"gen-price-step-up",
+     R"("subscriptionNotification":{"version":"1.0","notificationType":22,"purchaseToken":"token-8","subscriptionId":"gold"})"},
+  };
+  for (const auto& [name, kind] : kinds) {
+    auto data = std::string(R"({"version":"1.0","packageName":"com.example.app","eventTimeMillis":"1746683885460",)")
+      + kind + "}";
+    write("store_b_rtdn", name,
+          std::string(1, '\x00') + unsigned_token + sep + R"({"message":{"data":")"
+            + base64_encode(data) + R"(","messageId":"7"}})");
+  }
   write("store_b_rtdn", "gen-hs256-none",
         std::string(1, '\x01') + ts::base64url(R"({"alg":"none","kid":"fuzz-k1"})") + "."
           + ts::base64url("{" + aud + R"(,"exp":1700003600,"iss":"accounts.google.com"})") + ".e30"

@@ -461,6 +461,52 @@ TEST_CASE("Play: subscription states, pending, voided, the token chain", "[purch
   }
 }
 
+TEST_CASE("Play: a quantity-based partial refund revokes that share only", "[purchases]") {
+  purchase_order_record r;
+  r.id = "po";
+  r.app_id = "app";
+  r.package_name = "com.example";
+  r.purchase_token = "token-coins";
+  r.state = validation_state::validated;
+  r.said_at = t0;
+  r.purchase.product_id = "coins.pack";
+  r.purchase.kind = product_kind::product;
+  r.purchase.purchase_state = purchase_state::purchased;
+  r.purchase.purchase_time = t0;
+  r.purchase.quantity = 4;
+  auto p = start(observe(r, {}).front(), "p", t0);
+  CHECK(activity_at(p, t0 + day).active);
+
+  // One of four refunded: revoked at the voided time, a 25% share, still active.
+  r.said_at = t0 + 2 * day;
+  r.purchase.voided_time = t0 + 2 * day;
+  r.purchase.voided_quantity = 1;
+  r.purchase.purchase_state = purchase_state::refunded;
+  auto o = observe(r, {}).front();
+  CHECK(o.revocation == revocation_said::revoked);
+  CHECK(o.revocation_type == std::optional<std::string>("refund_partial_quantity"));
+  CHECK(o.revocation_percentage == std::optional<int>(25000));
+  fold(p, o);
+  CHECK(p.revoked_at.value == std::optional<unix_ms>(t0 + 2 * day));
+  CHECK(p.revocation_type == std::optional<std::string>("refund_partial_quantity"));
+  CHECK(p.revocation_percentage == std::optional<int>(25000));
+  CHECK_FALSE(revoked_whole(p));
+  CHECK(activity_at(p, t0 + 3 * day).active);
+  auto json = purchase_json(p, {}, t0 + 3 * day);
+  CHECK(json.at("revocation_type") == "refund_partial_quantity");
+  CHECK(json.at("revocation_percentage") == 25000);
+
+  // The rest refunded later: revoked whole.
+  r.said_at = t0 + 4 * day;
+  r.purchase.voided_time = t0 + 4 * day;
+  r.purchase.voided_quantity.reset();
+  fold(p, observe(r, {}).front());
+  CHECK(p.revoked_at.value == std::optional<unix_ms>(t0 + 4 * day));
+  CHECK_FALSE(p.revocation_type);
+  CHECK(revoked_whole(p));
+  CHECK_FALSE(activity_at(p, t0 + 5 * day).active);
+}
+
 TEST_CASE("transfers follow the purchase, under the app's policy", "[purchases]") {
   auto p = folded(observe(subscription_transaction("1000", t0, t0), {}));
   REQUIRE(p.user_identifier == std::optional<std::string>("alice"));

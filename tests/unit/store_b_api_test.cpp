@@ -83,6 +83,27 @@ TEST_CASE("products.get enrichment and test purchases", "[store_b][api]") {
   CHECK(t.purchase_time == 1700000000000);
 }
 
+TEST_CASE("products.get quantity and refundableQuantity", "[store_b][api][voided]") {
+  play_purchase p;
+  p.product_id = "coins";
+  auto v = classify_purchase_response(
+    purchase_api::products, 200,
+    R"({"kind":"androidpublisher#productPurchase","purchaseTimeMillis":"1700000000000",)"
+    R"("purchaseState":0,"quantity":3,"refundableQuantity":1})",
+    "", p);
+  CHECK(v.outcome == store_outcome::confirmed);
+  CHECK(p.quantity == 3);
+  CHECK(p.refundable_quantity == 1);
+
+  // Not a count: left unsaid.
+  play_purchase odd;
+  classify_purchase_response(purchase_api::products, 200,
+                             R"({"purchaseState":0,"quantity":-2,"refundableQuantity":"x"})",
+                             "", odd);
+  CHECK_FALSE(odd.quantity);
+  CHECK_FALSE(odd.refundable_quantity);
+}
+
 TEST_CASE("subscriptionsv2 enrichment", "[store_b][api]") {
   play_purchase p;
   p.product_id = "";
