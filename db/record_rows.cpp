@@ -119,6 +119,17 @@ void purchase_order_row::assign(const model::purchase_order_record& r) {
   set_flag(consumed, r.purchase.consumed);
   set_flag(in_free_trial, r.purchase.in_free_trial);
   set_flag(in_intro_price, r.purchase.in_intro_price);
+  offer_phase.set(r.purchase.offer_phase);
+  latest_order_id.set(r.purchase.latest_order_id);
+  set_flag(prepaid, r.purchase.prepaid);
+  allow_extend_after.set(r.purchase.allow_extend_after);
+  const auto& i = r.purchase.installments;
+  installment_initial_payments.set(i ? i->initial_payments : std::nullopt);
+  installment_subsequent_payments.set(i ? i->subsequent_payments : std::nullopt);
+  installment_remaining_payments.set(i ? i->remaining_payments : std::nullopt);
+  set_flag(installment_pending_cancellation,
+           i ? std::optional<bool>(i->pending_cancellation) : std::nullopt);
+  deferred_product_id.set(r.purchase.deferred_product_id);
 }
 
 model::purchase_order_record purchase_order_row::record() const {
@@ -156,6 +167,20 @@ model::purchase_order_record purchase_order_row::record() const {
   r.purchase.consumed = get_flag(consumed);
   r.purchase.in_free_trial = get_flag(in_free_trial);
   r.purchase.in_intro_price = get_flag(in_intro_price);
+  r.purchase.offer_phase = offer_phase.get();
+  r.purchase.latest_order_id = latest_order_id.get();
+  r.purchase.prepaid = get_flag(prepaid);
+  r.purchase.allow_extend_after = allow_extend_after.get<model::unix_ms>();
+  // pending_cancellation is never NULL for an installment plan: it says there is one.
+  if (auto pending = get_flag(installment_pending_cancellation)) {
+    model::play_installments i;
+    i.initial_payments = installment_initial_payments.get();
+    i.subsequent_payments = installment_subsequent_payments.get();
+    i.remaining_payments = installment_remaining_payments.get();
+    i.pending_cancellation = *pending;
+    r.purchase.installments = i;
+  }
+  r.purchase.deferred_product_id = deferred_product_id.get();
   return r;
 }
 

@@ -122,6 +122,13 @@ boost::json::object subscription_body(const play_purchase& p) {
                            {"autoRenewingPlan", {{"autoRenewEnabled", p.auto_renewing}}},
                            {"offerDetails", {{"basePlanId", "p1m"}}},
                            {"latestSuccessfulOrderId", p.order_id}};
+  if (p.line_item)
+    for (const auto& [key, value] : *p.line_item) {
+      if (value.is_null())
+        line.erase(key);
+      else
+        line[key] = value;
+    }
   boost::json::object o{
     {"kind", "androidpublisher#subscriptionPurchaseV2"},
     {"startTime", rfc3339(p.purchase_time_ms)},

@@ -350,6 +350,20 @@ void store_answer_seeds() {
     "store_b_play_api", "gen-subscription-lines",
     std::string(1, '\x08')
       + R"({"kind":"androidpublisher#subscriptionPurchaseV2","subscriptionState":"SUBSCRIPTION_STATE_ACTIVE","startTime":"2024-01-01T00:00:00.123Z","testPurchase":{},"acknowledgementState":"ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED","lineItems":[{"productId":"premium_yearly","expiryTime":"2025-01-01T00:00:00Z","autoRenewingPlan":{"autoRenewEnabled":true}}]})");
+  // The line item fields since 2024 (installments, offerPhase, a deferred
+  // replacement, latestSuccessfulOrderId), a prepaid plan, and products.get's
+  // refundableQuantity after a quantity-based partial refund.
+  write(
+    "store_b_play_api", "gen-subscription-installments",
+    std::string(1, '\x08')
+      + R"({"kind":"androidpublisher#subscriptionPurchaseV2","subscriptionState":"SUBSCRIPTION_STATE_ACTIVE","latestOrderId":"GPA.old","lineItems":[{"productId":"premium_yearly","expiryTime":"2025-01-01T00:00:00Z","latestSuccessfulOrderId":"GPA.1-2..3","offerPhase":{"introductoryPrice":{}},"autoRenewingPlan":{"autoRenewEnabled":true,"installmentDetails":{"initialCommittedPaymentsCount":12,"subsequentCommittedPaymentsCount":12,"remainingCommittedPaymentsCount":"9","pendingCancellation":{}}},"deferredItemReplacement":{"productId":"premium_monthly"}}]})");
+  write(
+    "store_b_play_api", "gen-subscription-prepaid",
+    std::string(1, '\x08')
+      + R"({"kind":"androidpublisher#subscriptionPurchaseV2","subscriptionState":"SUBSCRIPTION_STATE_ACTIVE","lineItems":[{"productId":"premium_yearly","expiryTime":"2025-01-01T00:00:00Z","prepaidPlan":{"allowExtendAfterTime":"2024-12-01T00:00:00Z"},"offerPhase":{"basePrice":{}}}]})");
+  write("store_b_play_api", "gen-product-partial-refund",
+        std::string(1, '\x20')
+          + R"({"kind":"androidpublisher#productPurchase","productId":"myproduct","purchaseState":0,"purchaseTimeMillis":"1700000000000","quantity":3,"refundableQuantity":1})");
 }
 
 // ---- StoreKit 2 JWS, App Store notifications, Play RTDN, server answers ------

@@ -316,5 +316,8 @@ TEST_CASE("a Play purchase carries what the voided list said, null when not void
                                     "refundable_quantity", "purchased_at", "expires_at",
                                     "voided_at", "voided_reason",
                                     "voided_source", "voided_quantity", "acknowledged",
-                                    "auto_renewing", "subscription_state", "is_test"});
+                                    "auto_renewing", "subscription_state", "is_test",
+                                    "latest_order_id", "offer_phase", "prepaid",
+                                    "allow_extend_after", "installments",
+                                    "deferred_replacement_product_id"});
 }
