@@ -97,9 +97,19 @@ void record(caf::event_based_actor* self, run_ptr r, const model::app& app, rtdn
               std::move(updated))
     .then(
       [=](notification_result& done) {
+        // notification_subtype: Play's name of the notificationType, else its
+        // number; an unknown kind's key; null for the kinds without types.
+        auto subtype = model::store_b::notification_type_name(*n);
+        auto fallback = model::store_b::notification_subtype(*n);
+        boost::json::value subtype_json = nullptr;
+        if (!subtype.empty())
+          subtype_json = subtype;
+        else if (!fallback.empty())
+          subtype_json = fallback;
         boost::json::object body{
           {"status", done.duplicate ? "duplicate" : record_only ? "recorded" : "applied"},
           {"notification_type", model::store_b::to_string(n->kind)},
+          {"notification_subtype", std::move(subtype_json)},
           {"records_changed", done.records_changed},
         };
         answer(*r, {200, boost::json::serialize(body)});
@@ -144,6 +154,9 @@ void ask_play(caf::event_based_actor* self, run_ptr r, const model::app& app, rt
             auto updated = *shared;
             updated.purchase = std::move(a.purchase);
             model::apply_store_verdict(updated, a.verdict);
+            // A voided purchase notification: what the answer confirms of it.
+            model::store_b::apply_voided_notification(updated.purchase, *n,
+                                                       r->deps->clock->now_ms());
             return record(self, r, app, n, std::move(updated));
           }
           case model::store_outcome::rejected:
@@ -189,7 +202,9 @@ void handle_rtdn(caf::event_based_actor* self, run_ptr r, const model::app& app,
     return answer_error(
       *r, {model::errc::unauthorized, "the notification is for another package than this app's"});
   }
-  if (n->kind == model::store_b::rtdn_kind::test)
+  // A test notification, a pending refund review, a kind receiptd does not
+  // know: nothing to look at again, recorded (and acknowledged) only.
+  if (!model::store_b::names_purchase(*n))
     return record(self, r, app, n, std::nullopt);
   if (too_old(*r, n->event_time))
     return record(self, r, app, n, std::nullopt, true);

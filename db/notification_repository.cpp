@@ -62,7 +62,7 @@ bool notification_repository::insert_store_b(const std::string& app_id,
   notification_.store = "store_b";
   notification_.notification_id = n.message_id;
   notification_.type = std::string(to_string(n.kind));
-  notification_.subtype = n.notification_type != 0 ? std::to_string(n.notification_type) : "";
+  notification_.subtype = model::store_b::notification_subtype(n);
   notification_.environment = std::string(to_string(env));
   notification_.signed_date.set(n.event_time);
   notification_.received_at = received_at;

@@ -99,6 +99,7 @@ void purchase_order_row::assign(const model::purchase_order_record& r) {
   purchase_time.set(r.purchase.purchase_time);
   purchase_state = std::string(to_string(r.purchase.purchase_state));
   quantity.set(r.purchase.quantity);
+  refundable_quantity.set(r.purchase.refundable_quantity);
   set_flag(acknowledged, r.purchase.acknowledged);
   set_flag(auto_renewing, r.purchase.auto_renewing);
   expiry_time.set(r.purchase.expiry_time);
@@ -118,6 +119,17 @@ void purchase_order_row::assign(const model::purchase_order_record& r) {
   set_flag(consumed, r.purchase.consumed);
   set_flag(in_free_trial, r.purchase.in_free_trial);
   set_flag(in_intro_price, r.purchase.in_intro_price);
+  offer_phase.set(r.purchase.offer_phase);
+  latest_order_id.set(r.purchase.latest_order_id);
+  set_flag(prepaid, r.purchase.prepaid);
+  allow_extend_after.set(r.purchase.allow_extend_after);
+  const auto& i = r.purchase.installments;
+  installment_initial_payments.set(i ? i->initial_payments : std::nullopt);
+  installment_subsequent_payments.set(i ? i->subsequent_payments : std::nullopt);
+  installment_remaining_payments.set(i ? i->remaining_payments : std::nullopt);
+  set_flag(installment_pending_cancellation,
+           i ? std::optional<bool>(i->pending_cancellation) : std::nullopt);
+  deferred_product_id.set(r.purchase.deferred_product_id);
 }
 
 model::purchase_order_record purchase_order_row::record() const {
@@ -136,6 +148,7 @@ model::purchase_order_record purchase_order_row::record() const {
   r.purchase.purchase_time = purchase_time.get<model::unix_ms>();
   r.purchase.purchase_state = model::parse_purchase_state(purchase_state);
   r.purchase.quantity = quantity.get();
+  r.purchase.refundable_quantity = refundable_quantity.get();
   r.purchase.acknowledged = get_flag(acknowledged);
   r.purchase.auto_renewing = get_flag(auto_renewing);
   r.purchase.expiry_time = expiry_time.get<model::unix_ms>();
@@ -154,6 +167,20 @@ model::purchase_order_record purchase_order_row::record() const {
   r.purchase.consumed = get_flag(consumed);
   r.purchase.in_free_trial = get_flag(in_free_trial);
   r.purchase.in_intro_price = get_flag(in_intro_price);
+  r.purchase.offer_phase = offer_phase.get();
+  r.purchase.latest_order_id = latest_order_id.get();
+  r.purchase.prepaid = get_flag(prepaid);
+  r.purchase.allow_extend_after = allow_extend_after.get<model::unix_ms>();
+  // pending_cancellation is never NULL for an installment plan: it says there is one.
+  if (auto pending = get_flag(installment_pending_cancellation)) {
+    model::play_installments i;
+    i.initial_payments = installment_initial_payments.get();
+    i.subsequent_payments = installment_subsequent_payments.get();
+    i.remaining_payments = installment_remaining_payments.get();
+    i.pending_cancellation = *pending;
+    r.purchase.installments = i;
+  }
+  r.purchase.deferred_product_id = deferred_product_id.get();
   return r;
 }
 

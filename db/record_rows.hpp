@@ -99,6 +99,7 @@ struct purchase_order_row : record_row_base<purchase_order_row> {
   nullable<long long> purchase_time;
   std::string purchase_state;
   nullable<int> quantity;
+  nullable<int> refundable_quantity;
   nullable<int> acknowledged;
   nullable<int> auto_renewing;
   nullable<long long> expiry_time;
@@ -115,6 +116,15 @@ struct purchase_order_row : record_row_base<purchase_order_row> {
   nullable<int> consumed;
   nullable<int> in_free_trial;
   nullable<int> in_intro_price;
+  nullable<std::string> offer_phase;
+  nullable<std::string> latest_order_id;
+  nullable<int> prepaid;
+  nullable<long long> allow_extend_after;
+  nullable<int> installment_initial_payments;
+  nullable<int> installment_subsequent_payments;
+  nullable<int> installment_remaining_payments;
+  nullable<int> installment_pending_cancellation; // NULL: not an installment plan
+  nullable<std::string> deferred_product_id;
 
   template <class F>
   void own_upload_columns(F&& f) {
@@ -131,6 +141,7 @@ struct purchase_order_row : record_row_base<purchase_order_row> {
     f("purchase_time", purchase_time);
     f("purchase_state", purchase_state);
     f("quantity", quantity);
+    f("refundable_quantity", refundable_quantity);
     f("acknowledged", acknowledged);
     f("auto_renewing", auto_renewing);
     f("expiry_time", expiry_time);
@@ -147,6 +158,15 @@ struct purchase_order_row : record_row_base<purchase_order_row> {
     f("consumed", consumed);
     f("in_free_trial", in_free_trial);
     f("in_intro_price", in_intro_price);
+    f("offer_phase", offer_phase);
+    f("latest_order_id", latest_order_id);
+    f("prepaid", prepaid);
+    f("allow_extend_after", allow_extend_after);
+    f("installment_initial_payments", installment_initial_payments);
+    f("installment_subsequent_payments", installment_subsequent_payments);
+    f("installment_remaining_payments", installment_remaining_payments);
+    f("installment_pending_cancellation", installment_pending_cancellation);
+    f("deferred_product_id", deferred_product_id);
   }
 
   void assign(const model::purchase_order_record& r);

@@ -66,6 +66,19 @@ enum class acknowledgement_state { pending, acknowledged, failed };
 std::string_view to_string(acknowledgement_state x);
 std::optional<acknowledgement_state> parse_acknowledgement_state(std::string_view text);
 
+// An installment subscription's commitment (subscriptionsv2, the line item's
+// autoRenewingPlan.installmentDetails, an InstallmentPlan): the payments the
+// customer committed to at sign-up and after each commitment period, those
+// left in this one, and whether it ends once they are paid (pendingCancellation).
+struct play_installments {
+  std::optional<int> initial_payments;    // initialCommittedPaymentsCount
+  std::optional<int> subsequent_payments; // subsequentCommittedPaymentsCount (none: plain renewals)
+  std::optional<int> remaining_payments;  // remainingCommittedPaymentsCount
+  bool pending_cancellation = false;      // pendingCancellation present
+
+  bool operator==(const play_installments&) const = default;
+};
+
 // The in_app_purchase resource of a purchase order: purchase data, then the
 // Play Developer API's answer where it says more.
 struct play_purchase {
@@ -74,6 +87,9 @@ struct play_purchase {
   std::optional<unix_ms> purchase_time;
   model::purchase_state purchase_state = model::purchase_state::unknown;
   std::optional<int> quantity;
+  // products.get refundableQuantity: how many of `quantity` are not refunded
+  // yet (quantity-based partial refunds lower it, a full refund makes it 0).
+  std::optional<int> refundable_quantity;
   std::optional<bool> acknowledged;
   std::optional<bool> auto_renewing;
   std::optional<unix_ms> expiry_time;            // subscriptions
@@ -89,6 +105,19 @@ struct play_purchase {
   std::optional<bool> consumed;       // products consumptionState 1
   std::optional<bool> in_free_trial;  // the line item's offerPhase freeTrial
   std::optional<bool> in_intro_price; // the line item's offerPhase introductoryPrice
+  // subscriptionsv2, the line item (2024–2025): its offerPhase by name
+  // ("base_price", "free_trial", "introductory_price", "proration_period"); the
+  // latest successful order (latestSuccessfulOrderId; the deprecated top-level
+  // latestOrderId only when the line item has none); a prepaid plan (no
+  // auto-renewal; prepaidPlan.allowExtendAfterTime: when the customer may top
+  // it up); an installment plan; the product a deferred replacement will
+  // switch it to at its next renewal (deferredItemReplacement.productId).
+  std::optional<std::string> offer_phase;
+  std::optional<std::string> latest_order_id;
+  std::optional<bool> prepaid;
+  std::optional<unix_ms> allow_extend_after;
+  std::optional<play_installments> installments;
+  std::optional<std::string> deferred_product_id;
   // Refunded or charged back, as Play's voided purchases list says:
   // when, why (voidedReason 0–7), by whom (voidedSource 0 user, 1 developer,
   // 2 Google) and, for a quantity-based partial refund, how many. A voided

@@ -137,6 +137,17 @@ std::optional<json::object> purchase_named(const std::shared_ptr<const purchases
   return std::nullopt;
 }
 
+json::value installments_json(const std::optional<play_installments>& i) {
+  if (!i)
+    return nullptr;
+  return json::object{
+    {"initial_committed_payments", opt_value(i->initial_payments)},
+    {"subsequent_committed_payments", opt_value(i->subsequent_payments)},
+    {"remaining_committed_payments", opt_value(i->remaining_payments)},
+    {"pending_cancellation", i->pending_cancellation},
+  };
+}
+
 } // namespace
 
 json::object in_app_purchase_json(const play_purchase& p) {
@@ -145,6 +156,8 @@ json::object in_app_purchase_json(const play_purchase& p) {
     {"type", to_string(p.kind)},
     {"purchase_state", to_string(p.purchase_state)},
     {"quantity", opt_value(p.quantity)},
+    // products.get refundableQuantity: what refunds left of quantity.
+    {"refundable_quantity", opt_value(p.refundable_quantity)},
     {"purchased_at", timestamp_json(p.purchase_time)},
     {"expires_at", timestamp_json(p.expiry_time)},
     // Refunded or charged back, as Play's voided purchases list says:
@@ -157,6 +170,15 @@ json::object in_app_purchase_json(const play_purchase& p) {
     {"auto_renewing", opt_value(p.auto_renewing)},
     {"subscription_state", opt(p.subscription_state)},
     {"is_test", p.is_test},
+    // subscriptionsv2's line item (null for one-time products and before the
+    // API said it): latestSuccessfulOrderId, offerPhase, the plan (prepaid or
+    // auto-renewing, an installment plan's commitment), a deferred replacement.
+    {"latest_order_id", opt(p.latest_order_id)},
+    {"offer_phase", opt(p.offer_phase)},
+    {"prepaid", opt_value(p.prepaid)},
+    {"allow_extend_after", timestamp_json(p.allow_extend_after)},
+    {"installments", installments_json(p.installments)},
+    {"deferred_replacement_product_id", opt(p.deferred_product_id)},
   };
 }
 

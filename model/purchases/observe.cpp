@@ -103,6 +103,33 @@ void apple_terms(observation& o, const Transaction& t) {
   o.app_transaction_id = t.app_transaction_id;
 }
 
+// A Play subscription's plan, once subscriptionsv2 said it (prepaid known):
+// billing_plan_type "prepaid" or "installments" (none: a plain auto-renewing
+// plan), and an installment plan's commitment as the App Store's is told —
+// total_billing_periods its initialCommittedPaymentsCount, billing_period_number
+// the payments made of it (initial less remaining). An installment plan pending
+// cancellation is cancelled by the customer: it ends once the committed
+// payments are made.
+void play_terms(observation& o, const play_purchase& p) {
+  if (!p.prepaid)
+    return;
+  const auto& i = p.installments;
+  o.billing_plan_type = *p.prepaid ? std::optional<std::string>("prepaid")
+    : i                            ? std::optional<std::string>("installments")
+                                   : std::nullopt;
+  std::optional<commitment_info> commitment;
+  if (i && i->initial_payments) {
+    commitment_info c;
+    c.total_billing_periods = i->initial_payments;
+    if (i->remaining_payments && *i->remaining_payments < *i->initial_payments)
+      c.billing_period_number = *i->initial_payments - *i->remaining_payments;
+    commitment = c;
+  }
+  o.commitment = commitment;
+  if (i && i->pending_cancellation)
+    o.canceled = true;
+}
+
 // A StoreKit 2 transaction's revocation, with its type and share.
 template <class Transaction>
 void apple_revocation(observation& o, const Transaction& t) {
@@ -323,17 +350,23 @@ std::vector<observation> observe(const purchase_order_record& r, const observe_o
       if (st == "SUBSCRIPTION_STATE_PENDING" || st == "SUBSCRIPTION_STATE_PENDING_PURCHASE_CANCELED")
         o.is_pending = std::optional<bool>(true);
     }
+    play_terms(o, p);
   } else if (p.kind == product_kind::product && p.consumed) {
     o.type = purchase_type::consumable;
   }
-  // Play's voided purchases list (a refund or chargeback): the whole purchase,
-  // unless a quantity-based partial refund left some of it.
+  // Voided (Play's voided purchases list, or a voided purchase notification
+  // the API confirmed): a refund or chargeback of the whole purchase, or — a
+  // quantity-based partial refund — of voided_quantity of its quantity only:
+  // that share is revoked, the rest stays the customer's (revoked_whole).
   if (p.voided_time) {
-    bool partial = p.voided_quantity && p.quantity && *p.voided_quantity < *p.quantity;
-    if (!partial) {
-      o.revocation = revocation_said::revoked;
-      o.revoked_at = p.voided_time;
-      o.revocation_reason = p.voided_reason;
+    o.revocation = revocation_said::revoked;
+    o.revoked_at = p.voided_time;
+    o.revocation_reason = p.voided_reason;
+    const int bought = p.quantity.value_or(1);
+    if (p.voided_quantity && *p.voided_quantity > 0 && *p.voided_quantity < bought) {
+      o.revocation_type = std::string(play_partial_refund);
+      o.revocation_percentage
+        = static_cast<int>(static_cast<std::int64_t>(*p.voided_quantity) * 100000 / bought);
     }
   } else if (p.kind == product_kind::product && p.purchase_state == purchase_state::cancelled) {
     // productPurchase purchaseState 1: cancelled (refunded or never completed).

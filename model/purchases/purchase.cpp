@@ -73,8 +73,11 @@ bool revoked_whole(const purchase& p) {
   // refunded a share and left the rest to the customer. Anything else — a full
   // refund, a Family Sharing revocation, a store that does not say, a prorated
   // refund that does not say how much — revokes it all.
-  const bool partial = p.revocation_type == "refund_prorated" && p.revocation_percentage
-    && *p.revocation_percentage < 100000;
+  // Play's quantity-based partial refund likewise: its share is the quantity
+  // voided.
+  const bool partial
+    = (p.revocation_type == "refund_prorated" || p.revocation_type == play_partial_refund)
+    && p.revocation_percentage && *p.revocation_percentage < 100000;
   return !partial;
 }
 

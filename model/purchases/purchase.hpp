@@ -100,7 +100,8 @@ struct purchase {
   said<std::optional<std::string>> app_transaction_id;
   // The current unit's revocation (refund, family sharing revoked, Play voided):
   // undone only by a reversal the store said after it (fold.hpp). Its type
-  // ("refund_full", "refund_prorated", "family_revoke"; none: not said, a whole
+  // ("refund_full", "refund_prorated", "family_revoke", Play's
+  // "refund_partial_quantity"; none: not said, a whole
   // revocation) and, for a refund, the share refunded in milliunits of a
   // percent: a partial one does not revoke the purchase (activity.hpp).
   said<std::optional<unix_ms>> revoked_at;
@@ -133,8 +134,14 @@ struct purchase_set {
 // Whether any source proves it (a purchase whose every source turned out forged
 // or store-rejected grants nothing).
 bool proven(const purchase& p);
+// The revocation_type of a Play quantity-based partial refund (voidedQuantity
+// of a one-time product's quantity; refundType 2 of a voided purchase
+// notification): revocation_percentage is the share of the quantity voided.
+inline constexpr std::string_view play_partial_refund = "refund_partial_quantity";
+
 // Whether its current unit is revoked as a whole: a revocation that is not a
-// prorated refund of less than all of it (revocation_percentage < 100000).
+// prorated refund (Apple) or quantity-based partial refund (Play) of less than
+// all of it (revocation_percentage < 100000).
 bool revoked_whole(const purchase& p);
 bool validated(const purchase& p);
 

@@ -1,5 +1,8 @@
 #include "model/store_b/play_api.hpp"
 
+#include <climits>
+#include <utility>
+
 #include <boost/json/parse.hpp>
 
 #include "model/json_fields.hpp"
@@ -40,8 +43,11 @@ void enrich_product(const boost::json::object& o, play_purchase& p, store_verdic
                                : purchase_state::unknown;
   if (auto a = json_int(o.if_contains("acknowledgementState")))
     p.acknowledged = *a == 1;
-  if (auto q = json_int(o.if_contains("quantity")))
+  if (auto q = json_int(o.if_contains("quantity")); q && *q >= 0 && *q <= INT_MAX)
     p.quantity = static_cast<int>(*q);
+  // refundableQuantity (2024): what a quantity-based partial refund left.
+  if (auto q = json_int(o.if_contains("refundableQuantity")); q && *q >= 0 && *q <= INT_MAX)
+    p.refundable_quantity = static_cast<int>(*q);
   // consumptionState 1: the app consumed it (a consumable); 0 says nothing of
   // its kind (a non-consumable, or a consumable not consumed yet).
   if (auto c = json_int(o.if_contains("consumptionState")); c && *c == 1)
@@ -53,6 +59,37 @@ void enrich_product(const boost::json::object& o, play_purchase& p, store_verdic
   auto type = json_int(o.if_contains("purchaseType"));
   p.is_test = type && *type == 0;
   v.env = p.is_test ? environment::sandbox : environment::production;
+}
+
+constexpr std::pair<const char*, std::string_view> offer_phases[] = {
+  {"basePrice", "base_price"},
+  {"freeTrial", "free_trial"},
+  {"introductoryPrice", "introductory_price"},
+  {"prorationPeriod", "proration_period"},
+};
+
+// A count of payments: an int32 in 0..INT_MAX (proto3 JSON may write it as a
+// string); nullopt otherwise.
+std::optional<int> payment_count(const boost::json::object& o, const char* key) {
+  auto n = json_int(o.if_contains(key));
+  if (!n || *n < 0 || *n > INT_MAX)
+    return std::nullopt;
+  return static_cast<int>(*n);
+}
+
+// autoRenewingPlan.installmentDetails (an InstallmentPlan), when present.
+std::optional<play_installments> installments_of(const boost::json::object& plan) {
+  auto* details = plan.if_contains("installmentDetails");
+  if (!details || !details->is_object())
+    return std::nullopt;
+  const auto& d = details->get_object();
+  play_installments i;
+  i.initial_payments = payment_count(d, "initialCommittedPaymentsCount");
+  i.subsequent_payments = payment_count(d, "subsequentCommittedPaymentsCount");
+  i.remaining_payments = payment_count(d, "remainingCommittedPaymentsCount");
+  auto* pending = d.if_contains("pendingCancellation");
+  i.pending_cancellation = pending && pending->is_object();
+  return i;
 }
 
 // androidpublisher#subscriptionPurchaseV2: a testPurchase object marks licence
@@ -101,17 +138,40 @@ void enrich_subscription(const boost::json::object& o, play_purchase& p, store_v
     p.product_id = json_text(*line, "productId");
   if (auto e = parse_rfc3339(json_text(*line, "expiryTime")))
     p.expiry_time = *e;
+  p.prepaid.reset();
+  p.allow_extend_after.reset();
+  p.installments.reset();
   if (auto* plan = line->if_contains("autoRenewingPlan"); plan && plan->is_object()) {
     auto* on = plan->get_object().if_contains("autoRenewEnabled");
     p.auto_renewing = on && on->is_bool() && on->get_bool();
-  } else if (line->contains("prepaidPlan")) {
+    p.prepaid = false;
+    p.installments = installments_of(plan->get_object());
+  } else if (auto* prepaid = line->if_contains("prepaidPlan"); prepaid && prepaid->is_object()) {
     p.auto_renewing = false; // a prepaid plan never renews by itself
+    p.prepaid = true;
+    p.allow_extend_after = parse_rfc3339(json_text(prepaid->get_object(), "allowExtendAfterTime"));
   }
-  // offerPhase (2025): which phase of its offer the line item is in.
+  // offerPhase (2025): which phase of its offer the line item is in, one of
+  // basePrice, freeTrial, introductoryPrice, prorationPeriod.
+  p.offer_phase.reset();
   if (auto* phase = line->if_contains("offerPhase"); phase && phase->is_object()) {
-    p.in_free_trial = phase->get_object().contains("freeTrial");
-    p.in_intro_price = phase->get_object().contains("introductoryPrice");
+    const auto& phases = phase->get_object();
+    p.in_free_trial = phases.contains("freeTrial");
+    p.in_intro_price = phases.contains("introductoryPrice");
+    for (auto [key, name] : offer_phases)
+      if (phases.contains(key))
+        p.offer_phase = std::string(name);
   }
+  // latestSuccessfulOrderId (per line item) replaces the top-level
+  // latestOrderId, which Google shuts down on 2027-08-31 (Play Developer API
+  // deprecations, May 2025): the old field only when the new one is absent.
+  p.latest_order_id = bounded_text(*line, "latestSuccessfulOrderId");
+  if (!p.latest_order_id)
+    p.latest_order_id = bounded_text(o, "latestOrderId");
+  p.deferred_product_id.reset();
+  if (auto* deferred = line->if_contains("deferredItemReplacement");
+      deferred && deferred->is_object())
+    p.deferred_product_id = bounded_text(deferred->get_object(), "productId");
   if (auto linked = bounded_text(o, "linkedPurchaseToken", 2048))
     p.linked_purchase_token = std::move(linked);
   if (auto region = bounded_text(o, "regionCode"))

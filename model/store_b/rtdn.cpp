@@ -10,6 +10,13 @@
 // subscriptionNotification, oneTimeProductNotification,
 // voidedPurchaseNotification, testNotification).
 //
+// The kinds and types as of the reference's 2026 revision: pendingRefundReview
+// Notification joined the four kinds (a refund awaiting the developer's review);
+// subscription notificationType 19 SUBSCRIPTION_PRICE_CHANGE_UPDATED, 20
+// SUBSCRIPTION_PENDING_PURCHASE_CANCELED and 22
+// SUBSCRIPTION_PRICE_STEP_UP_CONSENT_UPDATED joined 1–13; voided purchases carry
+// refundType (1 full, 2 quantity-based partial).
+//
 // Decisions the header leaves open, and why:
 //  - Every problem found is reported (field "message" for the envelope,
 //    "message.data" for what it decodes to), so a misconfigured push says all
@@ -20,10 +27,13 @@
 //    tolerates missing padding, for receipts) would accept bodies no Pub/Sub
 //    push has.
 //  - Unknown fields are ignored (Google adds them); a known field of the wrong
-//    type is an error. notificationType values Google adds later are kept.
+//    type is an error. notificationType values Google adds later are kept, and
+//    a notification of none of the known kinds is kind `other`: Google adds
+//    kinds too, and a 4xx would only make Pub/Sub redeliver it for a week.
 
 #include "model/store_b/rtdn.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <utility>
@@ -169,7 +179,24 @@ constexpr kind_key kind_keys[] = {
   {"oneTimeProductNotification", rtdn_kind::one_time_product},
   {"voidedPurchaseNotification", rtdn_kind::voided_purchase},
   {"testNotification", rtdn_kind::test},
+  {"pendingRefundReviewNotification", rtdn_kind::pending_refund_review},
 };
+
+constexpr std::size_t max_kind_key_bytes = 64;
+
+// The key an unknown kind arrived under: the first "…Notification" key of
+// printable ASCII (Google's kinds are all named so); empty when none is.
+std::string unknown_kind_key(const json::object& o) {
+  constexpr std::string_view suffix = "Notification";
+  for (const auto& [key, value] : o) {
+    std::string_view k(key.data(), key.size());
+    if (!value.is_object() || k.size() > max_kind_key_bytes || !k.ends_with(suffix))
+      continue;
+    if (std::all_of(k.begin(), k.end(), [](char c) { return c > 0x20 && c < 0x7f; }))
+      return std::string(k);
+  }
+  return {};
+}
 
 // The DeveloperNotification (message.data decoded) into n.
 void parse_developer_notification(std::string_view decoded, rtdn& n, field_errors& errors) {
@@ -196,11 +223,16 @@ void parse_developer_notification(std::string_view decoded, rtdn& n, field_error
       found = &k;
       ++count;
     }
+  if (count == 0) {
+    n.kind = rtdn_kind::other;
+    n.kind_key = unknown_kind_key(doc->get_object());
+    return;
+  }
   if (count != 1) {
-    errors.push_back({data_field, count == 0 ? "no_notification" : "several_notifications",
-                      std::string("message.data holds ") + (count == 0 ? "none" : "more than one")
-                        + " of subscriptionNotification, oneTimeProductNotification, "
-                          "voidedPurchaseNotification, testNotification"});
+    errors.push_back({data_field, "several_notifications",
+                      "message.data holds more than one of subscriptionNotification, "
+                      "oneTimeProductNotification, voidedPurchaseNotification, "
+                      "pendingRefundReviewNotification, testNotification"});
     return;
   }
   n.kind = found->kind;
@@ -225,7 +257,13 @@ void parse_developer_notification(std::string_view decoded, rtdn& n, field_error
       n.product_type = k.integer("productType", false);
       n.refund_type = k.integer("refundType", false);
       break;
+    case rtdn_kind::pending_refund_review:
+      // pendingRefundToken, orderId, refundReason: for orders.reviewrefund,
+      // which receiptd does not call; the orderId names it in the record.
+      n.order_id = k.text("orderId", max_id_bytes, false);
+      break;
     case rtdn_kind::test:
+    case rtdn_kind::other:
       break;
   }
 }
@@ -242,8 +280,57 @@ std::string_view to_string(rtdn_kind k) {
       return "voided_purchase";
     case rtdn_kind::test:
       return "test";
+    case rtdn_kind::pending_refund_review:
+      return "pending_refund_review";
+    case rtdn_kind::other:
+      return "other";
   }
   return "test";
+}
+
+std::string_view notification_type_name(const rtdn& n) {
+  // Play's RTDN reference, SubscriptionNotification and
+  // OneTimeProductNotification notificationType (14–16, 17, 18 and 21 are not
+  // named there as receiptd reads it: kept by number).
+  static constexpr std::string_view subscription[] = {
+    "",
+    "SUBSCRIPTION_RECOVERED",
+    "SUBSCRIPTION_RENEWED",
+    "SUBSCRIPTION_CANCELED",
+    "SUBSCRIPTION_PURCHASED",
+    "SUBSCRIPTION_ON_HOLD",
+    "SUBSCRIPTION_IN_GRACE_PERIOD",
+    "SUBSCRIPTION_RESTARTED",
+    "SUBSCRIPTION_PRICE_CHANGE_CONFIRMED",
+    "SUBSCRIPTION_DEFERRED",
+    "SUBSCRIPTION_PAUSED",
+    "SUBSCRIPTION_PAUSE_SCHEDULE_CHANGED",
+    "SUBSCRIPTION_REVOKED",
+    "SUBSCRIPTION_EXPIRED",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "SUBSCRIPTION_PRICE_CHANGE_UPDATED",
+    "SUBSCRIPTION_PENDING_PURCHASE_CANCELED",
+    "",
+    "SUBSCRIPTION_PRICE_STEP_UP_CONSENT_UPDATED",
+  };
+  static constexpr std::string_view one_time[] = {
+    "", "ONE_TIME_PRODUCT_PURCHASED", "ONE_TIME_PRODUCT_CANCELED"};
+  const auto t = static_cast<std::size_t>(n.notification_type);
+  if (n.kind == rtdn_kind::subscription && t < std::size(subscription))
+    return subscription[t];
+  if (n.kind == rtdn_kind::one_time_product && t < std::size(one_time))
+    return one_time[t];
+  return {};
+}
+
+std::string notification_subtype(const rtdn& n) {
+  if (n.kind == rtdn_kind::other)
+    return n.kind_key;
+  return n.notification_type != 0 ? std::to_string(n.notification_type) : std::string();
 }
 
 result<rtdn> parse_rtdn_push(std::string_view body) {
@@ -300,6 +387,41 @@ bool land_rtdn_answer(purchase_order_record& stored, const purchase_order_record
     || stored.fraud != before.fraud || stored.env != before.env;
 }
 
+bool names_purchase(const rtdn& n) {
+  return n.kind == rtdn_kind::subscription || n.kind == rtdn_kind::one_time_product
+    || n.kind == rtdn_kind::voided_purchase;
+}
+
+bool apply_voided_notification(play_purchase& p, const rtdn& n, unix_ms at) {
+  if (n.kind != rtdn_kind::voided_purchase)
+    return false;
+  const auto when = n.event_time.value_or(at);
+  // products.get: "If not present, the quantity is 1."
+  const int bought = p.quantity.value_or(1);
+  const bool whole = p.kind == product_kind::product
+    ? p.purchase_state == purchase_state::cancelled
+        || (p.refundable_quantity && *p.refundable_quantity <= 0)
+    : p.kind == product_kind::subscription
+      && p.subscription_state == "SUBSCRIPTION_STATE_EXPIRED";
+  std::optional<int> voided_quantity;
+  if (!whole) {
+    if (p.kind != product_kind::product || !p.refundable_quantity
+        || *p.refundable_quantity >= bought)
+      return false; // the API says it stands as it was
+    voided_quantity = bought - *p.refundable_quantity;
+  }
+  // Voided already as the API now says (by the voided purchases list or an
+  // earlier push): nothing new.
+  if (p.voided_time && p.voided_quantity == voided_quantity)
+    return false;
+  p.voided_time = when;
+  p.voided_quantity = voided_quantity;
+  p.voided_reason.reset();
+  p.voided_source.reset();
+  p.purchase_state = purchase_state::refunded;
+  return true;
+}
+
 bool asks_subscriptions(const rtdn& n) {
   switch (n.kind) {
     case rtdn_kind::subscription:
@@ -310,6 +432,8 @@ bool asks_subscriptions(const rtdn& n) {
       return n.product_type == 1;
     case rtdn_kind::one_time_product:
     case rtdn_kind::test:
+    case rtdn_kind::pending_refund_review:
+    case rtdn_kind::other:
       return false;
   }
   return false;

@@ -144,6 +144,10 @@ std::string voided_purchases_url(std::string_view api_base, std::string_view pac
   url += std::to_string(max_results);
   // type=1: subscriptions too (type 0, the default, lists only in-app products).
   url += "&type=1";
+  // Quantity-based partial refunds (voidedQuantity) are listed only when asked
+  // for (VoidedPurchase.voidedQuantity: "only returned when
+  // includeQuantityBasedPartialRefund is set to true").
+  url += "&includeQuantityBasedPartialRefund=true";
   if (!page_token.empty()) {
     url += "&token=";
     url += url_encode(page_token);

@@ -228,8 +228,10 @@ TEST_CASE("a push sent longer ago than notifications.max-age is recorded, not ap
   REQUIRE(sink->replies.size() == 1);
   CHECK(sink->replies[0].status == 200);
   CHECK(json::parse(sink->replies[0].body)
-        == json::object{
-          {"status", "recorded"}, {"notification_type", "subscription"}, {"records_changed", 0}});
+        == json::object{{"status", "recorded"},
+                        {"notification_type", "subscription"},
+                        {"notification_subtype", "SUBSCRIPTION_CANCELED"},
+                        {"records_changed", 0}});
   // Kept once per messageId, with nothing to apply: the order was not even looked up.
   REQUIRE(b.log->store_b_notifications.size() == 1);
   CHECK_FALSE(b.log->store_b_notifications[0].updated.has_value());

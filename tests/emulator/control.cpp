@@ -451,6 +451,16 @@ private:
     auto order = f.text("order_id");
     auto region = f.text("region_code");
     p.subscription_state = f.text("subscription_state");
+    if (auto q = f.integer("quantity", 1, 1000000))
+      p.quantity = static_cast<int>(*q);
+    if (auto q = f.integer("refundable_quantity", 0, 1000000))
+      p.refundable_quantity = static_cast<int>(*q);
+    if (auto line = f.any("line_item")) {
+      if (!line->is_object())
+        f.fail("line_item", "must be an object");
+      else
+        p.line_item = line->get_object();
+    }
     if (auto status = f.integer("http_status", 100, 599))
       p.http_status = static_cast<int>(*status);
     p.body = f.any("body");

@@ -682,8 +682,13 @@ TEST_CASE("store_b voided purchases list") {
   const std::int64_t now = unix_now() * 1000;
   const std::int64_t hour = 3600 * 1000;
   const std::int64_t day = 24 * hour;
-  auto list
+  // As receiptd asks: quantity-based partial refunds included (but where a
+  // section says otherwise).
+  auto list_as_is
     = [&](const std::string& query) { return f.get_b(voided_path(pkg, query), f.access_token); };
+  auto list = [&](const std::string& query) {
+    return list_as_is(query + (query.empty() ? "" : "&") + "includeQuantityBasedPartialRefund=true");
+  };
   auto tokens_of = [](const json::value& answer) {
     std::vector<std::string> out;
     if (auto* v = answer.as_object().if_contains("voidedPurchases"))
@@ -753,6 +758,12 @@ TEST_CASE("store_b voided purchases list") {
     CHECK(b.at("orderId").as_string().starts_with("GPA.voided-"));
     CHECK(entries[4].at("orderId").as_string() == "GPA.custom");
     CHECK(entries[4].at("purchaseTimeMillis").as_string() == std::to_string(now - 2 * day));
+  }
+  SECTION("quantity-based partial refunds only with includeQuantityBasedPartialRefund=true") {
+    const std::vector<std::string> whole{"v-old", "v-registered", "v-a", "v-late"};
+    CHECK(tokens_of(list_as_is("").json()) == whole);
+    CHECK(tokens_of(list_as_is("includeQuantityBasedPartialRefund=false").json()) == whole);
+    CHECK(tokens_of(list("").json()) == products);
   }
   SECTION("type=1 adds subscriptions") {
     CHECK(tokens_of(list("type=1").json())

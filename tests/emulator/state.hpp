@@ -105,6 +105,13 @@ struct play_purchase {
   std::string order_id;              // default: a generated "GPA.…"
   std::string region_code = "US";
   std::optional<std::string> subscription_state; // overrides the derived "SUBSCRIPTION_STATE_…"
+  // products.get quantity and refundableQuantity, sent only when registered
+  // (refundable_quantity defaults to quantity, 0 when purchase_state is 1).
+  std::optional<int> quantity;
+  std::optional<int> refundable_quantity;
+  // subscriptionsv2: keys merged into the line item (a null value removes the
+  // emulator's own key, e.g. latestSuccessfulOrderId).
+  std::optional<boost::json::object> line_item;
   std::optional<int> http_status;                // GETs only: acknowledge ignores both
   std::optional<boost::json::value> body;
   std::optional<std::string> retry_after; // sent with http_status (not 200), verbatim

@@ -95,6 +95,11 @@ boost::json::object product_body(const play_purchase& p) {
   if (p.test)
     o["purchaseType"] = 0; // "Test (i.e. purchased from a license testing account)"
   o["regionCode"] = p.region_code;
+  if (p.quantity) {
+    o["quantity"] = *p.quantity;
+    o["refundableQuantity"]
+      = p.refundable_quantity.value_or(p.purchase_state == 1 ? 0 : *p.quantity);
+  }
   return o;
 }
 
@@ -117,6 +122,13 @@ boost::json::object subscription_body(const play_purchase& p) {
                            {"autoRenewingPlan", {{"autoRenewEnabled", p.auto_renewing}}},
                            {"offerDetails", {{"basePlanId", "p1m"}}},
                            {"latestSuccessfulOrderId", p.order_id}};
+  if (p.line_item)
+    for (const auto& [key, value] : *p.line_item) {
+      if (value.is_null())
+        line.erase(key);
+      else
+        line[key] = value;
+    }
   boost::json::object o{
     {"kind", "androidpublisher#subscriptionPurchaseV2"},
     {"startTime", rfc3339(p.purchase_time_ms)},
@@ -417,9 +429,13 @@ reply voided_purchases_endpoint(const emulator_state& state, const std::string& 
       return invalid_argument("startTime must not be after endTime");
   }
 
+  // Google lists quantity-based partial refunds (voidedQuantity) only when
+  // includeQuantityBasedPartialRefund is true; asked on every page.
+  const bool partial_refunds = param("includeQuantityBasedPartialRefund") == "true";
   auto entries = state.voided(package_name);
   std::erase_if(entries, [&](const play_voided& v) {
-    return v.voided_time_ms < listing.start || v.voided_time_ms > listing.end
+    return (v.voided_quantity && !partial_refunds) || v.voided_time_ms < listing.start
+      || v.voided_time_ms > listing.end
       || (listing.type == 0 && v.kind != "product")
       || (listing.after
           && std::tie(v.voided_time_ms, v.token)

@@ -305,6 +305,34 @@ TEST_CASE("voided purchases: Play's list marks the purchase orders refunded, not
   CHECK(again.at("in_app_purchase").at("voided_at").at("ms") == voided_at);
 }
 
+TEST_CASE("voided purchases: a quantity-based partial refund is listed and voids its share only",
+          "[play_upkeep][voided]") {
+  auto& s = the_suite();
+  auto service = upkeep_service();
+  auto& p = *service;
+  auto a = fresh_app(s, "voided-partial", false);
+  auto token = unique("tok");
+  play_api_says(s, a, token, {{"kind", "product"}, {"quantity", 4}});
+  auto id = str(upload(p, a, token, false).at("id"));
+  // Google lists it only to a poll asking for includeQuantityBasedPartialRefund.
+  auto voided_at = now_ms() - 60000;
+  s.emulator.control("POST", "/control/store_b/voided",
+                     json::object{{"package_name", a.package},
+                                  {"token", token},
+                                  {"voided_time_ms", voided_at},
+                                  {"voided_quantity", 1}});
+  auto order = wait_order(p, a, id, [](const json::value& o) {
+    return !o.at("in_app_purchase").at("voided_at").is_null();
+  });
+  const auto& ip = order.at("in_app_purchase");
+  CHECK(ip.at("voided_at").at("ms") == voided_at);
+  CHECK(ip.at("voided_quantity") == 1);
+  CHECK(ip.at("revoked_at").at("ms") == voided_at);
+  CHECK(str(ip.at("revocation_type")) == "refund_partial_quantity");
+  CHECK(ip.at("revocation_percentage") == 25000);
+  CHECK(ip.at("is_active") == true);
+}
+
 TEST_CASE("scheduled refresh: a subscription past its expiry is asked again without a notification",
           "[play_upkeep][refresh]") {
   auto& s = the_suite();

@@ -674,8 +674,10 @@ TEST_CASE("an RTDN older than notifications.max-age is recorded, not applied",
   INFO(r.body);
   REQUIRE(r.status == 200);
   CHECK(r.json()
-        == json::object{
-          {"status", "recorded"}, {"notification_type", "subscription"}, {"records_changed", 0}});
+        == json::object{{"status", "recorded"},
+                        {"notification_type", "subscription"},
+                        {"notification_subtype", "SUBSCRIPTION_ON_HOLD"},
+                        {"records_changed", 0}});
   CHECK(s.emulator.calls().at("store_b").at("subscriptionsv2").to_number<int>() == calls);
   CHECK(purchase(s, a, id) == before);
   CHECK(s.service.get(order, a.app.token).json() == order_before);

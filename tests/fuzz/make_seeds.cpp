@@ -350,6 +350,20 @@ void store_answer_seeds() {
     "store_b_play_api", "gen-subscription-lines",
     std::string(1, '\x08')
       + R"({"kind":"androidpublisher#subscriptionPurchaseV2","subscriptionState":"SUBSCRIPTION_STATE_ACTIVE","startTime":"2024-01-01T00:00:00.123Z","testPurchase":{},"acknowledgementState":"ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED","lineItems":[{"productId":"premium_yearly","expiryTime":"2025-01-01T00:00:00Z","autoRenewingPlan":{"autoRenewEnabled":true}}]})");
+  // The line item fields since 2024 (installments, offerPhase, a deferred
+  // replacement, latestSuccessfulOrderId), a prepaid plan, and products.get's
+  // refundableQuantity after a quantity-based partial refund.
+  write(
+    "store_b_play_api", "gen-subscription-installments",
+    std::string(1, '\x08')
+      + R"({"kind":"androidpublisher#subscriptionPurchaseV2","subscriptionState":"SUBSCRIPTION_STATE_ACTIVE","latestOrderId":"GPA.old","lineItems":[{"productId":"premium_yearly","expiryTime":"2025-01-01T00:00:00Z","latestSuccessfulOrderId":"GPA.1-2..3","offerPhase":{"introductoryPrice":{}},"autoRenewingPlan":{"autoRenewEnabled":true,"installmentDetails":{"initialCommittedPaymentsCount":12,"subsequentCommittedPaymentsCount":12,"remainingCommittedPaymentsCount":"9","pendingCancellation":{}}},"deferredItemReplacement":{"productId":"premium_monthly"}}]})");
+  write(
+    "store_b_play_api", "gen-subscription-prepaid",
+    std::string(1, '\x08')
+      + R"({"kind":"androidpublisher#subscriptionPurchaseV2","subscriptionState":"SUBSCRIPTION_STATE_ACTIVE","lineItems":[{"productId":"premium_yearly","expiryTime":"2025-01-01T00:00:00Z","prepaidPlan":{"allowExtendAfterTime":"2024-12-01T00:00:00Z"},"offerPhase":{"basePrice":{}}}]})");
+  write("store_b_play_api", "gen-product-partial-refund",
+        std::string(1, '\x20')
+          + R"({"kind":"androidpublisher#productPurchase","productId":"myproduct","purchaseState":0,"purchaseTimeMillis":"1700000000000","quantity":3,"refundableQuantity":1})");
 }
 
 // ---- StoreKit 2 JWS, App Store notifications, Play RTDN, server answers ------
@@ -489,6 +503,27 @@ void rtdn_seeds() {
     write("store_b_rtdn", std::string("real-") + v,
           std::string(1, static_cast<char>(which == 0 ? 1 : 0)) + tokens[which] + sep
             + trimmed(read(std::string("tests/data/google-play-rtdn/") + v + "/body.json")));
+  }
+  // The kinds and fields since 2024: a pending refund review, a kind Play adds
+  // later, a quantity-based partial refund of a one-time product.
+  const std::string unsigned_token
+    = ts::base64url(R"({"alg":"none","kid":"fuzz-k1"})") + "."
+    + ts::base64url("{" + aud + R"(,"exp":1700003600,"iss":"accounts.google.com"})") + ".e30";
+  const std::pair<const char*, const char*> kinds[] = {
+    {"gen-pending-refund-review",
+     R"("pendingRefundReviewNotification":{"version":"1.0","pendingRefundToken":"prt-1","orderId":"GPA.1234-5678-9012-34567","refundReason":7})"},
+    {"gen-other-kind", R"("futureThingNotification":{"version":"1.0","purchaseToken":"t"})"},
+    {"gen-voided-partial",
+     R"("voidedPurchaseNotification":{"purchaseToken":"token-7","orderId":"GPA.1","productType":2,"refundType":2})"},
+    {"gen-price-step-up",
+     R"("subscriptionNotification":{"version":"1.0","notificationType":22,"purchaseToken":"token-8","subscriptionId":"gold"})"},
+  };
+  for (const auto& [name, kind] : kinds) {
+    auto data = std::string(R"({"version":"1.0","packageName":"com.example.app","eventTimeMillis":"1746683885460",)")
+      + kind + "}";
+    write("store_b_rtdn", name,
+          std::string(1, '\x00') + unsigned_token + sep + R"({"message":{"data":")"
+            + base64_encode(data) + R"(","messageId":"7"}})");
   }
   write("store_b_rtdn", "gen-hs256-none",
         std::string(1, '\x01') + ts::base64url(R"({"alg":"none","kid":"fuzz-k1"})") + "."

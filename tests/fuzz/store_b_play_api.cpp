@@ -34,6 +34,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     = sb::classify_purchase_response(api, status, body, status == 0 ? "timeout" : "", purchase);
   if (status != 200 && status != 410)
     FUZZ_CHECK(verdict.outcome != model::store_outcome::confirmed);
+  // What an answer adds stays within what the resource and the columns hold.
+  FUZZ_CHECK(!purchase.quantity || *purchase.quantity >= 0);
+  FUZZ_CHECK(!purchase.refundable_quantity || *purchase.refundable_quantity >= 0);
+  FUZZ_CHECK(!purchase.latest_order_id || purchase.latest_order_id->size() <= 256);
+  FUZZ_CHECK(!purchase.deferred_product_id || purchase.deferred_product_id->size() <= 256);
+  if (api == sb::purchase_api::products)
+    FUZZ_CHECK(!purchase.prepaid && !purchase.installments && !purchase.offer_phase);
+  if (purchase.prepaid == true)
+    FUZZ_CHECK(purchase.auto_renewing == false && !purchase.installments);
+  if (purchase.installments)
+    FUZZ_CHECK(purchase.prepaid == false);
   fuzz::parses_as_json(boost::json::serialize(model::in_app_purchase_json(purchase)));
   return 0;
 }

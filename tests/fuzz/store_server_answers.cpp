@@ -20,6 +20,7 @@
 #include "model/store_a/transaction_record.hpp"
 #include "model/store_b/acknowledgement.hpp"
 #include "model/store_b/play_api.hpp"
+#include "model/purchases/observation.hpp"
 #include "model/store_b/voided.hpp"
 #include "tests/fuzz/jws_checks.hpp"
 
@@ -191,6 +192,19 @@ void voided_purchases(int status, std::string_view body) {
     FUZZ_CHECK(!sb::apply_voided(r, v));
     FUZZ_CHECK(r.purchase.purchase_state == model::purchase_state::refunded && !r.is_fraud());
     fuzz::parses_as_json(boost::json::serialize(model::purchase_order_json(r)));
+    // The purchase it revokes: all of it, or a quantity-based partial refund's
+    // share of three (below all of it, the rest still the customer's).
+    r.purchase.product_id = "coins";
+    r.purchase.kind = model::product_kind::product;
+    r.purchase.quantity = 3;
+    auto seen = model::purchases::observe(r, {});
+    FUZZ_CHECK(seen.size() == 1 && seen[0].revocation == model::purchases::revocation_said::revoked
+               && seen[0].revoked_at == v.voided_time);
+    const bool partial = v.voided_quantity && *v.voided_quantity > 0 && *v.voided_quantity < 3;
+    FUZZ_CHECK(seen[0].revocation_type.has_value() == partial);
+    if (partial)
+      FUZZ_CHECK(seen[0].revocation_percentage && *seen[0].revocation_percentage > 0
+                 && *seen[0].revocation_percentage < 100000);
   }
 }
 

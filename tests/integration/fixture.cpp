@@ -53,6 +53,13 @@ model::purchase_order_record full_purchase_order(const std::string& app_id,
   r.purchase.expiry_time = 253'402'300'799'999; // 9999-12-31T23:59:59.999Z
   r.purchase.subscription_state = "SUBSCRIPTION_STATE_ACTIVE";
   r.purchase.is_test = true;
+  r.purchase.refundable_quantity = 2;
+  r.purchase.offer_phase = "introductory_price";
+  r.purchase.latest_order_id = "GPA.1234-5678-9012-34567..5";
+  r.purchase.prepaid = false;
+  r.purchase.allow_extend_after = 1'345'678'900'001;
+  r.purchase.installments = model::play_installments{12, std::nullopt, 7, true};
+  r.purchase.deferred_product_id = "gems_yearly";
   r.purchase_data = "{\"orderId\":\"GPA.1234\",\n \"note\":\"it's; \\\"quoted\\\" — ünïcödé ✓\"}";
   r.purchase_signature = "c2lnbmF0dXJl+/==";
   r.echo.user_identifier = "user'; DROP TABLE apps; --";
@@ -207,6 +214,13 @@ void check_same(const model::purchase_order_record& got, const model::purchase_o
   CHECK(got.purchase.expiry_time == want.purchase.expiry_time);
   CHECK(got.purchase.subscription_state == want.purchase.subscription_state);
   CHECK(got.purchase.is_test == want.purchase.is_test);
+  CHECK(got.purchase.refundable_quantity == want.purchase.refundable_quantity);
+  CHECK(got.purchase.offer_phase == want.purchase.offer_phase);
+  CHECK(got.purchase.latest_order_id == want.purchase.latest_order_id);
+  CHECK(got.purchase.prepaid == want.purchase.prepaid);
+  CHECK(got.purchase.allow_extend_after == want.purchase.allow_extend_after);
+  CHECK(got.purchase.installments == want.purchase.installments);
+  CHECK(got.purchase.deferred_product_id == want.purchase.deferred_product_id);
   CHECK(got.purchase_data == want.purchase_data);
   CHECK(got.purchase_signature == want.purchase_signature);
   check_same(got.echo, want.echo);

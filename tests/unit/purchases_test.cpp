@@ -461,6 +461,112 @@ TEST_CASE("Play: subscription states, pending, voided, the token chain", "[purch
   }
 }
 
+TEST_CASE("Play: a quantity-based partial refund revokes that share only", "[purchases]") {
+  purchase_order_record r;
+  r.id = "po";
+  r.app_id = "app";
+  r.package_name = "com.example";
+  r.purchase_token = "token-coins";
+  r.state = validation_state::validated;
+  r.said_at = t0;
+  r.purchase.product_id = "coins.pack";
+  r.purchase.kind = product_kind::product;
+  r.purchase.purchase_state = purchase_state::purchased;
+  r.purchase.purchase_time = t0;
+  r.purchase.quantity = 4;
+  auto p = start(observe(r, {}).front(), "p", t0);
+  CHECK(activity_at(p, t0 + day).active);
+
+  // One of four refunded: revoked at the voided time, a 25% share, still active.
+  r.said_at = t0 + 2 * day;
+  r.purchase.voided_time = t0 + 2 * day;
+  r.purchase.voided_quantity = 1;
+  r.purchase.purchase_state = purchase_state::refunded;
+  auto o = observe(r, {}).front();
+  CHECK(o.revocation == revocation_said::revoked);
+  CHECK(o.revocation_type == std::optional<std::string>("refund_partial_quantity"));
+  CHECK(o.revocation_percentage == std::optional<int>(25000));
+  fold(p, o);
+  CHECK(p.revoked_at.value == std::optional<unix_ms>(t0 + 2 * day));
+  CHECK(p.revocation_type == std::optional<std::string>("refund_partial_quantity"));
+  CHECK(p.revocation_percentage == std::optional<int>(25000));
+  CHECK_FALSE(revoked_whole(p));
+  CHECK(activity_at(p, t0 + 3 * day).active);
+  auto json = purchase_json(p, {}, t0 + 3 * day);
+  CHECK(json.at("revocation_type") == "refund_partial_quantity");
+  CHECK(json.at("revocation_percentage") == 25000);
+
+  // The rest refunded later: revoked whole.
+  r.said_at = t0 + 4 * day;
+  r.purchase.voided_time = t0 + 4 * day;
+  r.purchase.voided_quantity.reset();
+  fold(p, observe(r, {}).front());
+  CHECK(p.revoked_at.value == std::optional<unix_ms>(t0 + 4 * day));
+  CHECK_FALSE(p.revocation_type);
+  CHECK(revoked_whole(p));
+  CHECK_FALSE(activity_at(p, t0 + 5 * day).active);
+}
+
+TEST_CASE("Play: a prepaid or installment plan as the purchase's terms", "[purchases]") {
+  purchase_order_record r;
+  r.id = "po";
+  r.app_id = "app";
+  r.package_name = "com.example";
+  r.purchase_token = "token-plan";
+  r.state = validation_state::validated;
+  r.said_at = t0;
+  r.purchase.product_id = "premium";
+  r.purchase.kind = product_kind::subscription;
+  r.purchase.purchase_time = t0;
+  r.purchase.expiry_time = t0 + 30 * day;
+  r.purchase.subscription_state = "SUBSCRIPTION_STATE_ACTIVE";
+
+  SECTION("before subscriptionsv2 said the plan: nothing said of it") {
+    auto o = observe(r, {}).front();
+    CHECK_FALSE(o.billing_plan_type);
+    CHECK_FALSE(o.commitment);
+  }
+  SECTION("prepaid") {
+    r.purchase.prepaid = true;
+    r.purchase.auto_renewing = false;
+    auto p = start(observe(r, {}).front(), "p", t0);
+    CHECK(p.billing_plan_type.value == std::optional<std::string>("prepaid"));
+    CHECK(p.is_auto_renewing.value == std::optional<bool>(false));
+    CHECK_FALSE(p.commitment.value);
+  }
+  SECTION("installments: the commitment, and a pending cancellation cancels it") {
+    r.purchase.prepaid = false;
+    r.purchase.auto_renewing = true;
+    r.purchase.installments = play_installments{12, 12, 9, false};
+    auto o = observe(r, {}).front();
+    CHECK(o.billing_plan_type == std::optional<std::optional<std::string>>("installments"));
+    REQUIRE(o.commitment);
+    REQUIRE(*o.commitment);
+    CHECK((*o.commitment)->total_billing_periods == 12);
+    CHECK((*o.commitment)->billing_period_number == 3);
+    CHECK(o.canceled == std::optional<bool>(false));
+    auto p = start(o, "p", t0);
+    CHECK_FALSE(p.canceled_at.value);
+
+    r.said_at = t0 + day;
+    r.purchase.installments->pending_cancellation = true;
+    fold(p, observe(r, {}).front());
+    CHECK(p.canceled_at.value == std::optional<unix_ms>(t0 + day));
+    CHECK(activity_at(p, t0 + 2 * day).active); // until its period ends
+    auto json = purchase_json(p, {}, t0 + 2 * day);
+    CHECK(json.at("billing_plan_type") == "installments");
+    CHECK(json.at("commitment").at("total_billing_periods") == 12);
+  }
+  SECTION("a plain auto-renewing plan says it has no other terms") {
+    r.purchase.prepaid = false;
+    auto o = observe(r, {}).front();
+    REQUIRE(o.billing_plan_type); // said: none
+    CHECK_FALSE(*o.billing_plan_type);
+    REQUIRE(o.commitment);
+    CHECK_FALSE(*o.commitment);
+  }
+}
+
 TEST_CASE("transfers follow the purchase, under the app's policy", "[purchases]") {
   auto p = folded(observe(subscription_transaction("1000", t0, t0), {}));
   REQUIRE(p.user_identifier == std::optional<std::string>("alice"));

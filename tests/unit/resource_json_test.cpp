@@ -313,7 +313,11 @@ TEST_CASE("a Play purchase carries what the voided list said, null when not void
     keys.emplace_back(kv.key());
   CHECK(keys
         == std::vector<std::string>{"product_id", "type", "purchase_state", "quantity",
-                                    "purchased_at", "expires_at", "voided_at", "voided_reason",
+                                    "refundable_quantity", "purchased_at", "expires_at",
+                                    "voided_at", "voided_reason",
                                     "voided_source", "voided_quantity", "acknowledged",
-                                    "auto_renewing", "subscription_state", "is_test"});
+                                    "auto_renewing", "subscription_state", "is_test",
+                                    "latest_order_id", "offer_phase", "prepaid",
+                                    "allow_extend_after", "installments",
+                                    "deferred_replacement_product_id"});
 }

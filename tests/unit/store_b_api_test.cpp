@@ -83,6 +83,27 @@ TEST_CASE("products.get enrichment and test purchases", "[store_b][api]") {
   CHECK(t.purchase_time == 1700000000000);
 }
 
+TEST_CASE("products.get quantity and refundableQuantity", "[store_b][api][voided]") {
+  play_purchase p;
+  p.product_id = "coins";
+  auto v = classify_purchase_response(
+    purchase_api::products, 200,
+    R"({"kind":"androidpublisher#productPurchase","purchaseTimeMillis":"1700000000000",)"
+    R"("purchaseState":0,"quantity":3,"refundableQuantity":1})",
+    "", p);
+  CHECK(v.outcome == store_outcome::confirmed);
+  CHECK(p.quantity == 3);
+  CHECK(p.refundable_quantity == 1);
+
+  // Not a count: left unsaid.
+  play_purchase odd;
+  classify_purchase_response(purchase_api::products, 200,
+                             R"({"purchaseState":0,"quantity":-2,"refundableQuantity":"x"})",
+                             "", odd);
+  CHECK_FALSE(odd.quantity);
+  CHECK_FALSE(odd.refundable_quantity);
+}
+
 TEST_CASE("subscriptionsv2 enrichment", "[store_b][api]") {
   play_purchase p;
   p.product_id = "";
@@ -103,6 +124,90 @@ TEST_CASE("subscriptionsv2 enrichment", "[store_b][api]") {
     "", t);
   CHECK(test.env == environment::sandbox);
   CHECK(t.expiry_time == 1893456000000);
+}
+
+TEST_CASE("subscriptionsv2 line item fields since 2024", "[store_b][api]") {
+  auto answer = [](const std::string& line, const std::string& top = "") {
+    play_purchase p;
+    p.product_id = "m";
+    auto v = classify_purchase_response(
+      purchase_api::subscriptions_v2, 200,
+      R"({"subscriptionState":"SUBSCRIPTION_STATE_ACTIVE",)" + top
+        + R"("lineItems":[{"productId":"m","expiryTime":"2030-01-01T00:00:00Z",)" + line + "}]}",
+      "", p);
+    REQUIRE(v.outcome == store_outcome::confirmed);
+    return p;
+  };
+
+  SECTION("latestSuccessfulOrderId wins over the deprecated latestOrderId") {
+    auto p = answer(R"("latestSuccessfulOrderId":"GPA.1-2..3","autoRenewingPlan":{})",
+                    R"("latestOrderId":"GPA.old",)");
+    CHECK(p.latest_order_id == std::optional<std::string>("GPA.1-2..3"));
+    CHECK(answer(R"("autoRenewingPlan":{})", R"("latestOrderId":"GPA.old",)").latest_order_id
+          == std::optional<std::string>("GPA.old"));
+    CHECK_FALSE(answer(R"("autoRenewingPlan":{})").latest_order_id);
+  }
+  SECTION("offerPhase by name") {
+    const std::pair<const char*, const char*> phases[] = {
+      {"basePrice", "base_price"},
+      {"freeTrial", "free_trial"},
+      {"introductoryPrice", "introductory_price"},
+      {"prorationPeriod", "proration_period"},
+    };
+    for (auto [key, name] : phases) {
+      auto p = answer(std::string(R"("offerPhase":{")") + key + R"(":{}})");
+      CHECK(p.offer_phase == std::optional<std::string>(name));
+      CHECK(p.in_free_trial == (std::string(key) == "freeTrial"));
+    }
+    CHECK_FALSE(answer(R"("offerPhase":{"somethingNew":{}})").offer_phase);
+  }
+  SECTION("a prepaid plan never renews, and says when it may be topped up") {
+    auto p = answer(R"("prepaidPlan":{"allowExtendAfterTime":"2029-12-01T00:00:00Z"})");
+    CHECK(p.prepaid == true);
+    CHECK(p.auto_renewing == false);
+    CHECK(p.allow_extend_after == 1890777600000);
+    CHECK_FALSE(p.installments);
+  }
+  SECTION("an installment plan's commitment, pending cancellation or not") {
+    auto p = answer(
+      R"("autoRenewingPlan":{"autoRenewEnabled":true,"installmentDetails":{)"
+      R"("initialCommittedPaymentsCount":12,"subsequentCommittedPaymentsCount":12,)"
+      R"("remainingCommittedPaymentsCount":"9","pendingCancellation":{}}})");
+    CHECK(p.prepaid == false);
+    CHECK(p.auto_renewing == true);
+    REQUIRE(p.installments);
+    CHECK(p.installments->initial_payments == 12);
+    CHECK(p.installments->subsequent_payments == 12);
+    CHECK(p.installments->remaining_payments == 9);
+    CHECK(p.installments->pending_cancellation);
+    auto plain = answer(R"("autoRenewingPlan":{"installmentDetails":{)"
+                        R"("initialCommittedPaymentsCount":-1}})");
+    REQUIRE(plain.installments);
+    CHECK_FALSE(plain.installments->initial_payments);
+    CHECK_FALSE(plain.installments->pending_cancellation);
+    CHECK_FALSE(answer(R"("autoRenewingPlan":{"autoRenewEnabled":true})").installments);
+  }
+  SECTION("a deferred replacement names its product") {
+    auto p = answer(R"("autoRenewingPlan":{},"deferredItemReplacement":{"productId":"yearly"})");
+    CHECK(p.deferred_product_id == std::optional<std::string>("yearly"));
+  }
+  SECTION("an answer that no longer says them forgets them") {
+    play_purchase p;
+    p.product_id = "m";
+    p.offer_phase = "free_trial";
+    p.prepaid = true;
+    p.installments = play_installments{};
+    p.deferred_product_id = "yearly";
+    p.latest_order_id = "GPA.x";
+    classify_purchase_response(
+      purchase_api::subscriptions_v2, 200,
+      R"({"lineItems":[{"productId":"m","expiryTime":"2030-01-01T00:00:00Z"}]})", "", p);
+    CHECK_FALSE(p.offer_phase);
+    CHECK_FALSE(p.prepaid);
+    CHECK_FALSE(p.installments);
+    CHECK_FALSE(p.deferred_product_id);
+    CHECK_FALSE(p.latest_order_id);
+  }
 }
 
 namespace {

@@ -303,10 +303,6 @@ TEST_CASE("a malformed DeveloperNotification is refused on field message.data", 
       push_of(R"({"packageName":"p","eventTimeMillis":-1746683885460,"testNotification":{}})"),
       "message.data", "invalid_time");
   }
-  SECTION("none of the four notifications") {
-    require_refused(push_of(R"({"packageName":"p","version":"1.0"})"), "message.data",
-                    "no_notification");
-  }
   SECTION("two of them") {
     require_refused(
       push_of(developer_notification(subscription_json + R"(,"testNotification":{})")),
@@ -443,6 +439,206 @@ TEST_CASE("rtdn kinds have stable names", "[rtdn]") {
   CHECK(to_string(rtdn_kind::one_time_product) == "one_time_product");
   CHECK(to_string(rtdn_kind::voided_purchase) == "voided_purchase");
   CHECK(to_string(rtdn_kind::test) == "test");
+  CHECK(to_string(rtdn_kind::pending_refund_review) == "pending_refund_review");
+  CHECK(to_string(rtdn_kind::other) == "other");
+}
+
+TEST_CASE("a kind receiptd does not know is kind other, never refused", "[rtdn]") {
+  SECTION("a kind Google adds later: its key is kept") {
+    auto r = parse_rtdn_push(push_of(developer_notification(
+      R"("futurePurchaseNotification":{"version":"1.0","purchaseToken":"t","x":[1,2]})")));
+    INFO(messages(r));
+    REQUIRE(r);
+    CHECK(r->kind == rtdn_kind::other);
+    CHECK(r->kind_key == "futurePurchaseNotification");
+    CHECK(r->purchase_token.empty());
+    CHECK_FALSE(names_purchase(*r));
+    CHECK(notification_subtype(*r) == "futurePurchaseNotification");
+    CHECK(notification_type_name(*r).empty());
+  }
+  SECTION("no kind at all") {
+    auto r = parse_rtdn_push(push_of(R"({"packageName":"p","version":"1.0"})"));
+    INFO(messages(r));
+    REQUIRE(r);
+    CHECK(r->kind == rtdn_kind::other);
+    CHECK(r->kind_key.empty());
+    CHECK(notification_subtype(*r).empty());
+  }
+  SECTION("a key that is not a kind's name is not kept") {
+    auto r = parse_rtdn_push(push_of(
+      R"({"packageName":"p","odd key Notification":{},"long":{},")" + std::string(80, 'a')
+      + R"(Notification":{}})"));
+    INFO(messages(r));
+    REQUIRE(r);
+    CHECK(r->kind == rtdn_kind::other);
+    CHECK(r->kind_key.empty());
+  }
+  SECTION("two known kinds are still refused") {
+    require_refused(push_of(developer_notification(
+                      R"("pendingRefundReviewNotification":{},"testNotification":{})")),
+                    "message.data", "several_notifications");
+  }
+}
+
+TEST_CASE("a pending refund review is recorded with its order id", "[rtdn]") {
+  // Play's RTDN reference (2026): PendingRefundReviewNotification.
+  auto r = parse_rtdn_push(push_of(developer_notification(
+    R"("pendingRefundReviewNotification":{"version":"1.0","pendingRefundToken":"prt-1",)"
+    R"("orderId":"GPA.1234-5678-9012-34567","refundReason":7,"obfuscatedAccountId":"a"})")));
+  INFO(messages(r));
+  REQUIRE(r);
+  CHECK(r->kind == rtdn_kind::pending_refund_review);
+  CHECK(r->order_id == "GPA.1234-5678-9012-34567");
+  CHECK(r->purchase_token.empty());
+  CHECK_FALSE(names_purchase(*r));
+  CHECK_FALSE(asks_subscriptions(*r));
+  CHECK(notification_subtype(*r).empty());
+}
+
+TEST_CASE("notification types have Play's names, the new ones included", "[rtdn]") {
+  rtdn n;
+  n.kind = rtdn_kind::subscription;
+  const std::pair<int, const char*> named[] = {
+    {1, "SUBSCRIPTION_RECOVERED"},
+    {3, "SUBSCRIPTION_CANCELED"},
+    {12, "SUBSCRIPTION_REVOKED"},
+    {13, "SUBSCRIPTION_EXPIRED"},
+    {19, "SUBSCRIPTION_PRICE_CHANGE_UPDATED"},
+    {20, "SUBSCRIPTION_PENDING_PURCHASE_CANCELED"},
+    {22, "SUBSCRIPTION_PRICE_STEP_UP_CONSENT_UPDATED"},
+  };
+  for (auto [type, name] : named) {
+    n.notification_type = type;
+    CHECK(notification_type_name(n) == name);
+    CHECK(notification_subtype(n) == std::to_string(type));
+  }
+  for (int unnamed : {0, 14, 21, 23, 1000}) {
+    n.notification_type = unnamed;
+    CHECK(notification_type_name(n).empty());
+  }
+  n.kind = rtdn_kind::one_time_product;
+  n.notification_type = 1;
+  CHECK(notification_type_name(n) == "ONE_TIME_PRODUCT_PURCHASED");
+  n.notification_type = 2;
+  CHECK(notification_type_name(n) == "ONE_TIME_PRODUCT_CANCELED");
+  n.kind = rtdn_kind::voided_purchase;
+  CHECK(notification_type_name(n).empty());
+
+  // A type Google adds later is kept and still names its purchase.
+  auto r = parse_rtdn_push(push_of(developer_notification(
+    R"("subscriptionNotification":{"notificationType":99,"purchaseToken":"t"})")));
+  REQUIRE(r);
+  CHECK(r->notification_type == 99);
+  CHECK(names_purchase(*r));
+}
+
+TEST_CASE("a voided purchase notification carries refundType", "[rtdn]") {
+  for (int refund_type : {1, 2}) {
+    auto r = parse_rtdn_push(push_of(developer_notification(
+      R"("voidedPurchaseNotification":{"purchaseToken":"t","orderId":"GPA.1","productType":2,)"
+      R"("refundType":)"
+      + std::to_string(refund_type) + "}")));
+    REQUIRE(r);
+    CHECK(r->kind == rtdn_kind::voided_purchase);
+    CHECK(r->refund_type == refund_type);
+    CHECK(r->product_type == 2);
+    CHECK(names_purchase(*r));
+  }
+}
+
+namespace {
+
+rtdn voided_push(std::optional<unix_ms> event_time = 1746683885460) {
+  rtdn n;
+  n.kind = rtdn_kind::voided_purchase;
+  n.purchase_token = "t";
+  n.event_time = event_time;
+  return n;
+}
+
+play_purchase coins(int quantity, std::optional<int> refundable) {
+  play_purchase p;
+  p.product_id = "coins";
+  p.kind = product_kind::product;
+  p.purchase_state = purchase_state::purchased;
+  p.quantity = quantity;
+  p.refundable_quantity = refundable;
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("a voided purchase notification applies what the API's answer confirms",
+          "[rtdn][voided]") {
+  constexpr unix_ms now = 1750000000000;
+  SECTION("a one-time product the API says is cancelled: voided whole at the event time") {
+    auto p = coins(1, std::nullopt);
+    p.purchase_state = purchase_state::cancelled;
+    CHECK(apply_voided_notification(p, voided_push(), now));
+    CHECK(p.purchase_state == purchase_state::refunded);
+    CHECK(p.voided_time == 1746683885460);
+    CHECK_FALSE(p.voided_quantity);
+    CHECK_FALSE(p.voided_reason);
+    CHECK_FALSE(p.voided_source);
+    // Again: nothing new.
+    CHECK_FALSE(apply_voided_notification(p, voided_push(), now));
+  }
+  SECTION("nothing left to refund: whole; no event time: now") {
+    auto p = coins(3, 0);
+    CHECK(apply_voided_notification(p, voided_push(std::nullopt), now));
+    CHECK(p.voided_time == now);
+    CHECK_FALSE(p.voided_quantity);
+  }
+  SECTION("a quantity-based partial refund: that quantity only, then the rest") {
+    auto p = coins(3, 1);
+    CHECK(apply_voided_notification(p, voided_push(), now));
+    CHECK(p.purchase_state == purchase_state::refunded);
+    CHECK(p.voided_quantity == 2);
+    CHECK(p.voided_time == 1746683885460);
+    CHECK_FALSE(apply_voided_notification(p, voided_push(), now));
+    // A later refund of the rest makes it whole.
+    p.refundable_quantity = 0;
+    CHECK(apply_voided_notification(p, voided_push(1746683999000), now));
+    CHECK_FALSE(p.voided_quantity);
+    CHECK(p.voided_time == 1746683999000);
+  }
+  SECTION("the API says it stands: nothing, whatever the push says") {
+    auto p = coins(3, 3);
+    auto n = voided_push();
+    n.refund_type = 2;
+    CHECK_FALSE(apply_voided_notification(p, n, now));
+    auto single = coins(1, std::nullopt); // an answer without refundableQuantity
+    CHECK_FALSE(apply_voided_notification(single, n, now));
+    CHECK(single.purchase_state == purchase_state::purchased);
+    CHECK_FALSE(single.voided_time);
+  }
+  SECTION("a subscription: voided when the API says it expired, not while it runs") {
+    play_purchase s;
+    s.kind = product_kind::subscription;
+    s.subscription_state = "SUBSCRIPTION_STATE_ACTIVE";
+    CHECK_FALSE(apply_voided_notification(s, voided_push(), now));
+    s.subscription_state = "SUBSCRIPTION_STATE_EXPIRED";
+    CHECK(apply_voided_notification(s, voided_push(), now));
+    CHECK(s.purchase_state == purchase_state::refunded);
+    CHECK(s.voided_time == 1746683885460);
+  }
+  SECTION("what the voided purchases list said of the same voiding stays") {
+    auto p = coins(1, 0);
+    p.voided_time = 1746000000000;
+    p.voided_reason = 7;
+    p.voided_source = 2;
+    p.purchase_state = purchase_state::refunded;
+    CHECK_FALSE(apply_voided_notification(p, voided_push(), now));
+    CHECK(p.voided_reason == 7);
+    CHECK(p.voided_time == 1746000000000);
+  }
+  SECTION("another kind of notification changes nothing") {
+    auto p = coins(1, 0);
+    auto n = voided_push();
+    n.kind = rtdn_kind::one_time_product;
+    CHECK_FALSE(apply_voided_notification(p, n, now));
+    CHECK_FALSE(p.voided_time);
+  }
 }
 
 TEST_CASE("an RTDN lands only the API's answer on the purchase order as stored now",

@@ -73,10 +73,11 @@ TEST_CASE("voided purchases URL: subscriptions too, the page token escaped", "[v
                              1697408000000, 1700000000000, 1000, "")
         == "https://androidpublisher.googleapis.com/androidpublisher/v3/applications/"
            "com.example.app/purchases/voidedpurchases?startTime=1697408000000&endTime="
-           "1700000000000&maxResults=1000&type=1");
+           "1700000000000&maxResults=1000&type=1&includeQuantityBasedPartialRefund=true");
   CHECK(voided_purchases_url("http://127.0.0.1:9//", "com.ex app", 1, 2, 50, "a/b+c=&d")
         == "http://127.0.0.1:9/androidpublisher/v3/applications/com.ex%20app/purchases/"
-           "voidedpurchases?startTime=1&endTime=2&maxResults=50&type=1&token=a%2Fb%2Bc%3D%26d");
+           "voidedpurchases?startTime=1&endTime=2&maxResults=50&type=1"
+           "&includeQuantityBasedPartialRefund=true&token=a%2Fb%2Bc%3D%26d");
 }
 
 TEST_CASE("a voided purchases page as Google writes it", "[voided]") {
