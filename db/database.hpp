@@ -251,8 +251,8 @@ public:
                                                      const purchase_cursor& cursor, int limit)
     = 0;
   // What the customer's answer at `now` reads (GET …/customers/{user}): the
-  // purchases it shows and the grants, in two statements whatever the number of
-  // purchases (one each: see sql_database_purchases.cpp).
+  // purchases it shows and the grants, in one statement whatever the number of
+  // purchases, two for a customer with grants (see sql_database_purchases.cpp).
   virtual model::result<customer_answer_view>
   find_customer_answer(const std::string& app_id, const std::string& user_identifier,
                        model::environment env, model::unix_ms now)

@@ -141,8 +141,11 @@ void purchase_projection::announce_customers() {
       continue;
     auto& customers = customers_();
     auto announced = customers.lock(c.app_id, c.env, c.user, now_);
-    auto purchases = purchases_().for_answer(c.app_id, c.user, c.env, now_);
-    auto grants = customers.grants(c.app_id, c.user, c.env);
+    auto found = purchases_().for_answer(c.app_id, c.user, c.env, now_);
+    const auto& purchases = found.purchases;
+    std::vector<mp::grant> grants;
+    if (found.grants_possible)
+      grants = customers.grants(c.app_id, c.user, c.env);
     auto active = mp::active_entitlements(purchases, grants, *terms_of(c.app_id).rules, now_);
     if (active == announced)
       continue;
