@@ -28,6 +28,7 @@ namespace sa = model::store_a;
 // The body's transaction, once checked: its id, and where Apple is asked first.
 struct restore_start {
   std::string user;
+  std::string user_param; // as the path has it (the customer answer decodes it itself)
   std::string transaction_id;
   bool sandbox_first = false;
   const char* field = "transaction_id"; // what a 422 about it names
@@ -48,6 +49,7 @@ model::result<restore_start> start_of(upload_run& u) {
                         "this app has no Store A bundle id; set it with receiptctl app update");
   restore_start s;
   s.user = *user;
+  s.user_param = u.in.request.params.at(0);
   if (body->transaction_id) {
     s.transaction_id = *body->transaction_id;
     return s;
@@ -117,7 +119,7 @@ void save_restored(caf::event_based_actor* self, upload_ptr u, const restore_sta
   resource_request r;
   r.target = http::route::server_customer_restore;
   r.app_id = u->app->app.id;
-  r.id = s.user;
+  r.id = s.user_param;
   r.query = {{"environment", std::string(model::to_string(env))}};
   r.rules = u->app->entitlements().matcher;
   r.restored = std::move(records);
