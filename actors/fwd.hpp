@@ -107,6 +107,8 @@ using store_a_client_actor = caf::typed_actor<
   caf::replies_to<check_atom, store_a_transaction_check>::with<store_a_transaction_answer>,
   // the transaction's subscription, Get All Subscription Statuses
   caf::replies_to<refresh_atom, store_a_transaction_check>::with<store_a_statuses_answer>,
+  // the customer's whole transaction history (every page), Get Transaction History v2
+  caf::replies_to<history_atom, store_a_transaction_check>::with<store_a_history_answer>,
   caf::reacts_to<http_done_atom, http_done>, // internal: a transfer finished
   caf::reacts_to<tick_atom>>;                // internal: calls past their deadline are answered
 

@@ -59,6 +59,9 @@ struct resource_request {
   // A customer answer's: the app's entitlement rules as its context compiled them
   // (never null), so that a lookup does not read the app's row again.
   std::shared_ptr<const model::entitlements::matcher> rules = model::entitlements::matcher::none();
+  // A restore's: the customer's transactions as the App Store's history gave
+  // them, verified and made records (actors/restore.cpp), saved all or none.
+  std::vector<model::transaction_record> restored;
 };
 
 // A token lookup's answer: the app owning the token (none when it is unknown or
@@ -193,6 +196,16 @@ struct store_a_transaction_answer {
 struct store_a_statuses_answer {
   model::store_verdict verdict;
   std::vector<model::store_a::subscription_status_entry> entries;
+};
+
+// Get Transaction History's answer, every page of it (asked with a
+// store_a_transaction_check): confirmed carries each page's signedTransactions
+// in order, which the caller still verifies (model/store_a/history.hpp); a page
+// that failed makes the whole answer that page's verdict (nothing half-read).
+struct store_a_history_answer {
+  model::store_verdict verdict;
+  std::vector<std::string> signed_transactions;
+  std::optional<model::environment> env; // the history's "environment"
 };
 
 // A due revalidation job with what it needs, as the persistence pool claims it.

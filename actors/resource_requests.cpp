@@ -150,10 +150,23 @@ http::reply remove_grant(db::database& db, const resource_request& r, model::uni
   return ok(json::object{{"removed", true}, {"grant_id", r.params.at(2)}});
 }
 
+// POST /server/customers/{user}/restore, once the App Store's history is read
+// and verified (actors/restore.cpp): the records saved all or none, then the
+// customer's answer as GET /server/customers/{user} gives it.
+http::reply restore(db::database& db, const resource_request& r, model::unix_ms now) {
+  auto refused = db.restore_transactions(r.restored, now);
+  if (!refused)
+    return unavailable(refused.err());
+  if (*refused)
+    return failed(model::error(model::errc::conflict, {**refused}));
+  return customer(db, r, r.id, now);
+}
+
 } // namespace
 
 bool writes(const resource_request& r) {
-  return r.target == http::route::server_grant_add || r.target == http::route::server_grant_remove;
+  return r.target == http::route::server_grant_add || r.target == http::route::server_grant_remove
+    || r.target == http::route::server_customer_restore;
 }
 
 http::reply answer_resource(db::database& db, const resource_request& r, model::unix_ms now) {
@@ -169,6 +182,8 @@ http::reply answer_resource(db::database& db, const resource_request& r, model::
       return add_grant(db, r, now);
     case http::route::server_grant_remove:
       return remove_grant(db, r, now);
+    case http::route::server_customer_restore:
+      return restore(db, r, now);
     default:
       break;
   }

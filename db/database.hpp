@@ -184,6 +184,15 @@ public:
   virtual model::result<std::vector<batch_saved>> save_batch(const std::vector<batch_save>& batch)
     = 0;
 
+  // A customer's restored App Store transactions (POST /server/customers/{user}/
+  // restore): every record saved as save_transaction would save it (purchases
+  // folded, events written), all in one transaction; or — when one of them is
+  // refused as its upload would be (a purchase or transaction bound to another
+  // user the app's policy protects) — none of them, and that refusal.
+  virtual model::result<std::optional<model::field_error>>
+  restore_transactions(const std::vector<model::transaction_record>& records, model::unix_ms now)
+    = 0;
+
   virtual model::result<std::optional<model::purchase_order_record>>
   find_purchase_order(const std::string& id) = 0;
   virtual model::result<std::optional<model::receipt_record>> find_receipt(const std::string& id)

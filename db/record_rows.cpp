@@ -225,6 +225,7 @@ void in_app_purchase_row::assign(const std::string& receipt, int position,
   set_flag(is_trial_period, p.is_trial_period);
   set_flag(is_in_intro_offer_period, p.is_in_intro_offer_period);
   product_type.set(p.product_type);
+  store_contradiction.set(p.store_contradiction);
 }
 
 model::apple_in_app_purchase in_app_purchase_row::purchase() const {
@@ -242,6 +243,7 @@ model::apple_in_app_purchase in_app_purchase_row::purchase() const {
   p.is_trial_period = get_flag(is_trial_period);
   p.is_in_intro_offer_period = get_flag(is_in_intro_offer_period);
   p.product_type = product_type.get();
+  p.store_contradiction = store_contradiction.get();
   return p;
 }
 

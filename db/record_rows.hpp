@@ -308,6 +308,7 @@ struct in_app_purchase_row {
   nullable<int> is_trial_period;
   nullable<int> is_in_intro_offer_period;
   nullable<int> product_type;
+  nullable<std::string> store_contradiction;
 
   template <class F>
   void all_columns(F&& f) {
@@ -326,6 +327,7 @@ struct in_app_purchase_row {
     f("is_trial_period", is_trial_period);
     f("is_in_intro_offer_period", is_in_intro_offer_period);
     f("product_type", product_type);
+    f("store_contradiction", store_contradiction);
   }
 
   void assign(const std::string& receipt, int position, const model::apple_in_app_purchase& p);

@@ -65,6 +65,9 @@ public:
   save_transaction(const model::transaction_record& incoming,
                    model::unix_ms first_attempt_at) override;
   model::result<std::vector<batch_saved>> save_batch(const std::vector<batch_save>& batch) override;
+  model::result<std::optional<model::field_error>>
+  restore_transactions(const std::vector<model::transaction_record>& records,
+                       model::unix_ms now) override;
   model::result<std::optional<model::purchase_order_record>>
   find_purchase_order(const std::string& id) override;
   model::result<std::optional<model::receipt_record>> find_receipt(const std::string& id) override;

@@ -107,6 +107,14 @@ constexpr route_info table[] = {
    .deletes = true,
    .templated = true,
    .resource = true},
+  // Asks the App Store first (the customer's transaction history), then writes
+  // through the persistence pool: the validator's kind of work, not a resource read.
+  {.id = route::server_customer_restore,
+   .name = "server_customer_restore",
+   .post = true,
+   .path = "/server/customers/{}/restore",
+   .token = model::token_kind::server,
+   .templated = true},
 };
 
 } // namespace

@@ -35,6 +35,7 @@ enum class route {
   server_customer_purchases, // GET  /server/customers/{user_identifier}/in_app_purchases
   server_grant_add,          // POST /server/customers/{user}/entitlements/{name}/grants
   server_grant_remove,       // DELETE /server/customers/{user}/entitlements/{name}/grants/{id}
+  server_customer_restore,   // POST /server/customers/{user_identifier}/restore
 };
 
 struct route_info {

@@ -196,6 +196,10 @@ struct apple_in_app_purchase {
   std::optional<bool> is_trial_period;               // 1713 (undocumented)
   std::optional<bool> is_in_intro_offer_period;      // 1719
   std::optional<int> product_type;                   // 1707 (undocumented)
+  // Why the App Store Server API's transaction history contradicts this
+  // purchase (absent from it, another product or bundle): set, the receipt
+  // does not prove it, whatever the receipt's own state. Not in the receipt.
+  std::optional<std::string> store_contradiction;
 };
 
 struct receipt_record : record_base {

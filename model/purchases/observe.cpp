@@ -254,8 +254,14 @@ std::vector<observation> observe(const receipt_record& r, const observe_options&
     const auto& key = p.original_transaction_id.empty() ? p.transaction_id : p.original_transaction_id;
     if (key.empty())
       continue;
+    // An entry Apple's transaction history contradicts is the unit only when
+    // nothing else of its purchase is left.
     auto& slot = newest[key];
-    if (!slot || p.purchase_date.value_or(0) >= slot->purchase_date.value_or(0))
+    bool contradicted = p.store_contradiction.has_value();
+    bool slot_contradicted = slot && slot->store_contradiction.has_value();
+    if (!slot || (slot_contradicted && !contradicted)
+        || (contradicted == slot_contradicted
+            && p.purchase_date.value_or(0) >= slot->purchase_date.value_or(0)))
       slot = &p;
     auto bought = p.original_purchase_date ? p.original_purchase_date : p.purchase_date;
     if (bought) {
@@ -268,6 +274,8 @@ std::vector<observation> observe(const receipt_record& r, const observe_options&
   for (const auto& [key, p] : newest) {
     observation o;
     from_record(o, r, record_kind::store_a_receipt, opts);
+    if (p->store_contradiction)
+      o.proves = false; // Apple's history says otherwise: the receipt is no source of it
     o.market = marketplace::store_a;
     // Xcode's test receipts number transactions from 0 on every machine.
     o.key = r.env == environment::xcode ? r.receipt_hash + ":" + key : key;

@@ -114,6 +114,7 @@ public:
       {"/store_a/server_api/keys", false, &control::server_api_key},
       {"/store_a/transactions", false, &control::register_transaction},
       {"/store_a/notifications", false, &control::notification},
+      {"/store_a/history", true, &control::history},
       {"/store_b/service_accounts", false, &control::service_account},
       {"/store_b/token_lifetime", true, &control::token_lifetime},
       {"/store_b/purchases", false, &control::register_purchase},
@@ -345,6 +346,7 @@ private:
     t.body = f.any("body");
     t.retry_after = f.text("retry_after");
     t.signed_transaction_info = f.text("signed_transaction_info");
+    t.customer = f.text("customer").value_or("");
     // Members a later JWSTransactionDecodedPayload has (offerType,
     // revocationType, commitmentInfo, …), signed as given after the others.
     if (auto extra = f.any("payload_extra")) {
@@ -399,6 +401,22 @@ private:
     auto device_jws = signed_transaction(state_, t, x.environment);
     state_.register_transaction(std::move(t));
     return ok({{"signed_transaction", device_jws}});
+  }
+
+  // Get Transaction History's page size and an injected failing page.
+  reply history(const boost::json::object& o) {
+    field_reader f(o);
+    history_setting h;
+    if (auto size = f.integer("page_size", 1, 1000))
+      h.page_size = static_cast<int>(*size);
+    if (auto page = f.integer("fail_page", 0, 1000000))
+      h.fail_page = static_cast<int>(*page);
+    if (auto status = f.integer("fail_status", 100, 599))
+      h.fail_status = static_cast<int>(*status);
+    if (!f.error().empty())
+      return bad_request(f.error());
+    state_.set_history(h);
+    return ok();
   }
 
   // Takes {"client_email","public_key_pem"} or a service-account JSON file as

@@ -1,5 +1,6 @@
 #include "state.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "model/encoding.hpp"
@@ -73,6 +74,7 @@ void emulator_state::reset() {
     server_api_keys_.clear();
     transactions_.clear();
     transactions_registered_ = 0;
+    history_ = {};
     service_accounts_.clear();
     token_lifetime_ = default_token_lifetime;
     tokens_.clear();
@@ -157,6 +159,30 @@ emulator_state::transactions_of(const std::string& original_transaction_id) cons
     if (t.fields.original_transaction_id == original_transaction_id)
       out.push_back(t);
   return out;
+}
+
+std::vector<apple_transaction> emulator_state::history_of(const std::string& bundle_id,
+                                                          const std::string& customer) const {
+  std::shared_lock lock(mutex_);
+  std::vector<apple_transaction> out;
+  for (const auto& [id, t] : transactions_)
+    if (t.fields.bundle_id == bundle_id && t.customer == customer)
+      out.push_back(t);
+  std::sort(out.begin(), out.end(),
+            [](const apple_transaction& a, const apple_transaction& b) {
+              return a.registered < b.registered;
+            });
+  return out;
+}
+
+void emulator_state::set_history(history_setting setting) {
+  std::unique_lock lock(mutex_);
+  history_ = setting;
+}
+
+history_setting emulator_state::history() const {
+  std::shared_lock lock(mutex_);
+  return history_;
 }
 
 // ---- Store B
@@ -285,7 +311,9 @@ boost::json::object emulator_state::calls_json() const {
       {"server_api_sandbox", n(call_kind::store_a_server_api_sandbox)},
       {"server_api_unauthorized", n(call_kind::store_a_server_api_unauthorized)},
       {"subscription_statuses_production", n(call_kind::store_a_subscription_statuses_production)},
-      {"subscription_statuses_sandbox", n(call_kind::store_a_subscription_statuses_sandbox)}}},
+      {"subscription_statuses_sandbox", n(call_kind::store_a_subscription_statuses_sandbox)},
+      {"history_production", n(call_kind::store_a_history_production)},
+      {"history_sandbox", n(call_kind::store_a_history_sandbox)}}},
     {"store_b",
      {{"token", n(call_kind::store_b_token)},
       {"products", n(call_kind::store_b_products)},

@@ -77,6 +77,17 @@ struct apple_transaction {
   std::optional<int> statuses_http_status;
   std::optional<boost::json::value> statuses_body; // answered verbatim when set
   std::uint64_t registered = 0; // registration order (set by register_transaction)
+  // Get Transaction History: the customer it belongs to; the history a
+  // transaction id names is every transaction of its bundle and customer.
+  std::string customer;
+};
+
+// POST /control/store_a/history: Get Transaction History's page size, and a
+// page (0-based, every history) answered with a failure instead.
+struct history_setting {
+  int page_size = 20; // Apple's
+  std::optional<int> fail_page;
+  int fail_status = 503;
 };
 
 // A registered App Store Connect in-app purchase key (POST
@@ -148,6 +159,8 @@ enum class call_kind {
   store_a_server_api_unauthorized, // calls refused for their JWT (401)
   store_a_subscription_statuses_production,
   store_a_subscription_statuses_sandbox,
+  store_a_history_production,
+  store_a_history_sandbox,
   store_b_token,
   store_b_products,
   store_b_subscriptionsv2,
@@ -194,6 +207,11 @@ public:
   std::optional<apple_transaction> transaction(const std::string& transaction_id) const;
   // Every registered transaction with this original_transaction_id.
   std::vector<apple_transaction> transactions_of(const std::string& original_transaction_id) const;
+  // Every registered transaction of this bundle and customer, in registration order.
+  std::vector<apple_transaction> history_of(const std::string& bundle_id,
+                                            const std::string& customer) const;
+  void set_history(history_setting setting);
+  history_setting history() const;
 
   // ---- Store B
   void add_service_account(const std::string& client_email, std::shared_ptr<EVP_PKEY> key);
@@ -253,6 +271,7 @@ private:
   std::unordered_map<std::string, server_api_credential> server_api_keys_; // by key id
   std::unordered_map<std::string, apple_transaction> transactions_;        // by transaction id
   std::uint64_t transactions_registered_ = 0;
+  history_setting history_;
   std::unordered_map<std::string, std::shared_ptr<EVP_PKEY>> service_accounts_;
   std::int64_t token_lifetime_ = default_token_lifetime;
   std::unordered_map<std::string, std::int64_t> tokens_; // access token → expiry (unix ms)

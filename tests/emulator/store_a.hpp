@@ -3,6 +3,7 @@
 // Server API's Get Transaction Info and Get All Subscription Statuses
 // (PROTOCOL.md "Store A — App Store Server API").
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,13 @@ reply transaction_info(emulator_state& state, bool sandbox_host, const std::stri
 reply subscription_statuses(emulator_state& state, bool sandbox_host,
                             const std::string& transaction_id, std::string_view authorization,
                             const std::vector<std::string>& status_filter);
+
+// GET /inApps/v2/history/{id}[?revision=r] and its /sandbox twin (Get
+// Transaction History v2): the JWT as above, then one page of the history of
+// the named transaction's bundle and customer. `query`: the request's.
+reply transaction_history(emulator_state& state, bool sandbox_host,
+                          const std::string& transaction_id, std::string_view authorization,
+                          const std::map<std::string, std::string>& query);
 
 // The transaction as a StoreKit JWS signed by the emulator's PKI, with
 // `environment` ("Production"/"Sandbox") and signedDate = now.

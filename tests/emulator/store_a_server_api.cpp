@@ -249,4 +249,52 @@ reply subscription_statuses(emulator_state& state, bool sandbox_host,
                                         {"data", std::move(data)}});
 }
 
+reply transaction_history(emulator_state& state, bool sandbox_host,
+                          const std::string& transaction_id, std::string_view authorization,
+                          const std::map<std::string, std::string>& query) {
+  if (!authorized(state, authorization)) {
+    state.count(call_kind::store_a_server_api_unauthorized);
+    return empty_reply(401);
+  }
+  state.count(sandbox_host ? call_kind::store_a_history_sandbox
+                           : call_kind::store_a_history_production);
+  const std::string_view host_environment = sandbox_host ? "Sandbox" : "Production";
+  auto named = state.transaction(transaction_id);
+  if (!named || !known_at(*named, host_environment))
+    return transaction_not_found();
+  // The revision is the offset of the page it asks for: opaque to receiptd.
+  constexpr std::string_view prefix = "emulator-revision-";
+  std::size_t offset = 0;
+  if (auto it = query.find("revision"); it != query.end()) {
+    const auto& r = it->second;
+    const auto digits = std::string_view(r).substr(std::min(r.size(), prefix.size()));
+    if (!r.starts_with(prefix) || digits.empty() || digits.size() > 9
+        || !std::all_of(digits.begin(), digits.end(),
+                        [](char c) { return c >= '0' && c <= '9'; }))
+      return apple_error(400, 4000005, "Invalid request revision."); // InvalidRequestRevisionError
+    offset = std::stoul(std::string(digits));
+  }
+  const auto setting = state.history();
+  const auto page_size = static_cast<std::size_t>(setting.page_size);
+  if (setting.fail_page && offset / page_size == static_cast<std::size_t>(*setting.fail_page))
+    return status_reply(setting.fail_status);
+  std::vector<apple_transaction> history;
+  for (auto& t : state.history_of(named->fields.bundle_id, named->customer))
+    if (known_at(t, host_environment))
+      history.push_back(std::move(t));
+  boost::json::array page;
+  for (std::size_t i = offset; i < history.size() && i < offset + page_size; ++i)
+    page.push_back(boost::json::string(
+      history[i].signed_transaction_info ? *history[i].signed_transaction_info
+                                         : signed_transaction(state, history[i], host_environment)));
+  const std::size_t next = std::min(history.size(), offset + page_size);
+  return json_reply(200, boost::json::object{
+                           {"revision", std::string(prefix) + std::to_string(next)},
+                           {"bundleId", named->fields.bundle_id},
+                           {"appAppleId", 1234567890},
+                           {"environment", host_environment},
+                           {"hasMore", next < history.size()},
+                           {"signedTransactions", std::move(page)}});
+}
+
 } // namespace receiptd::emulator

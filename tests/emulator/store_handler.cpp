@@ -44,12 +44,18 @@ route route_store_a(std::string_view method, std::string_view path) {
     return r;
   const std::size_t base = sandbox ? 1 : 0;
   const bool statuses = s[base + 2] == "subscriptions";
-  if (s[base] != "inApps" || s[base + 1] != "v1" || (s[base + 2] != "transactions" && !statuses))
+  // [sandbox/]inApps/v2/history/{transactionId}: Get Transaction History v2.
+  const bool history = s[base] == "inApps" && s[base + 1] == "v2" && s[base + 2] == "history";
+  if (!history
+      && (s[base] != "inApps" || s[base + 1] != "v1"
+          || (s[base + 2] != "transactions" && !statuses)))
     return r;
   auto id = percent_decode(s[base + 3], false);
   if (!id || id->empty())
     return r;
-  if (statuses)
+  if (history)
+    r.kind = sandbox ? call_kind::store_a_history_sandbox : call_kind::store_a_history_production;
+  else if (statuses)
     r.kind = sandbox ? call_kind::store_a_subscription_statuses_sandbox
                      : call_kind::store_a_subscription_statuses_production;
   else
@@ -64,7 +70,9 @@ route route_store_a(std::string_view method, std::string_view path) {
 // answers (the error and html modes).
 bool counted_by_endpoint(call_kind kind) {
   return kind == call_kind::store_a_subscription_statuses_production
-    || kind == call_kind::store_a_subscription_statuses_sandbox;
+    || kind == call_kind::store_a_subscription_statuses_sandbox
+    || kind == call_kind::store_a_history_production
+    || kind == call_kind::store_a_history_sandbox;
 }
 
 route route_store_b(std::string_view method, std::string_view path) {
@@ -191,6 +199,10 @@ reply answer(store_id store, emulator_state& state, const route& r, const store_
       return subscription_statuses(state,
                                    *r.kind == call_kind::store_a_subscription_statuses_sandbox,
                                    r.transaction_id, authorization, status_filter(request));
+    case call_kind::store_a_history_production:
+    case call_kind::store_a_history_sandbox:
+      return transaction_history(state, *r.kind == call_kind::store_a_history_sandbox,
+                                 r.transaction_id, authorization, request.query);
     case call_kind::store_b_token:
       return token_endpoint(state, request.body);
     case call_kind::store_b_products:
