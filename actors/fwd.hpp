@@ -60,7 +60,12 @@ using persistence_calls = caf::typed_actor<
   // a page of a poll applied, fenced by its claim (none: overtaken); the lease
   // goes on for keep_lease_ms more, or ends (none: the last page)
   caf::replies_to<apply_voided_atom, std::string, model::store_b::voided_poll, voided_purchases,
-                  std::optional<std::int64_t>>::with<std::optional<std::int32_t>>>;
+                  std::optional<std::int64_t>>::with<std::optional<std::int32_t>>,
+  // the orders sweep: purchase orders whose order is to be read, at most limit,
+  // by app (db::database::orders_due)
+  caf::replies_to<orders_atom, std::int32_t>::with<orders_due_list>,
+  // what reading them said, applied (db::database::apply_orders): how many changed
+  caf::replies_to<apply_orders_atom, std::string, order_reads>::with<std::int32_t>>;
 
 // What GET /metrics and GET /readyz read from the database, on a
 // session of their own (actors/operational.hpp), never through the pool.
@@ -97,6 +102,8 @@ using store_b_client_actor = caf::typed_actor<
   caf::replies_to<acknowledge_atom, store_b_acknowledge>::with<model::store_b::acknowledge_answer>,
   // a page of an app's voided purchases list, or an error saying why not
   caf::replies_to<voided_atom, store_b_voided_query>::with<model::store_b::voided_page>,
+  // an app's orders (orders.get / orders.batchGet), or an error saying why not
+  caf::replies_to<orders_atom, store_b_orders_query>::with<play_orders>,
   caf::reacts_to<http_done_atom, http_done>, // internal: a transfer finished
   caf::reacts_to<tick_atom>>;                // internal: calls past their deadline are answered
 
@@ -127,7 +134,7 @@ using webhook_dispatcher_actor
 // to poll the apps' Play voided purchases lists.
 using upkeep_actor
   = caf::typed_actor<caf::reacts_to<refresh_atom, model::record_kind>, caf::reacts_to<voided_atom>,
-                     caf::reacts_to<expire_atom>>;
+                     caf::reacts_to<expire_atom>, caf::reacts_to<orders_atom>>;
 
 // The retry scheduler: ticks to claim due jobs; validators report back.
 using retry_scheduler_actor

@@ -24,6 +24,7 @@
 #include "model/store_b/licence_key.hpp"
 #include "model/store_b/play_api.hpp"
 #include "model/store_b/acknowledgement.hpp"
+#include "model/store_b/orders_due.hpp"
 #include "model/store_b/rtdn.hpp"
 #include "model/store_b/voided_poll.hpp"
 #include "model/store_b/service_account.hpp"
@@ -152,6 +153,20 @@ struct store_b_voided_query {
   std::int32_t max_results = 1000;
   std::string page_token;
 };
+
+// Upkeep → Store B client: the app's orders (orders.get for one,
+// orders.batchGet for more, at most model::store_b::max_orders_per_batch). The
+// answer is the orders, or an error saying why there are none (a batch
+// answered 404 names an order Play does not know: errc::not_found in the
+// error's message, "HTTP 404").
+struct store_b_orders_query {
+  trace_context trace;
+  app_context_ptr app;
+  std::vector<std::string> order_ids;
+};
+using play_orders = std::vector<model::store_b::play_order>;
+using orders_due_list = std::vector<model::store_b::orders_due>;
+using order_reads = std::vector<model::store_b::order_read>;
 
 // Validator → Store A client: one verifyReceipt check (with one 21007/21008 flip).
 struct store_a_check {

@@ -511,6 +511,12 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
       return forward<std::optional<std::int32_t>>(self, write, a, std::move(owner), std::move(poll),
                                                   std::move(page), keep_lease_ms);
     },
+    [=](orders_atom a, std::int32_t limit) {
+      return forward<orders_due_list>(self, write, a, limit);
+    },
+    [=](apply_orders_atom a, std::string& app_id, order_reads& reads) {
+      return forward<std::int32_t>(self, write, a, std::move(app_id), std::move(reads));
+    },
   };
 }
 

@@ -373,6 +373,21 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
           return std::optional<std::int32_t>(static_cast<std::int32_t>(**changed));
         });
     },
+    [=](orders_atom, std::int32_t limit) -> caf::result<orders_due_list> {
+      return run<orders_due_list>(self, trace_context{}, "orders_due",
+                                  [&](db::database& db) { return db.orders_due(limit); });
+    },
+    [=](apply_orders_atom, const std::string& app_id,
+        const order_reads& reads) -> caf::result<std::int32_t> {
+      return run<std::int32_t>(self, trace_context{}, "apply_orders",
+                               [&](db::database& db) -> model::result<std::int32_t> {
+                                 auto changed
+                                   = db.apply_orders(app_id, reads, self->state.clock->now_ms());
+                                 if (!changed)
+                                   return changed.err();
+                                 return static_cast<std::int32_t>(*changed);
+                               });
+    },
   };
 }
 

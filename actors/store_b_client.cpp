@@ -9,6 +9,7 @@
 #include "actors/log.hpp"
 #include "actors/outbound_calls.hpp"
 #include "model/retry_after.hpp"
+#include "model/store_b/orders.hpp"
 #include "model/store_b/voided.hpp"
 #include "model/url_policy.hpp"
 
@@ -42,7 +43,9 @@ struct token_entry {
 struct call_metrics {
   const store_call* token = nullptr;
   const store_call* products = nullptr;
+  const store_call* products_v2 = nullptr;
   const store_call* subscriptions_v2 = nullptr;
+  const store_call* orders = nullptr;
   const store_call* acknowledge = nullptr;
   const store_call* voided_purchases = nullptr;
   const metrics::store_client_gauges* gauges = nullptr;
@@ -157,10 +160,14 @@ void forget_token(pointer self, const app_context& app) {
 
 using deliver_fn = std::function<void(store_b_answer)>;
 
+void read_order(pointer self, std::shared_ptr<store_b_check> c, store_b_answer answer,
+                deliver_fn deliver);
+
 // Asks `api` about the purchase; on a 401 (any token, even a fresh one, can be
-// revoked) drops the token, fetches a new one and asks again, once; a legacy
-// upload that products.get does not know is asked of subscriptionsv2 before it
-// counts as rejected.
+// revoked) drops the token, fetches a new one and asks again, once. A one-time
+// product is asked of productsv2, and of products.get only when productsv2
+// answers 404 for it; a legacy upload that neither knows is asked of
+// subscriptionsv2 before it counts as rejected.
 void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool token_retried,
          deliver_fn deliver) {
   with_token(self, c->trace, c->app, [=](const std::string* token, const store_verdict& failure) {
@@ -171,10 +178,13 @@ void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool 
     http::outbound_request req;
     req.url = model::store_b::purchase_url(self->state.settings.api_url, api, c->package_name,
                                            c->purchase.product_id, c->purchase_token);
-    req.label = api == purchase_api::products ? "products" : "subscriptions_v2";
+    req.label = api == purchase_api::products ? "products"
+      : api == purchase_api::products_v2      ? "products_v2"
+                                              : "subscriptions_v2";
     req.headers = {"Authorization: Bearer " + *token, "Accept: application/json"};
     req.timeout = self->state.settings.timeout;
     auto* call = api == purchase_api::products ? self->state.measured.products
+      : api == purchase_api::products_v2       ? self->state.measured.products_v2
                                                : self->state.measured.subscriptions_v2;
     self->state.calls.submit(
       handle(self), c->trace, "store-b-client", std::move(req),
@@ -185,6 +195,12 @@ void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool 
                   ask(self, c, api, true, deliver);
                   return;
                 }
+                // productsv2 does not know it: products.get may (Google keeps
+                // both; v1 only where v2 has nothing).
+                if (api == purchase_api::products_v2 && r.status == 404) {
+                  ask(self, c, purchase_api::products, token_retried, deliver);
+                  return;
+                }
                 auto purchase = c->purchase;
                 auto verdict = model::store_b::classify_purchase_response(api, r.status, r.body,
                                                                           r.error, purchase);
@@ -192,7 +208,7 @@ void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool 
                 // A quota answer's Retry-After: the record is not asked again before it.
                 model::honour_retry_after(verdict, r.status, r.retry_after, *verdict.said_at);
                 if (verdict.outcome == store_outcome::rejected && c->fall_back_to_subscriptions
-                    && api == purchase_api::products) {
+                    && api != purchase_api::subscriptions_v2) {
                   ask(self, c, purchase_api::subscriptions_v2, token_retried, deliver);
                   return;
                 }
@@ -202,7 +218,8 @@ void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool 
                     "Play Developer API refused app " + c->app->app.id + " (" + c->package_name
                       + "): " + verdict.detail
                       + " — check the service account's Play Console permissions");
-                deliver(store_b_answer{std::move(verdict), std::move(purchase)});
+                read_order(self, c, store_b_answer{std::move(verdict), std::move(purchase)},
+                           deliver);
               }),
       c->deadline);
   });
@@ -234,6 +251,51 @@ void call_api(pointer self, const store_call* call, trace_context ctx, app_conte
                                      }),
                              deadline);
   });
+}
+
+// After a confirmed answer that names an order not read yet (or another one
+// than was read: a renewal's), orders.get fills the purchase's cost. Its
+// failure never changes the verdict: the cost stays unknown and the orders
+// sweep reads it later (order_read_at stays none); a 404 (no such order, a
+// promotional purchase) marks it read.
+void read_order(pointer self, std::shared_ptr<store_b_check> c, store_b_answer answer,
+                deliver_fn deliver) {
+  auto& p = answer.purchase;
+  const bool named_before = c->purchase.latest_order_id == p.latest_order_id;
+  if (!self->state.settings.orders || answer.verdict.outcome != store_outcome::confirmed
+      || !p.latest_order_id || (named_before && p.order_read_at)) {
+    deliver(std::move(answer));
+    return;
+  }
+  if (!named_before)
+    p.order_read_at.reset();
+  auto url = model::store_b::order_url(self->state.settings.api_url, c->package_name,
+                                       *p.latest_order_id);
+  auto make = [url](const std::string& token) {
+    http::outbound_request req;
+    req.url = url;
+    req.label = "orders";
+    req.headers = {"Authorization: Bearer " + token, "Accept: application/json"};
+    return req;
+  };
+  auto held = std::make_shared<store_b_answer>(std::move(answer));
+  call_api(self, self->state.measured.orders, c->trace, c->app, make, c->deadline, false,
+           [self, c, held, deliver](http::outbound_response* r, const store_verdict&) {
+             if (r) {
+               auto order = model::store_b::parse_order(r->status, r->body, r->error);
+               auto now = self->state.now_ms();
+               if (order)
+                 model::store_b::apply_order(held->purchase, *order, now);
+               else if (r->status == 404)
+                 held->purchase.order_read_at = now;
+               else if (r->status == 403)
+                 self->state.warnings.warn(
+                   c->app->app.id, "Play orders API refused app " + c->app->app.id
+                                     + ": HTTP 403 — the service account may not see the app's "
+                                       "financial data; purchase prices stay unknown");
+             }
+             deliver(std::move(*held));
+           });
 }
 
 std::string no_service_account(pointer self, const app_context& app) {
@@ -315,6 +377,51 @@ void list_voided(pointer self, store_b_voided_query& q,
            });
 }
 
+// One app's orders: orders.get for one, orders.batchGet for more.
+void list_orders(pointer self, store_b_orders_query& q,
+                 caf::typed_response_promise<play_orders> rp) {
+  if (!q.app->service_account) {
+    rp.deliver(caf::make_error(caf::sec::runtime_error, no_service_account(self, *q.app)));
+    return;
+  }
+  if (q.order_ids.empty()) {
+    rp.deliver(play_orders{});
+    return;
+  }
+  const bool single = q.order_ids.size() == 1;
+  const auto& base = self->state.settings.api_url;
+  const auto& package = q.app->app.package_name;
+  auto url = single ? model::store_b::order_url(base, package, q.order_ids.front())
+                    : model::store_b::orders_batch_url(base, package, q.order_ids);
+  auto make = [url](const std::string& token) {
+    http::outbound_request req;
+    req.url = url;
+    req.label = "orders";
+    req.headers = {"Authorization: Bearer " + token, "Accept: application/json"};
+    return req;
+  };
+  call_api(self, self->state.measured.orders, q.trace, q.app, make, std::nullopt, false,
+           [rp, single](http::outbound_response* r, const store_verdict& failure) mutable {
+             if (!r) {
+               rp.deliver(caf::make_error(caf::sec::runtime_error, failure.detail));
+               return;
+             }
+             if (single) {
+               auto order = model::store_b::parse_order(r->status, r->body, r->error);
+               if (order)
+                 rp.deliver(play_orders{std::move(*order)});
+               else
+                 rp.deliver(caf::make_error(caf::sec::runtime_error, order.err().message()));
+               return;
+             }
+             auto orders = model::store_b::parse_orders(r->status, r->body, r->error);
+             if (orders)
+               rp.deliver(std::move(*orders));
+             else
+               rp.deliver(caf::make_error(caf::sec::runtime_error, orders.err().message()));
+           });
+}
+
 store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b_settings settings,
                                                    bool allow_http,
                                                    http::outbound_transport* client, tracer* trace,
@@ -322,7 +429,9 @@ store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b
                                                    metrics* instruments) {
   self->state.measured = {&instruments->store_call_of("store_b", "token"),
                           &instruments->store_call_of("store_b", "products"),
+                          &instruments->store_call_of("store_b", "products_v2"),
                           &instruments->store_call_of("store_b", "subscriptions_v2"),
+                          &instruments->store_call_of("store_b", "orders"),
                           &instruments->store_call_of("store_b", "acknowledge"),
                           &instruments->store_call_of("store_b", "voided_purchases"),
                           &instruments->store_client("store_b")};
@@ -344,7 +453,8 @@ store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b
         rp.deliver(store_b_answer{operator_problem(why), c->purchase});
         return rp;
       }
-      ask(self, c, c->api, false, [rp](store_b_answer a) mutable { rp.deliver(std::move(a)); });
+      auto first = c->api == purchase_api::products ? purchase_api::products_v2 : c->api;
+      ask(self, c, first, false, [rp](store_b_answer a) mutable { rp.deliver(std::move(a)); });
       publish(self);
       return rp;
     },
@@ -359,6 +469,12 @@ store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b
         store_b_voided_query& q) -> caf::typed_response_promise<model::store_b::voided_page> {
       auto rp = self->make_response_promise<model::store_b::voided_page>();
       list_voided(self, q, rp);
+      publish(self);
+      return rp;
+    },
+    [=](orders_atom, store_b_orders_query& q) -> caf::typed_response_promise<play_orders> {
+      auto rp = self->make_response_promise<play_orders>();
+      list_orders(self, q, rp);
       publish(self);
       return rp;
     },

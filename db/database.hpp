@@ -32,6 +32,7 @@
 #include "model/records.hpp"
 #include "model/store_a/notification.hpp"
 #include "model/store_b/rtdn.hpp"
+#include "model/store_b/orders_due.hpp"
 #include "model/store_b/voided_poll.hpp"
 #include "model/webhooks.hpp"
 
@@ -355,6 +356,21 @@ public:
   apply_voided_page(const std::string& owner, const model::store_b::voided_poll& poll,
                     const std::vector<model::store_b::voided_purchase>& page, model::unix_ms now,
                     std::optional<model::unix_ms> keep_lease_until)
+    = 0;
+
+  // The orders sweep: up to `limit` validated purchase orders whose order is
+  // still to be read (order_read_at NULL) and named (the Developer API's order
+  // id, else the purchase data's), of apps with a service account, the least
+  // recently updated first; grouped by app, each group with its app.
+  virtual model::result<std::vector<model::store_b::orders_due>> orders_due(int limit) = 0;
+  // In one transaction: each read applied to the app's purchase order of its
+  // token (model::store_b::apply_order; a read without an order — Play does
+  // not know it — only marks it read), with an event (purchase_order.updated)
+  // and its purchases projected again when its cost changed. Returns how many
+  // purchase orders' cost changed.
+  virtual model::result<int> apply_orders(const std::string& app_id,
+                                          const std::vector<model::store_b::order_read>& reads,
+                                          model::unix_ms now)
     = 0;
 
   // ---- webhooks ---------------------------------------------------

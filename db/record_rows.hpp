@@ -125,6 +125,14 @@ struct purchase_order_row : record_row_base<purchase_order_row> {
   nullable<int> installment_remaining_payments;
   nullable<int> installment_pending_cancellation; // NULL: not an installment plan
   nullable<std::string> deferred_product_id;
+  nullable<std::string> offer_id;
+  nullable<std::string> purchase_option_id;
+  nullable<std::string> line_items; // JSON (model/store_b/line_items.hpp)
+  nullable<long long> price;
+  nullable<std::string> currency_code;
+  nullable<long long> tax;
+  nullable<long long> refunded;
+  nullable<long long> order_read_at;
 
   template <class F>
   void own_upload_columns(F&& f) {
@@ -167,6 +175,14 @@ struct purchase_order_row : record_row_base<purchase_order_row> {
     f("installment_remaining_payments", installment_remaining_payments);
     f("installment_pending_cancellation", installment_pending_cancellation);
     f("deferred_product_id", deferred_product_id);
+    f("offer_id", offer_id);
+    f("purchase_option_id", purchase_option_id);
+    f("line_items", line_items);
+    f("price", price);
+    f("currency_code", currency_code);
+    f("tax", tax);
+    f("refunded", refunded);
+    f("order_read_at", order_read_at);
   }
 
   void assign(const model::purchase_order_record& r);

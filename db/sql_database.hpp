@@ -145,6 +145,10 @@ public:
   apply_voided_page(const std::string& owner, const model::store_b::voided_poll& poll,
                     const std::vector<model::store_b::voided_purchase>& page, model::unix_ms now,
                     std::optional<model::unix_ms> keep_lease_until) override;
+  model::result<std::vector<model::store_b::orders_due>> orders_due(int limit) override;
+  model::result<int> apply_orders(const std::string& app_id,
+                                  const std::vector<model::store_b::order_read>& reads,
+                                  model::unix_ms now) override;
 
 private:
   // Runs one public call: converts exceptions to model::error and recovers the session.

@@ -386,7 +386,42 @@ std::vector<observation> observe(const purchase_order_record& r, const observe_o
     o.user_identifier = p.account_id;
     o.binds_user = true;
   }
-  return {o};
+  // What its order cost (Play's orders resource), once read.
+  if (p.cost.price || p.cost.currency_code) {
+    o.price = p.cost.price;
+    o.currency_code = p.cost.currency_code;
+  }
+  if (p.line_items.size() < 2)
+    return {o};
+  // A productsv2 purchase of several products (Billing Library 8): one token,
+  // one purchase per line item, as a unified receipt holds one per product. The
+  // first line item in Play's order keeps the token as its key (what a
+  // one-product purchase has), the others are "token:productId" — the same
+  // keys whichever of the products an upload names. A line item's quantity is
+  // its purchase's quantity (one purchase of n units, as the App Store's
+  // quantity), its state and refunds the token's.
+  std::vector<observation> out;
+  for (std::size_t i = 0; i < p.line_items.size(); ++i) {
+    const auto& item = p.line_items[i];
+    observation each = o;
+    if (i > 0) {
+      each.key = r.purchase_token + ":" + item.product_id;
+      each.unit = each.key;
+    }
+    each.product_id = item.product_id;
+    each.quantity = item.quantity;
+    each.type.reset(); // said only by a consumption
+    if (item.consumed && *item.consumed)
+      each.type = purchase_type::consumable;
+    each.price.reset();
+    each.currency_code.reset();
+    if (item.cost.price || item.cost.currency_code) {
+      each.price = item.cost.price;
+      each.currency_code = item.cost.currency_code;
+    }
+    out.push_back(std::move(each));
+  }
+  return out;
 }
 
 std::optional<observation> observe(const std::string& app_id,

@@ -189,6 +189,10 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       log->voided_pages.push_back({poll, page, keep});
       return static_cast<std::int32_t>(page.size());
     },
+    [=](orders_atom, std::int32_t) { return actors::orders_due_list{}; },
+    [=](apply_orders_atom, const std::string&, const actors::order_reads&) {
+      return std::int32_t{0};
+    },
   };
 }
 
@@ -280,6 +284,9 @@ fake_store_b(store_b_client_actor::stateful_pointer<store_b_fake_state> self,
       pages.erase(pages.begin());
       return page;
     },
+    [=](orders_atom, store_b_orders_query&) {
+      return caf::result<actors::play_orders>(caf::make_error(caf::sec::unexpected_message));
+    },
     [=](http_done_atom, http_done&) {},
     [=](tick_atom) { answer_past_deadline(self); },
   };
@@ -300,6 +307,9 @@ holding_store(store_b_client_actor::stateful_pointer<holding_store_state> self, 
     [=](voided_atom, store_b_voided_query&) {
       return caf::result<model::store_b::voided_page>(
         caf::make_error(caf::sec::unexpected_message));
+    },
+    [=](orders_atom, store_b_orders_query&) {
+      return caf::result<actors::play_orders>(caf::make_error(caf::sec::unexpected_message));
     },
     [=](http_done_atom, http_done&) {},
     [=](tick_atom) { answer_past_deadline(self); },

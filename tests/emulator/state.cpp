@@ -81,6 +81,8 @@ void emulator_state::reset() {
     purchases_.clear();
     unregistered_.clear();
     acknowledge_failures_ = {};
+    orders_.clear();
+    orders_failures_ = {};
     voided_.clear();
     voided_order_ids_ = 0;
   }
@@ -255,6 +257,34 @@ std::optional<int> emulator_state::take_acknowledge_failure() {
   return acknowledge_failures_.status;
 }
 
+void emulator_state::add_order(play_order order) {
+  std::unique_lock lock(mutex_);
+  auto key = std::pair{order.package_name, order.order_id};
+  orders_[key] = std::move(order);
+}
+
+std::optional<play_order> emulator_state::order(const std::string& package_name,
+                                                const std::string& order_id) const {
+  std::shared_lock lock(mutex_);
+  auto it = orders_.find(std::pair{package_name, order_id});
+  if (it == orders_.end())
+    return std::nullopt;
+  return it->second;
+}
+
+void emulator_state::set_orders_failures(acknowledge_failure_setting failures) {
+  std::unique_lock lock(mutex_);
+  orders_failures_ = failures;
+}
+
+std::optional<int> emulator_state::take_orders_failure() {
+  std::unique_lock lock(mutex_);
+  if (orders_failures_.count <= 0)
+    return std::nullopt;
+  --orders_failures_.count;
+  return orders_failures_.status;
+}
+
 void emulator_state::add_voided(play_voided voided) {
   std::unique_lock lock(mutex_);
   auto token = voided.token;
@@ -319,7 +349,9 @@ boost::json::object emulator_state::calls_json() const {
       {"products", n(call_kind::store_b_products)},
       {"subscriptionsv2", n(call_kind::store_b_subscriptionsv2)},
       {"acknowledge", n(call_kind::store_b_acknowledge)},
-      {"voidedpurchases", n(call_kind::store_b_voidedpurchases)}}},
+      {"voidedpurchases", n(call_kind::store_b_voidedpurchases)},
+      {"productsv2", n(call_kind::store_b_productsv2)},
+      {"orders", n(call_kind::store_b_orders)}}},
   };
 }
 

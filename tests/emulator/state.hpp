@@ -123,11 +123,26 @@ struct play_purchase {
   // subscriptionsv2: keys merged into the line item (a null value removes the
   // emulator's own key, e.g. latestSuccessfulOrderId).
   std::optional<boost::json::object> line_item;
+  // productsv2: false → it answers 404 (a purchase only products.get knows);
+  // product_line_items (Google's productLineItem objects, verbatim) replace the
+  // emulator's own one line item; offer_id / purchase_option_id go into it.
+  bool productsv2 = true;
+  std::optional<boost::json::array> product_line_items;
+  std::optional<std::string> offer_id;
+  std::optional<std::string> purchase_option_id;
   std::optional<int> http_status;                // GETs only: acknowledge ignores both
   std::optional<boost::json::value> body;
   std::optional<std::string> retry_after; // sent with http_status (not 200), verbatim
   std::string developer_payload; // the last acknowledge's developerPayload (products.get echoes it)
   int acknowledge_calls = 0;     // acknowledge calls naming this purchase, whatever the answer
+};
+
+// An order orders.get / orders.batchGet answer (POST /control/store_b/orders):
+// the Order object as sent.
+struct play_order {
+  std::string package_name;
+  std::string order_id;
+  boost::json::object body;
 };
 
 // A voided purchase the voidedpurchases list reports (POST /control/store_b/voided).
@@ -166,6 +181,8 @@ enum class call_kind {
   store_b_subscriptionsv2,
   store_b_acknowledge, // products and subscriptions :acknowledge
   store_b_voidedpurchases,
+  store_b_productsv2,
+  store_b_orders, // orders.get and orders.batchGet
   count_
 };
 
@@ -240,6 +257,11 @@ public:
   void set_acknowledge_failures(acknowledge_failure_setting failures); // count 0: none
   // One injected failure, consumed: the status to answer, or nullopt.
   std::optional<int> take_acknowledge_failure();
+  void add_order(play_order order); // the same package and order id again replaces it
+  std::optional<play_order> order(const std::string& package_name,
+                                  const std::string& order_id) const;
+  void set_orders_failures(acknowledge_failure_setting failures); // count 0: none
+  std::optional<int> take_orders_failure();
   // Adds a voided entry (the same token again replaces it).
   void add_voided(play_voided voided);
   std::vector<play_voided> voided(const std::string& package_name) const;
@@ -278,6 +300,8 @@ private:
   std::unordered_map<std::string, play_purchase> purchases_;
   std::unordered_map<std::string, unregistered_policy> unregistered_; // by package name
   acknowledge_failure_setting acknowledge_failures_;
+  std::map<std::pair<std::string, std::string>, play_order> orders_; // by (package, order id)
+  acknowledge_failure_setting orders_failures_;
   std::unordered_map<std::string, play_voided> voided_; // by purchase token
   std::uint64_t voided_order_ids_ = 0;
 

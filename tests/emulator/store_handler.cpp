@@ -20,7 +20,8 @@ namespace {
 // A request matched to one of the emulated endpoints.
 struct route {
   std::optional<call_kind> kind; // nullopt: no such endpoint
-  purchase_query purchase;       // Store B purchase endpoints (voidedpurchases: the package)
+  purchase_query purchase;       // Store B purchase endpoints (voidedpurchases, orders: the package)
+  std::string order_id;          // orders.get (batchGet: none, the query names them)
   std::string transaction_id;    // App Store Server API
   bool post = false;
 };
@@ -99,8 +100,17 @@ route route_store_b(std::string_view method, std::string_view path) {
       return r;
     s.push_back(std::move(*decoded));
   }
-  if (s.size() < 6 || s[0] != "androidpublisher" || s[1] != "v3" || s[2] != "applications"
-      || s[4] != "purchases")
+  if (s.size() < 5 || s[0] != "androidpublisher" || s[1] != "v3" || s[2] != "applications")
+    return r;
+  //   GET  orders/{orderId}, orders:batchGet
+  if (!r.post && ((s.size() == 5 && s[4] == "orders:batchGet") || (s.size() == 6 && s[4] == "orders"))) {
+    r.kind = call_kind::store_b_orders;
+    r.purchase.package_name = s[3];
+    if (s.size() == 6)
+      r.order_id = s[5];
+    return r;
+  }
+  if (s.size() < 6 || s[4] != "purchases")
     return r;
   if (!r.post && s.size() == 6 && s[5] == "voidedpurchases") {
     r.kind = call_kind::store_b_voidedpurchases;
@@ -125,6 +135,9 @@ route route_store_b(std::string_view method, std::string_view path) {
   } else if (!acknowledging && s.size() == 8 && s[5] == "subscriptionsv2" && s[6] == "tokens") {
     r.kind = call_kind::store_b_subscriptionsv2;
     r.purchase = {true, s[3], "", s[7]};
+  } else if (!acknowledging && s.size() == 8 && s[5] == "productsv2" && s[6] == "tokens") {
+    r.kind = call_kind::store_b_productsv2;
+    r.purchase = {false, s[3], "", s[7], true};
   }
   return r;
 }
@@ -207,7 +220,12 @@ reply answer(store_id store, emulator_state& state, const route& r, const store_
       return token_endpoint(state, request.body);
     case call_kind::store_b_products:
     case call_kind::store_b_subscriptionsv2:
+    case call_kind::store_b_productsv2:
       return purchase_endpoint(state, r.purchase, authorization);
+    case call_kind::store_b_orders:
+      return orders_endpoint(state, r.purchase.package_name,
+                             r.order_id.empty() ? request.order_ids : std::vector{r.order_id},
+                             r.order_id.empty(), authorization);
     case call_kind::store_b_acknowledge:
       return acknowledge_endpoint(state, r.purchase, authorization, request.body);
     case call_kind::store_b_voidedpurchases:
@@ -285,6 +303,16 @@ void store_handler::onRequest(const Http::Request& request, Http::ResponseWriter
   const auto& q = request.query();
   for (auto it = q.parameters_begin(); it != q.parameters_end(); ++it)
     in.query[it->first] = percent_decode(it->second, true).value_or(it->second);
+  if (auto ids = in.query.find("orderIds"); ids != in.query.end()) {
+    std::string_view rest = ids->second;
+    for (;;) {
+      auto comma = rest.find(',');
+      in.order_ids.emplace_back(rest.substr(0, comma));
+      if (comma == std::string_view::npos)
+        break;
+      rest.remove_prefix(comma + 1);
+    }
+  }
   auto h = handle_store_request(store_, *state_, in);
   if (h.delay) {
     delays_->schedule(delay_queue::clock::now() + *h.delay, *listener_, generation,
