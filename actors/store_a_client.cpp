@@ -10,6 +10,7 @@
 #include "actors/log.hpp"
 #include "actors/outbound_calls.hpp"
 #include "model/retry_after.hpp"
+#include "model/purchases/refund_request.hpp"
 #include "model/store_a/server_api.hpp"
 #include "model/store_a/verify_receipt_api.hpp"
 
@@ -34,6 +35,7 @@ struct call_metrics {
   const store_call* transaction_info = nullptr;
   const store_call* subscription_statuses = nullptr;
   const metrics::store_client_gauges* gauges = nullptr;
+  const store_call* consumption = nullptr;
 };
 
 struct state {
@@ -208,6 +210,46 @@ void ask_server_api(pointer self, std::shared_ptr<store_a_transaction_check> c,
     c->deadline);
 }
 
+// Send Consumption Information (App Store Server API 1.19): 202 Accepted is
+// the answer taken; anything else is the caller's to judge by its status.
+void send_consumption(pointer self, store_refund_answer& a,
+                      caf::typed_response_promise<store_refund_reply> rp) {
+  const auto& s = self->state.settings;
+  if (!a.app->server_api_key) {
+    rp.deliver(store_refund_reply{0, "app " + a.app->app.id
+                                       + " has no usable App Store Server API credentials",
+                                  std::nullopt});
+    return;
+  }
+  http::outbound_request req;
+  req.method = "PUT";
+  req.url = model::purchases::store_a_consumption_url(
+    a.sandbox ? s.server_api_sandbox_url : s.server_api_url, a.key);
+  req.label = "consumption";
+  req.headers = {"Authorization: Bearer " + jwt_for(self, *a.app), "Content-Type: application/json",
+                 "Accept: application/json"};
+  req.body = std::move(a.body);
+  req.timeout = s.timeout;
+  auto app_id = a.app->app.id;
+  auto app = a.app;
+  self->state.calls.submit(
+    handle(self), a.trace, "store-a-client", std::move(req),
+    counted(self, *self->state.measured.consumption,
+            [=](http::outbound_response& r) mutable {
+              if (r.status == 401)
+                self->state.jwts.erase(jwt_key(*app)); // made afresh next time
+              store_refund_reply reply;
+              reply.status = r.status;
+              reply.detail = r.status == 0 ? r.error
+                                           : "HTTP " + std::to_string(r.status) + " "
+                                               + r.body.substr(0, 200);
+              reply.not_before
+                = model::retry_not_before(r.status, r.retry_after, self->state.clock->now_ms());
+              rp.deliver(std::move(reply));
+            }),
+    a.deadline);
+}
+
 // The verdict when the app cannot call the Server API at all (logged once a
 // minute per app); none when it can.
 std::optional<model::store_verdict> without_credentials(pointer self, const app_context& app) {
@@ -226,7 +268,8 @@ store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a
   self->state.measured = {&instruments->store_call_of("store_a", "verify_receipt"),
                           &instruments->store_call_of("store_a", "transaction_info"),
                           &instruments->store_call_of("store_a", "subscription_statuses"),
-                          &instruments->store_client("store_a")};
+                          &instruments->store_client("store_a"),
+                          &instruments->store_call_of("store_a", "consumption")};
   self->state.calls
     = outbound_calls(*client, settings.max_concurrent, *trace, *clock, settings.max_queued);
   self->state.warnings = log_limiter(*clock);
@@ -271,6 +314,12 @@ store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a
         [rp](model::store_a::subscription_statuses_answer a) mutable {
           rp.deliver(store_a_statuses_answer{std::move(a.verdict), std::move(a.entries)});
         });
+      publish(self);
+      return rp;
+    },
+    [=](refund_atom, store_refund_answer& a) -> caf::typed_response_promise<store_refund_reply> {
+      auto rp = self->make_response_promise<store_refund_reply>();
+      send_consumption(self, a, rp);
       publish(self);
       return rp;
     },

@@ -67,6 +67,8 @@ public:
       return get ? json_reply(200, state_.calls_json()) : not_allowed();
     if (route == "/requests")
       return get ? json_reply(200, state_.requests_json()) : not_allowed();
+    if (route == "/refund_answers")
+      return get ? json_reply(200, state_.refund_answers_json()) : not_allowed();
     if (route == "/stores")
       return get ? stores() : not_allowed();
     if (route == "/tls/certificate") // PEM: what a client of the _h2 ports trusts
@@ -119,6 +121,7 @@ public:
       {"/store_b/purchases", false, &control::register_purchase},
       {"/store_b/accept_unregistered", true, &control::accept_unregistered},
       {"/store_b/acknowledge_failures", true, &control::acknowledge_failures},
+      {"/refund_failures", true, &control::refund_failures},
       {"/store_b/voided", false, &control::register_voided},
     };
     for (const auto& r : json_routes) {
@@ -503,6 +506,21 @@ private:
     acknowledge_failure_setting failures{static_cast<int>(*count),
                                          static_cast<int>(status.value_or(503))};
     state_.set_acknowledge_failures(failures);
+    return ok({{"count", failures.count}, {"status", failures.status}});
+  }
+
+  // {"count":2,"status":503,"retry_after":"1"}: the next `count` refund
+  // answers (either store) fail with that status; 0 clears.
+  reply refund_failures(const boost::json::object& o) {
+    field_reader f(o);
+    auto count = f.integer("count", 0, 1000000, true);
+    auto status = f.integer("status", 100, 599);
+    auto retry_after = f.text("retry_after");
+    if (!f.error().empty())
+      return bad_request(f.error());
+    refund_failure_setting failures{static_cast<int>(*count),
+                                    static_cast<int>(status.value_or(503)), retry_after};
+    state_.set_refund_failures(failures);
     return ok({{"count", failures.count}, {"status", failures.status}});
   }
 

@@ -33,6 +33,11 @@ reply subscription_statuses(emulator_state& state, bool sandbox_host,
                             const std::string& transaction_id, std::string_view authorization,
                             const std::vector<std::string>& status_filter);
 
+// PUT /inApps/v2/transactions/consumption/{id} and the same under /sandbox:
+// Send Consumption Information, recorded (GET /control/refund_answers).
+reply consumption(emulator_state& state, bool sandbox_host, const std::string& transaction_id,
+                  std::string_view authorization, std::string_view body);
+
 // The transaction as a StoreKit JWS signed by the emulator's PKI, with
 // `environment` ("Production"/"Sandbox") and signedDate = now.
 std::string signed_transaction(const emulator_state& state, const apple_transaction& transaction,

@@ -30,6 +30,12 @@ struct purchase_query {
 reply purchase_endpoint(const emulator_state& state, const purchase_query& query,
                         std::string_view authorization);
 
+// POST androidpublisher/v3/applications/{package}/orders/{orderId}:reviewrefund,
+// recorded (GET /control/refund_answers).
+reply review_refund_endpoint(emulator_state& state, const std::string& package_name,
+                             const std::string& order_id, std::string_view authorization,
+                             std::string_view body);
+
 // POST …/purchases/products/{productId}/tokens/{token}:acknowledge and
 // POST …/purchases/subscriptions/{subscriptionId}/tokens/{token}:acknowledge.
 reply acknowledge_endpoint(emulator_state& state, const purchase_query& query,
