@@ -55,11 +55,13 @@ std::optional<std::string> delivery_status_of(std::string_view text) {
 
 result<consumption_report> parse_consumption_report(std::string_view body) {
   if (body.size() > max_report_bytes)
-    return field_error{"", "too_large", "the body is over 4,096 bytes"};
+    return field_error{"", "too_long", "the body is over 4,096 bytes"};
   json::error_code ec;
   auto doc = json::parse(body, ec);
-  if (ec || !doc.is_object())
-    return field_error{"", "invalid_json", "the body is not a JSON object"};
+  if (ec)
+    return field_error{"", "invalid_json", "the body is not JSON"};
+  if (!doc.is_object())
+    return field_error{"", "not_an_object", "the body is not a JSON object"};
   const auto& o = doc.get_object();
   field_errors errors;
   consumption_report r;
@@ -78,11 +80,11 @@ result<consumption_report> parse_consumption_report(std::string_view body) {
       else if (value.is_double())
         pct = value.get_double();
       else {
-        errors.push_back({"consumption_percentage", "invalid_type", "is not a number"});
+        errors.push_back({"consumption_percentage", "wrong_type", "is not a number"});
         continue;
       }
       if (!std::isfinite(pct) || pct < 0 || pct > 100) {
-        errors.push_back({"consumption_percentage", "out_of_range", "is not between 0 and 100"});
+        errors.push_back({"consumption_percentage", "number_out_of_range", "is not between 0 and 100"});
         continue;
       }
       r.consumption_milliunits = static_cast<std::int32_t>(std::lround(pct * 1000));
@@ -91,13 +93,13 @@ result<consumption_report> parse_consumption_report(std::string_view body) {
       if (value.is_null())
         continue;
       if (!value.is_string()) {
-        errors.push_back({"delivery_status", "invalid_type", "is not a string"});
+        errors.push_back({"delivery_status", "wrong_type", "is not a string"});
         continue;
       }
       const auto& s = value.get_string();
       r.delivery_status = delivery_status_of(std::string_view(s.data(), s.size()));
       if (!r.delivery_status)
-        errors.push_back({"delivery_status", "invalid_value",
+        errors.push_back({"delivery_status", "invalid",
                           "is not one of delivered, undelivered_quality_issue, "
                           "undelivered_wrong_item, undelivered_server_outage, undelivered_other"});
     } else if (k == "sample_content_provided") {
@@ -105,12 +107,12 @@ result<consumption_report> parse_consumption_report(std::string_view body) {
       if (value.is_null())
         continue;
       if (!value.is_bool()) {
-        errors.push_back({"sample_content_provided", "invalid_type", "is not a boolean"});
+        errors.push_back({"sample_content_provided", "wrong_type", "is not a boolean"});
         continue;
       }
       r.sample_content_provided = value.get_bool();
     } else {
-      errors.push_back({std::string(k.substr(0, 64)), "unknown_field", "is not a field of this request"});
+      errors.push_back({std::string(k.substr(0, 64)), "invalid", "is not a field of this request"});
     }
   }
   if (!any && errors.empty())

@@ -99,7 +99,8 @@ json::object refund_settled(suite& s, const test_app& app, const std::string& id
 // What the emulator's stores received as refund answers for `key`.
 std::vector<json::object> answers_for(suite& s, const std::string& key) {
   std::vector<json::object> out;
-  for (const auto& a : s.emulator.control("GET", "/control/refund_answers").as_array())
+  const auto all = s.emulator.control("GET", "/control/refund_answers");
+  for (const auto& a : all.as_array())
     if (str(a.at("key")) == key)
       out.push_back(a.as_object());
   return out;
@@ -160,7 +161,8 @@ TEST_CASE("CONSUMPTION_REQUEST is answered with what receiptd and the app's back
   bool announced = false;
   const auto until = std::chrono::steady_clock::now() + patience;
   while (!announced && std::chrono::steady_clock::now() < until) {
-    for (const auto& d : received(s, hook)) {
+    const auto deliveries = received(s, hook);
+    for (const auto& d : deliveries) {
       auto event = json::parse(str(d.at("body")));
       const auto& data = event.at("data");
       if (str(data.at("id")) == b.purchase_id && data.at("refund_request").is_object()
