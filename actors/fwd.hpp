@@ -51,6 +51,10 @@ using persistence_calls = caf::typed_actor<
                   std::int32_t>::with<webhook_deliveries>,
   // a delivery's outcome, fenced by its version: false when another claim overtook it
   caf::replies_to<finish_atom, model::webhook_delivery>::with<bool>,
+  // due refund requests, leased to owner for lease_ms, at most limit
+  caf::replies_to<claim_refunds_atom, std::string, std::int64_t, std::int32_t>::with<refund_works>,
+  // a refund request's outcome, fenced by its version; its purchase shows it
+  caf::replies_to<finish_atom, model::purchases::refund_request>::with<bool>,
   // a store's subscription refresh sweep (db::database::enqueue_refreshes): jobs
   // for subscriptions of that record kind not updated for stale_ms, at most
   // limit; how many got one
@@ -100,6 +104,8 @@ using store_b_client_actor = caf::typed_actor<
   caf::replies_to<check_atom, store_b_check>::with<store_b_answer>,
   // acknowledge a Play purchase
   caf::replies_to<acknowledge_atom, store_b_acknowledge>::with<model::store_b::acknowledge_answer>,
+  // orders.reviewrefund: a pending refund review answered
+  caf::replies_to<refund_atom, store_refund_answer>::with<store_refund_reply>,
   // a page of an app's voided purchases list, or an error saying why not
   caf::replies_to<voided_atom, store_b_voided_query>::with<model::store_b::voided_page>,
   // an app's orders (orders.get / orders.batchGet), or an error saying why not
@@ -116,6 +122,8 @@ using store_a_client_actor = caf::typed_actor<
   caf::replies_to<refresh_atom, store_a_transaction_check>::with<store_a_statuses_answer>,
   // the customer's whole transaction history (every page), Get Transaction History v2
   caf::replies_to<history_atom, store_a_transaction_check>::with<store_a_history_answer>,
+  // Send Consumption Information: a CONSUMPTION_REQUEST answered
+  caf::replies_to<refund_atom, store_refund_answer>::with<store_refund_reply>,
   caf::reacts_to<http_done_atom, http_done>, // internal: a transfer finished
   caf::reacts_to<tick_atom>>;                // internal: calls past their deadline are answered
 
@@ -135,6 +143,9 @@ using webhook_dispatcher_actor
 using upkeep_actor
   = caf::typed_actor<caf::reacts_to<refresh_atom, model::record_kind>, caf::reacts_to<voided_atom>,
                      caf::reacts_to<expire_atom>, caf::reacts_to<orders_atom>>;
+
+// The refund answerer: ticks to claim due refund requests; store clients answer.
+using refund_answerer_actor = caf::typed_actor<caf::reacts_to<tick_atom>>;
 
 // The retry scheduler: ticks to claim due jobs; validators report back.
 using retry_scheduler_actor

@@ -223,6 +223,29 @@ struct store_a_history_answer {
   std::optional<model::environment> env; // the history's "environment"
 };
 
+// Refund answerer → a store client: the answer to a refund request
+// (model/purchases/refund_request.hpp). Store A: Send Consumption Information
+// for transaction `key` at the sandbox or production host; Store B:
+// orders.reviewrefund of order `key` of `package_name`. `body` is JSON.
+struct store_refund_answer {
+  trace_context trace;
+  app_context_ptr app;
+  std::string key;
+  std::string package_name;
+  bool sandbox = false;
+  std::string body;
+  store_deadline deadline;
+};
+
+// What the store said: its HTTP status (0: no answer), a detail for the log,
+// and the instant before which it asked not to be called again (a 429's
+// Retry-After).
+struct store_refund_reply {
+  int status = 0;
+  std::string detail;
+  std::optional<model::unix_ms> not_before;
+};
+
 // A due revalidation job with what it needs, as the persistence pool claims it.
 struct claimed_job {
   model::validation_job job;
@@ -244,6 +267,9 @@ using voided_purchases = std::vector<model::store_b::voided_purchase>;
 
 // Webhook deliveries claimed for the dispatcher (actors/webhook_dispatcher.hpp).
 using webhook_deliveries = std::vector<model::webhook_delivery>;
+
+// Due refund requests with what their answers are made of (db::refund_work).
+using refund_works = std::vector<db::refund_work>;
 
 // An HTTP transfer finished (outbound client → store client).
 struct http_done {

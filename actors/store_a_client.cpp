@@ -11,6 +11,7 @@
 #include "actors/outbound_calls.hpp"
 #include "model/retry_after.hpp"
 #include "model/store_a/history.hpp"
+#include "model/purchases/refund_request.hpp"
 #include "model/store_a/server_api.hpp"
 #include "model/store_a/verify_receipt_api.hpp"
 
@@ -36,6 +37,7 @@ struct call_metrics {
   const store_call* subscription_statuses = nullptr;
   const store_call* transaction_history = nullptr;
   const metrics::store_client_gauges* gauges = nullptr;
+  const store_call* consumption = nullptr;
 };
 
 struct state {
@@ -278,6 +280,46 @@ void ask_history(pointer self, std::shared_ptr<store_a_transaction_check> c, boo
     c->deadline);
 }
 
+// Send Consumption Information (App Store Server API 1.19): 202 Accepted is
+// the answer taken; anything else is the caller's to judge by its status.
+void send_consumption(pointer self, store_refund_answer& a,
+                      caf::typed_response_promise<store_refund_reply> rp) {
+  const auto& s = self->state.settings;
+  if (!a.app->server_api_key) {
+    rp.deliver(store_refund_reply{0, "app " + a.app->app.id
+                                       + " has no usable App Store Server API credentials",
+                                  std::nullopt});
+    return;
+  }
+  http::outbound_request req;
+  req.method = "PUT";
+  req.url = model::purchases::store_a_consumption_url(
+    a.sandbox ? s.server_api_sandbox_url : s.server_api_url, a.key);
+  req.label = "consumption";
+  req.headers = {"Authorization: Bearer " + jwt_for(self, *a.app), "Content-Type: application/json",
+                 "Accept: application/json"};
+  req.body = std::move(a.body);
+  req.timeout = s.timeout;
+  auto app_id = a.app->app.id;
+  auto app = a.app;
+  self->state.calls.submit(
+    handle(self), a.trace, "store-a-client", std::move(req),
+    counted(self, *self->state.measured.consumption,
+            [=](http::outbound_response& r) mutable {
+              if (r.status == 401)
+                self->state.jwts.erase(jwt_key(*app)); // made afresh next time
+              store_refund_reply reply;
+              reply.status = r.status;
+              reply.detail = r.status == 0 ? r.error
+                                           : "HTTP " + std::to_string(r.status) + " "
+                                               + r.body.substr(0, 200);
+              reply.not_before
+                = model::retry_not_before(r.status, r.retry_after, self->state.clock->now_ms());
+              rp.deliver(std::move(reply));
+            }),
+    a.deadline);
+}
+
 // The verdict when the app cannot call the Server API at all (logged once a
 // minute per app); none when it can.
 std::optional<model::store_verdict> without_credentials(pointer self, const app_context& app) {
@@ -297,7 +339,8 @@ store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a
                           &instruments->store_call_of("store_a", "transaction_info"),
                           &instruments->store_call_of("store_a", "subscription_statuses"),
                           &instruments->store_call_of("store_a", "transaction_history"),
-                          &instruments->store_client("store_a")};
+                          &instruments->store_client("store_a"),
+                          &instruments->store_call_of("store_a", "consumption")};
   self->state.calls
     = outbound_calls(*client, settings.max_concurrent, *trace, *clock, settings.max_queued);
   self->state.warnings = log_limiter(*clock);
@@ -356,6 +399,12 @@ store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a
       ask_history(self, c, c->sandbox_first, false, {}, 0,
                   std::make_shared<store_a_history_answer>(),
                   [rp](store_a_history_answer a) mutable { rp.deliver(std::move(a)); });
+      publish(self);
+      return rp;
+    },
+    [=](refund_atom, store_refund_answer& a) -> caf::typed_response_promise<store_refund_reply> {
+      auto rp = self->make_response_promise<store_refund_reply>();
+      send_consumption(self, a, rp);
       publish(self);
       return rp;
     },

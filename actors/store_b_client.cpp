@@ -8,6 +8,7 @@
 
 #include "actors/log.hpp"
 #include "actors/outbound_calls.hpp"
+#include "model/purchases/refund_request.hpp"
 #include "model/retry_after.hpp"
 #include "model/store_b/orders.hpp"
 #include "model/store_b/voided.hpp"
@@ -49,6 +50,7 @@ struct call_metrics {
   const store_call* acknowledge = nullptr;
   const store_call* voided_purchases = nullptr;
   const metrics::store_client_gauges* gauges = nullptr;
+  const store_call* review_refund = nullptr;
 };
 
 struct state {
@@ -347,6 +349,44 @@ void acknowledge(pointer self, store_b_acknowledge& a,
            });
 }
 
+// orders.reviewrefund: an empty 200 is the answer taken.
+void review_refund(pointer self, store_refund_answer& a,
+                   caf::typed_response_promise<store_refund_reply> rp) {
+  if (!a.app->service_account) {
+    rp.deliver(store_refund_reply{0, no_service_account(self, *a.app), std::nullopt});
+    return;
+  }
+  auto url = model::purchases::store_b_review_url(self->state.settings.api_url, a.package_name,
+                                                  a.key);
+  auto body = std::move(a.body);
+  auto make = [url, body](const std::string& token) {
+    http::outbound_request req;
+    req.method = "POST";
+    req.url = url;
+    req.label = "review_refund";
+    req.headers = {"Authorization: Bearer " + token, "Content-Type: application/json",
+                   "Accept: application/json"};
+    req.body = body;
+    return req;
+  };
+  call_api(self, self->state.measured.review_refund, a.trace, a.app, make, a.deadline, false,
+           [rp, self](http::outbound_response* r, const store_verdict& failure) mutable {
+             store_refund_reply reply;
+             if (!r) {
+               reply.detail = failure.detail;
+               rp.deliver(std::move(reply));
+               return;
+             }
+             reply.status = r->status;
+             reply.detail = r->status == 0 ? r->error
+                                           : "HTTP " + std::to_string(r->status) + " "
+                                               + r->body.substr(0, 200);
+             reply.not_before = model::retry_not_before(r->status, r->retry_after,
+                                                        self->state.now_ms());
+             rp.deliver(std::move(reply));
+           });
+}
+
 void list_voided(pointer self, store_b_voided_query& q,
                  caf::typed_response_promise<model::store_b::voided_page> rp) {
   if (!q.app->service_account) {
@@ -434,7 +474,8 @@ store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b
                           &instruments->store_call_of("store_b", "orders"),
                           &instruments->store_call_of("store_b", "acknowledge"),
                           &instruments->store_call_of("store_b", "voided_purchases"),
-                          &instruments->store_client("store_b")};
+                          &instruments->store_client("store_b"),
+                          &instruments->store_call_of("store_b", "review_refund")};
   self->state.calls
     = outbound_calls(*client, settings.max_concurrent, *trace, *clock, settings.max_queued);
   self->state.settings = std::move(settings);
@@ -462,6 +503,12 @@ store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b
         store_b_acknowledge& a) -> caf::typed_response_promise<model::store_b::acknowledge_answer> {
       auto rp = self->make_response_promise<model::store_b::acknowledge_answer>();
       acknowledge(self, a, rp);
+      publish(self);
+      return rp;
+    },
+    [=](refund_atom, store_refund_answer& a) -> caf::typed_response_promise<store_refund_reply> {
+      auto rp = self->make_response_promise<store_refund_reply>();
+      review_refund(self, a, rp);
       publish(self);
       return rp;
     },

@@ -335,6 +335,7 @@ void validate_upload(caf::event_based_actor* self, inbound in, app_context_ptr a
     case http::route::server_customer_purchases:
     case http::route::server_grant_add:
     case http::route::server_grant_remove:
+    case http::route::server_purchase_consumption:
       break; // not uploads: the supervisor, its handlers and the HTTP layer answer them
   }
 }

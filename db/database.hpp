@@ -28,6 +28,7 @@
 #include "model/app.hpp"
 #include "model/purchases/customer.hpp"
 #include "model/purchases/purchase.hpp"
+#include "model/purchases/refund_request.hpp"
 #include "model/purchases/rules.hpp"
 #include "model/records.hpp"
 #include "model/store_a/notification.hpp"
@@ -118,6 +119,17 @@ struct customer_view {
 // What a customer's answer is computed from, with the app's rules the caller
 // has: the purchases it shows (model::purchases::answer_purchases), newest
 // first, and the customer's grants.
+// A refund request claimed to be answered, with what its answer is made of:
+// the app (its Server API key or service account), its settings, what the
+// app's backend reported of the purchase, and what receiptd's records say.
+struct refund_work {
+  model::purchases::refund_request request;
+  model::app app;
+  model::purchases::refund_settings settings;
+  model::purchases::consumption_report report;
+  model::purchases::refund_facts facts;
+};
+
 struct customer_answer_view {
   std::vector<model::purchases::purchase> purchases;
   std::vector<model::purchases::grant> grants;
@@ -283,6 +295,27 @@ public:
   // changed announced (in_app_purchase.updated, customer.entitlements_changed);
   // its timer moves to its next change. Returns how many were handled.
   virtual model::result<int> expire_due(model::unix_ms now, int limit) = 0;
+
+  // ---- refund requests (model/purchases/refund_request.hpp) ---------------
+  // Due refund requests leased to owner until lease_until, at most limit.
+  virtual model::result<std::vector<refund_work>>
+  claim_refund_requests(const std::string& owner, model::unix_ms now, model::unix_ms lease_until,
+                        int limit) = 0;
+  // A request's outcome, fenced by its version (false: another claim overtook
+  // it); its purchase shows it as refund_request, and the change is announced
+  // (in_app_purchase.updated).
+  virtual model::result<bool> finish_refund_request(const model::purchases::refund_request& r,
+                                                    model::unix_ms now) = 0;
+  // What the app's backend says of one of its purchases; false: the app has
+  // no such purchase.
+  virtual model::result<bool> set_consumption(const std::string& app_id,
+                                              const std::string& purchase_id,
+                                              const model::purchases::consumption_report& r,
+                                              model::unix_ms now) = 0;
+  virtual model::result<model::purchases::refund_settings>
+  refund_settings_of(const std::string& app_id) = 0;
+  virtual model::result<bool> set_refund_settings(const std::string& app_id,
+                                                  const model::purchases::refund_settings& s) = 0;
 
   // ---- store notifications ---------------------------------------
   // In one transaction: records the notification (store_notifications: app,

@@ -67,6 +67,8 @@ public:
       return get ? json_reply(200, state_.calls_json()) : not_allowed();
     if (route == "/requests")
       return get ? json_reply(200, state_.requests_json()) : not_allowed();
+    if (route == "/refund_answers")
+      return get ? json_reply(200, state_.refund_answers_json()) : not_allowed();
     if (route == "/stores")
       return get ? stores() : not_allowed();
     if (route == "/tls/certificate") // PEM: what a client of the _h2 ports trusts
@@ -120,6 +122,7 @@ public:
       {"/store_b/purchases", false, &control::register_purchase},
       {"/store_b/accept_unregistered", true, &control::accept_unregistered},
       {"/store_b/acknowledge_failures", true, &control::acknowledge_failures},
+      {"/refund_failures", true, &control::refund_failures},
       {"/store_b/voided", false, &control::register_voided},
       {"/store_b/orders", false, &control::register_order},
       {"/store_b/orders_failures", true, &control::orders_failures},
@@ -647,6 +650,21 @@ private:
     }
     state_.add_order(std::move(order));
     return ok();
+  }
+
+  // {"count":2,"status":503,"retry_after":"1"}: the next `count` refund
+  // answers (either store) fail with that status; 0 clears.
+  reply refund_failures(const boost::json::object& o) {
+    field_reader f(o);
+    auto count = f.integer("count", 0, 1000000, true);
+    auto status = f.integer("status", 100, 599);
+    auto retry_after = f.text("retry_after");
+    if (!f.error().empty())
+      return bad_request(f.error());
+    refund_failure_setting failures{static_cast<int>(*count),
+                                    static_cast<int>(status.value_or(503)), retry_after};
+    state_.set_refund_failures(failures);
+    return ok({{"count", failures.count}, {"status", failures.status}});
   }
 
   // A voided purchase for voidedpurchases.list; defaults come from the purchase

@@ -85,6 +85,8 @@ void emulator_state::reset() {
     orders_failures_ = {};
     voided_.clear();
     voided_order_ids_ = 0;
+    refund_answers_.clear();
+    refund_failures_ = {};
   }
   for (auto& c : calls_)
     c = 0;
@@ -343,7 +345,8 @@ boost::json::object emulator_state::calls_json() const {
       {"subscription_statuses_production", n(call_kind::store_a_subscription_statuses_production)},
       {"subscription_statuses_sandbox", n(call_kind::store_a_subscription_statuses_sandbox)},
       {"history_production", n(call_kind::store_a_history_production)},
-      {"history_sandbox", n(call_kind::store_a_history_sandbox)}}},
+      {"history_sandbox", n(call_kind::store_a_history_sandbox)},
+      {"consumption", n(call_kind::store_a_consumption)}}},
     {"store_b",
      {{"token", n(call_kind::store_b_token)},
       {"products", n(call_kind::store_b_products)},
@@ -351,8 +354,38 @@ boost::json::object emulator_state::calls_json() const {
       {"acknowledge", n(call_kind::store_b_acknowledge)},
       {"voidedpurchases", n(call_kind::store_b_voidedpurchases)},
       {"productsv2", n(call_kind::store_b_productsv2)},
-      {"orders", n(call_kind::store_b_orders)}}},
+      {"orders", n(call_kind::store_b_orders)},
+      {"reviewrefund", n(call_kind::store_b_reviewrefund)}}},
   };
+}
+
+void emulator_state::record_refund_answer(refund_answer_record r) {
+  std::unique_lock lock(mutex_);
+  refund_answers_.push_back(std::move(r));
+}
+
+boost::json::array emulator_state::refund_answers_json() const {
+  std::shared_lock lock(mutex_);
+  boost::json::array out;
+  for (const auto& r : refund_answers_)
+    out.push_back(boost::json::object{{"store", r.store},
+                                      {"key", r.key},
+                                      {"environment", r.environment},
+                                      {"body", r.body}});
+  return out;
+}
+
+void emulator_state::set_refund_failures(refund_failure_setting s) {
+  std::unique_lock lock(mutex_);
+  refund_failures_ = std::move(s);
+}
+
+std::optional<refund_failure_setting> emulator_state::take_refund_failure() {
+  std::unique_lock lock(mutex_);
+  if (refund_failures_.count <= 0)
+    return std::nullopt;
+  --refund_failures_.count;
+  return refund_failures_;
 }
 
 void emulator_state::log_request(logged_request request) {

@@ -160,6 +160,20 @@ struct play_voided {
 
 // POST /control/store_b/acknowledge_failures: the next `count` acknowledge
 // calls answer `status`.
+// Refund answers (Send Consumption Information, orders.reviewrefund) as
+// received, and the failures injected into them.
+struct refund_answer_record {
+  std::string store;       // "store_a", "store_b"
+  std::string key;         // the transaction id, the order id
+  std::string environment; // store_a: "Production", "Sandbox"; store_b: the package name
+  std::string body;
+};
+struct refund_failure_setting {
+  int count = 0;
+  int status = 503;
+  std::optional<std::string> retry_after;
+};
+
 struct acknowledge_failure_setting {
   int count = 0;
   int status = 503;
@@ -183,6 +197,8 @@ enum class call_kind {
   store_b_voidedpurchases,
   store_b_productsv2,
   store_b_orders, // orders.get and orders.batchGet
+  store_a_consumption,     // Send Consumption Information, either host
+  store_b_reviewrefund,    // orders.reviewrefund
   count_
 };
 
@@ -278,6 +294,13 @@ public:
                            std::optional<unregistered_policy> policy); // nullopt: stop
   std::optional<unregistered_policy> unregistered(const std::string& package_name) const;
 
+  // ---- Refund answers
+  void record_refund_answer(refund_answer_record r);
+  boost::json::array refund_answers_json() const;
+  void set_refund_failures(refund_failure_setting s);
+  // The failure the next refund answer gets, if one is still injected.
+  std::optional<refund_failure_setting> take_refund_failure();
+
   // ---- Counters and request log
   void count(call_kind kind);
   boost::json::object calls_json() const;
@@ -304,6 +327,8 @@ private:
   acknowledge_failure_setting orders_failures_;
   std::unordered_map<std::string, play_voided> voided_; // by purchase token
   std::uint64_t voided_order_ids_ = 0;
+  std::vector<refund_answer_record> refund_answers_;
+  refund_failure_setting refund_failures_;
 
   std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(call_kind::count_)> calls_{};
 

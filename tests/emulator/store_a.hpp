@@ -41,6 +41,11 @@ reply transaction_history(emulator_state& state, bool sandbox_host,
                           const std::string& transaction_id, std::string_view authorization,
                           const std::map<std::string, std::string>& query);
 
+// PUT /inApps/v2/transactions/consumption/{id} and the same under /sandbox:
+// Send Consumption Information, recorded (GET /control/refund_answers).
+reply consumption(emulator_state& state, bool sandbox_host, const std::string& transaction_id,
+                  std::string_view authorization, std::string_view body);
+
 // The transaction as a StoreKit JWS signed by the emulator's PKI, with
 // `environment` ("Production"/"Sandbox") and signedDate = now.
 std::string signed_transaction(const emulator_state& state, const apple_transaction& transaction,

@@ -11,6 +11,8 @@
 #include <chrono>
 #include <tuple>
 
+#include <boost/json/parse.hpp>
+
 #include "jwt.hpp"
 #include "renewal_info.hpp"
 #include "state.hpp"
@@ -198,6 +200,56 @@ reply transaction_info(emulator_state& state, bool sandbox_host, const std::stri
     ? *t->signed_transaction_info
     : signed_transaction(state, *t, host_environment);
   return json_reply(200, boost::json::object{{"signedTransactionInfo", info}});
+}
+
+// Send Consumption Information (App Store Server API 1.19): the JWT, then the
+// ConsumptionRequest's required fields as Apple checks them — customerConsented
+// true (InvalidCustomerConsentedError otherwise), deliveryStatus one of the
+// five, sampleContentProvided a boolean; consumptionPercentage 0–100000 and 0
+// unless DELIVERED; refundPreference one of three. Recorded, answered 202.
+reply consumption(emulator_state& state, bool sandbox_host, const std::string& transaction_id,
+                  std::string_view authorization, std::string_view body) {
+  if (!authorized(state, authorization)) {
+    state.count(call_kind::store_a_server_api_unauthorized);
+    return empty_reply(401);
+  }
+  if (auto failure = state.take_refund_failure())
+    return status_reply(failure->status, failure->retry_after);
+  boost::system::error_code ec;
+  auto doc = boost::json::parse(body, ec);
+  if (ec || !doc.is_object())
+    return apple_error(400, 4000000, "Invalid request.");
+  const auto& o = doc.as_object();
+  auto* consented = o.if_contains("customerConsented");
+  if (!consented || !consented->is_bool() || !consented->as_bool())
+    return apple_error(400, 4000183, "Invalid request. The customer consented field is invalid.");
+  static constexpr std::string_view statuses[] = {"DELIVERED", "UNDELIVERED_QUALITY_ISSUE",
+                                                  "UNDELIVERED_WRONG_ITEM",
+                                                  "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER"};
+  auto* delivery = o.if_contains("deliveryStatus");
+  if (!delivery || !delivery->is_string()
+      || std::find(std::begin(statuses), std::end(statuses), std::string_view(delivery->as_string()))
+        == std::end(statuses))
+    return apple_error(400, 4000182, "Invalid request. The delivery status field is invalid.");
+  auto* sample = o.if_contains("sampleContentProvided");
+  if (!sample || !sample->is_bool())
+    return apple_error(400, 4000186, "Invalid request. The sample content provided field is invalid.");
+  if (auto* pct = o.if_contains("consumptionPercentage")) {
+    if (!pct->is_int64() || pct->as_int64() < 0 || pct->as_int64() > 100000
+        || (pct->as_int64() != 0 && delivery->as_string() != "DELIVERED"))
+      return apple_error(400, 4000187,
+                         "Invalid request. The consumption percentage field is invalid.");
+  }
+  if (auto* pref = o.if_contains("refundPreference")) {
+    static constexpr std::string_view prefs[] = {"DECLINE", "GRANT_FULL", "GRANT_PRORATED"};
+    if (!pref->is_string()
+        || std::find(std::begin(prefs), std::end(prefs), std::string_view(pref->as_string()))
+          == std::end(prefs))
+      return apple_error(400, 4000188, "Invalid request. The refund preference field is invalid.");
+  }
+  state.record_refund_answer(
+    {"store_a", transaction_id, sandbox_host ? "Sandbox" : "Production", std::string(body)});
+  return empty_reply(202);
 }
 
 reply subscription_statuses(emulator_state& state, bool sandbox_host,

@@ -548,4 +548,41 @@ reply voided_purchases_endpoint(const emulator_state& state, const std::string& 
   return json_reply(200, answer);
 }
 
+// orders.reviewrefund (Play Developer API): the bearer token, then the
+// request's required fields — pendingRefundToken a non-empty string,
+// sampleContentProvided a boolean, refundPreference DECLINE, APPROVE or
+// NEUTRAL; consumptionPercentageMilliunits 0–100000 when given. Recorded,
+// answered with an empty object.
+reply review_refund_endpoint(emulator_state& state, const std::string& package_name,
+                             const std::string& order_id, std::string_view authorization,
+                             std::string_view body) {
+  if (!bearer_is_live(state, authorization))
+    return error_reply(401);
+  if (auto failure = state.take_refund_failure()) {
+    auto r = json_reply(failure->status, google_error(failure->status, "injected failure"));
+    if (failure->retry_after)
+      r.retry_after = *failure->retry_after;
+    return r;
+  }
+  auto o = parse_object(body);
+  if (!o)
+    return invalid_argument("Invalid JSON payload received.");
+  auto* token = o->if_contains("pendingRefundToken");
+  if (!token || !token->is_string() || token->as_string().empty())
+    return invalid_argument("pendingRefundToken is required.");
+  auto* sample = o->if_contains("sampleContentProvided");
+  if (!sample || !sample->is_bool())
+    return invalid_argument("sampleContentProvided is required.");
+  auto* pref = o->if_contains("refundPreference");
+  if (!pref || !pref->is_string()
+      || (pref->as_string() != "DECLINE" && pref->as_string() != "APPROVE"
+          && pref->as_string() != "NEUTRAL"))
+    return invalid_argument("Invalid value at 'refund_preference'.");
+  if (auto* pct = o->if_contains("consumptionPercentageMilliunits"))
+    if (!pct->is_int64() || pct->as_int64() < 0 || pct->as_int64() > 100000)
+      return invalid_argument("Invalid value at 'consumption_percentage_milliunits'.");
+  state.record_refund_answer({"store_b", order_id, package_name, std::string(body)});
+  return json_reply(200, boost::json::object{});
+}
+
 } // namespace receiptd::emulator

@@ -38,6 +38,12 @@ reply orders_endpoint(emulator_state& state, const std::string& package_name,
                       const std::vector<std::string>& order_ids, bool batch,
                       std::string_view authorization);
 
+// POST androidpublisher/v3/applications/{package}/orders/{orderId}:reviewrefund,
+// recorded (GET /control/refund_answers).
+reply review_refund_endpoint(emulator_state& state, const std::string& package_name,
+                             const std::string& order_id, std::string_view authorization,
+                             std::string_view body);
+
 // POST …/purchases/products/{productId}/tokens/{token}:acknowledge and
 // POST …/purchases/subscriptions/{subscriptionId}/tokens/{token}:acknowledge.
 reply acknowledge_endpoint(emulator_state& state, const purchase_query& query,

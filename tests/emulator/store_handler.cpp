@@ -22,8 +22,9 @@ struct route {
   std::optional<call_kind> kind; // nullopt: no such endpoint
   purchase_query purchase;       // Store B purchase endpoints (voidedpurchases, orders: the package)
   std::string order_id;          // orders.get (batchGet: none, the query names them)
-  std::string transaction_id;    // App Store Server API
+  std::string transaction_id;    // App Store Server API; Play's order id (reviewrefund)
   bool post = false;
+  bool sandbox = false; // Send Consumption Information's host
 };
 
 route route_store_a(std::string_view method, std::string_view path) {
@@ -41,6 +42,20 @@ route route_store_a(std::string_view method, std::string_view path) {
   // store-a.server-api-sandbox-url is "http://127.0.0.1:P/sandbox".
   auto s = split_path(path);
   const bool sandbox = !s.empty() && s[0] == "sandbox";
+  // PUT [sandbox/]inApps/v2/transactions/consumption/{transactionId}.
+  if (method == "PUT" && s.size() == (sandbox ? 6u : 5u)) {
+    const std::size_t b = sandbox ? 1 : 0;
+    if (s[b] != "inApps" || s[b + 1] != "v2" || s[b + 2] != "transactions"
+        || s[b + 3] != "consumption")
+      return r;
+    auto id = percent_decode(s[b + 4], false);
+    if (!id || id->empty())
+      return r;
+    r.kind = call_kind::store_a_consumption;
+    r.sandbox = sandbox;
+    r.transaction_id = std::move(*id);
+    return r;
+  }
   if (method != "GET" || s.size() != (sandbox ? 5u : 4u))
     return r;
   const std::size_t base = sandbox ? 1 : 0;
@@ -99,6 +114,16 @@ route route_store_b(std::string_view method, std::string_view path) {
     if (!decoded)
       return r;
     s.push_back(std::move(*decoded));
+  }
+  // POST androidpublisher/v3/applications/{package}/orders/{orderId}:reviewrefund.
+  constexpr std::string_view reviewrefund = ":reviewrefund";
+  if (r.post && s.size() == 6 && s[0] == "androidpublisher" && s[1] == "v3"
+      && s[2] == "applications" && s[4] == "orders" && s[5].size() > reviewrefund.size()
+      && std::string_view(s[5]).ends_with(reviewrefund)) {
+    r.kind = call_kind::store_b_reviewrefund;
+    r.purchase.package_name = s[3];
+    r.transaction_id = s[5].substr(0, s[5].size() - reviewrefund.size());
+    return r;
   }
   if (s.size() < 5 || s[0] != "androidpublisher" || s[1] != "v3" || s[2] != "applications")
     return r;
@@ -231,6 +256,11 @@ reply answer(store_id store, emulator_state& state, const route& r, const store_
     case call_kind::store_b_voidedpurchases:
       return voided_purchases_endpoint(state, r.purchase.package_name, request.query,
                                        authorization);
+    case call_kind::store_a_consumption:
+      return consumption(state, r.sandbox, r.transaction_id, authorization, request.body);
+    case call_kind::store_b_reviewrefund:
+      return review_refund_endpoint(state, r.purchase.package_name, r.transaction_id,
+                                    authorization, request.body);
     case call_kind::store_a_server_api_unauthorized: // a counter, not an endpoint
     case call_kind::count_:
       break;
