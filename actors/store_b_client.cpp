@@ -60,6 +60,14 @@ struct state {
   outbound_calls calls;
   call_metrics measured; // set when the behaviour starts
   std::unordered_map<std::string, token_entry> tokens;
+  // Products whose purchases productsv2 answered 404 for and products.get
+  // confirmed (package '\n' product id → until when): asked of products.get
+  // first meanwhile, rather than paying a 404 per upload.
+  std::unordered_map<std::string, model::unix_ms> v1_products;
+  // Packages whose orders orders.get refused (403) or did not know (404) at an
+  // upload (package → until when): their orders are left to the batched
+  // orders sweep meanwhile instead of costing a call per upload.
+  std::unordered_map<std::string, model::unix_ms> orders_by_sweep;
   log_limiter warnings; // operator problems: loud, but once a minute per app
   static inline const char* name = "store-b-client";
 
@@ -165,13 +173,41 @@ using deliver_fn = std::function<void(store_b_answer)>;
 void read_order(pointer self, std::shared_ptr<store_b_check> c, store_b_answer answer,
                 deliver_fn deliver);
 
+// How long what a store call taught is remembered (a product productsv2 did
+// not know, a package whose orders orders.get would not give), and how many
+// of each (then that memory starts afresh).
+constexpr model::unix_ms remembered_for_ms = 60 * 60 * 1000;
+constexpr std::size_t max_remembered = 4096;
+
+std::string v1_product_key(const store_b_check& c) {
+  return c.package_name + '\n' + c.purchase.product_id;
+}
+
+bool asked_of_v1_first(pointer self, const store_b_check& c) {
+  auto& known = self->state.v1_products;
+  auto it = known.find(v1_product_key(c));
+  if (it == known.end())
+    return false;
+  if (it->second > self->state.now_ms())
+    return true;
+  known.erase(it);
+  return false;
+}
+
+void remember_v1_product(pointer self, const store_b_check& c) {
+  auto& known = self->state.v1_products;
+  if (known.size() >= max_remembered)
+    known.clear();
+  known[v1_product_key(c)] = self->state.now_ms() + remembered_for_ms;
+}
+
 // Asks `api` about the purchase; on a 401 (any token, even a fresh one, can be
 // revoked) drops the token, fetches a new one and asks again, once. A one-time
 // product is asked of productsv2, and of products.get only when productsv2
 // answers 404 for it; a legacy upload that neither knows is asked of
 // subscriptionsv2 before it counts as rejected.
 void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool token_retried,
-         deliver_fn deliver) {
+         deliver_fn deliver, bool after_v2_404 = false, bool after_v1_404 = false) {
   with_token(self, c->trace, c->app, [=](const std::string* token, const store_verdict& failure) {
     if (!token) {
       deliver(store_b_answer{failure, c->purchase});
@@ -194,19 +230,28 @@ void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool 
               [=](http::outbound_response& r) {
                 if ((r.status == 401) && !token_retried) {
                   forget_token(self, *c->app);
-                  ask(self, c, api, true, deliver);
+                  ask(self, c, api, true, deliver, after_v2_404, after_v1_404);
                   return;
                 }
                 // productsv2 does not know it: products.get may (Google keeps
                 // both; v1 only where v2 has nothing).
-                if (api == purchase_api::products_v2 && r.status == 404) {
-                  ask(self, c, purchase_api::products, token_retried, deliver);
+                if (api == purchase_api::products_v2 && r.status == 404 && !after_v1_404) {
+                  ask(self, c, purchase_api::products, token_retried, deliver, true);
+                  return;
+                }
+                // Asked of products.get first (a product productsv2 did not
+                // know) and it does not know this purchase: productsv2 may.
+                if (api == purchase_api::products && r.status == 404 && !after_v2_404) {
+                  self->state.v1_products.erase(v1_product_key(*c));
+                  ask(self, c, purchase_api::products_v2, token_retried, deliver, false, true);
                   return;
                 }
                 auto purchase = c->purchase;
                 auto verdict = model::store_b::classify_purchase_response(api, r.status, r.body,
                                                                           r.error, purchase);
                 verdict.said_at = self->state.clock->now_ms(); // Play says as of its answer
+                if (after_v2_404 && verdict.outcome == store_outcome::confirmed)
+                  remember_v1_product(self, *c);
                 // A quota answer's Retry-After: the record is not asked again before it.
                 model::honour_retry_after(verdict, r.status, r.retry_after, *verdict.said_at);
                 if (verdict.outcome == store_outcome::rejected && c->fall_back_to_subscriptions
@@ -255,11 +300,23 @@ void call_api(pointer self, const store_call* call, trace_context ctx, app_conte
   });
 }
 
+bool orders_left_to_sweep(pointer self, const std::string& package_name) {
+  auto& later = self->state.orders_by_sweep;
+  auto it = later.find(package_name);
+  if (it == later.end())
+    return false;
+  if (it->second > self->state.now_ms())
+    return true;
+  later.erase(it);
+  return false;
+}
+
 // After a confirmed answer that names an order not read yet (or another one
 // than was read: a renewal's), orders.get fills the purchase's cost. Its
 // failure never changes the verdict: the cost stays unknown and the orders
 // sweep reads it later (order_read_at stays none); a 404 (no such order, a
-// promotional purchase) marks it read.
+// promotional purchase) marks it read. A package whose orders were refused or
+// unknown at an upload leaves them to the sweep for an hour.
 void read_order(pointer self, std::shared_ptr<store_b_check> c, store_b_answer answer,
                 deliver_fn deliver) {
   auto& p = answer.purchase;
@@ -271,6 +328,10 @@ void read_order(pointer self, std::shared_ptr<store_b_check> c, store_b_answer a
   }
   if (!named_before)
     p.order_read_at.reset();
+  if (orders_left_to_sweep(self, c->package_name)) {
+    deliver(std::move(answer));
+    return;
+  }
   auto url = model::store_b::order_url(self->state.settings.api_url, c->package_name,
                                        *p.latest_order_id);
   auto make = [url](const std::string& token) {
@@ -286,6 +347,12 @@ void read_order(pointer self, std::shared_ptr<store_b_check> c, store_b_answer a
              if (r) {
                auto order = model::store_b::parse_order(r->status, r->body, r->error);
                auto now = self->state.now_ms();
+               if (r->status == 403 || r->status == 404) {
+                 auto& later = self->state.orders_by_sweep;
+                 if (later.size() >= max_remembered)
+                   later.clear();
+                 later[c->package_name] = now + remembered_for_ms;
+               }
                if (order)
                  model::store_b::apply_order(held->purchase, *order, now);
                else if (r->status == 404)
@@ -494,7 +561,9 @@ store_b_client_actor::behavior_type store_b_client(pointer self, config::store_b
         rp.deliver(store_b_answer{operator_problem(why), c->purchase});
         return rp;
       }
-      auto first = c->api == purchase_api::products ? purchase_api::products_v2 : c->api;
+      auto first = c->api != purchase_api::products ? c->api
+        : asked_of_v1_first(self, *c)               ? purchase_api::products
+                                                    : purchase_api::products_v2;
       ask(self, c, first, false, [rp](store_b_answer a) mutable { rp.deliver(std::move(a)); });
       publish(self);
       return rp;

@@ -1,4 +1,4 @@
--- 019: Play one-time products v2 (purchases.productsv2) and orders
+-- 018: Play one-time products v2 (purchases.productsv2) and orders
 -- (orders.get / orders.batchGet) kept on purchase orders (model/records.hpp,
 -- play_purchase).
 --

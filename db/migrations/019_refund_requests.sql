@@ -1,4 +1,4 @@
--- 020: the stores' refund requests, answered (model/purchases/refund_request.hpp).
+-- 019: the stores' refund requests, answered (model/purchases/refund_request.hpp).
 --
 -- Portable SQL as in 001.
 

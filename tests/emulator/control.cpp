@@ -485,6 +485,7 @@ private:
         p.line_item = line->get_object();
     }
     p.productsv2 = f.boolean("productsv2").value_or(true);
+    p.products = f.boolean("products").value_or(true);
     if (auto items = f.any("product_line_items")) {
       if (!items->is_array())
         f.fail("product_line_items", "must be an array");

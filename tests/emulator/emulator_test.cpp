@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "model/encoding.hpp"

@@ -127,6 +127,8 @@ struct play_purchase {
   // product_line_items (Google's productLineItem objects, verbatim) replace the
   // emulator's own one line item; offer_id / purchase_option_id go into it.
   bool productsv2 = true;
+  // products: false → products.get answers 404 (a purchase only productsv2 knows).
+  bool products = true;
   std::optional<boost::json::array> product_line_items;
   std::optional<std::string> offer_id;
   std::optional<std::string> purchase_option_id;

@@ -355,7 +355,7 @@ reply purchase_endpoint(const emulator_state& state, const purchase_query& query
   }
   if (!purchase)
     purchase = unregistered_purchase(state, query);
-  if (!purchase)
+  if (!purchase || (!query.subscription && !purchase->products))
     return error_reply(404);
   const bool is_subscription = purchase->kind == "subscription";
   if (purchase->package_name != query.package_name || is_subscription != query.subscription

@@ -235,6 +235,32 @@ TEST_CASE("productsv2 404: products.get answers instead; pending and cancelled g
     CHECK(calls(s, "productsv2") == v2 + 1);
     CHECK(calls(s, "products") == v1 + 1);
     CHECK(purchase_of(*p.service, app, user, "premium").at("is_active") == true);
+
+    // The next purchase of that product goes to products.get first: no 404 per upload.
+    const auto again = unique("tok");
+    s.emulator.control("POST", "/control/store_b/purchases",
+                       json::object{{"package_name", package},
+                                    {"product_id", "premium"},
+                                    {"token", again},
+                                    {"productsv2", false}});
+    auto second = upload(*p.service, app, again, "premium", unique("GPA.1b"), unique("user"));
+    INFO(second.body);
+    REQUIRE(second.status == 200);
+    CHECK(calls(s, "productsv2") == v2 + 1);
+    CHECK(calls(s, "products") == v1 + 2);
+
+    // A purchase of it that only productsv2 knows is still found there.
+    const auto only_v2 = unique("tok");
+    s.emulator.control("POST", "/control/store_b/purchases",
+                       json::object{{"package_name", package},
+                                    {"product_id", "premium"},
+                                    {"token", only_v2},
+                                    {"products", false}});
+    auto third = upload(*p.service, app, only_v2, "premium", unique("GPA.1c"), unique("user"));
+    INFO(third.body);
+    CHECK(third.status == 200);
+    CHECK(calls(s, "productsv2") == v2 + 2);
+    CHECK(calls(s, "products") == v1 + 3);
   }
   SECTION("pending: stored as Play says, not active") {
     const auto token = unique("tok");
@@ -331,5 +357,44 @@ TEST_CASE("an orders outage never fails the upload; the sweep reads the orders l
   CHECK(gets == 2);
   auto made = calls(s, "orders") - before;
   CHECK((made >= 1 && made <= 2)); // one batch (a second when a sweep overlapped its apply)
+  CHECK(p.service->stop() == 0);
+}
+
+TEST_CASE("a package whose orders orders.get refused at an upload leaves its next orders to the "
+          "sweep",
+          "[store_b][orders]") {
+  auto& s = the_suite();
+  auto p = orders_service(s);
+  auto package = unique_package("orders-refused");
+  auto app = play_app(s, p, package);
+  const auto user = unique("user");
+  std::vector<std::string> tokens{unique("tok"), unique("tok")};
+  std::vector<std::string> order_ids{unique("GPA.6"), unique("GPA.7")};
+  for (int i = 0; i < 2; ++i) {
+    s.emulator.control("POST", "/control/store_b/purchases",
+                       json::object{{"package_name", package},
+                                    {"product_id", i == 0 ? "premium" : "gems_100"},
+                                    {"token", tokens[i]},
+                                    {"order_id", order_ids[i]}});
+    register_order(s, app, order_ids[i], json::object{{"currency_code", "EUR"}, {"total", "2.00"}});
+  }
+  // The first upload's orders.get is refused (a service account that may not see
+  // the app's financial data).
+  s.emulator.control("POST", "/control/store_b/orders_failures",
+                     json::object{{"count", 1}, {"status", 403}});
+  auto first = upload(*p.service, app, tokens[0], "premium", order_ids[0], user);
+  INFO(first.body);
+  REQUIRE(first.status == 200);
+  CHECK(first.json().at("in_app_purchase").at("price").is_null());
+  // The next upload does not ask at all (its answer has no price although the
+  // order is there to be read); the sweep reads both.
+  auto second = upload(*p.service, app, tokens[1], "gems_100", order_ids[1], user);
+  INFO(second.body);
+  REQUIRE(second.status == 200);
+  CHECK(second.json().at("in_app_purchase").at("price").is_null());
+  CHECK(eventually([&] {
+    return purchase_of(*p.service, app, user, "premium").at("price") == 2000
+      && purchase_of(*p.service, app, user, "gems_100").at("price") == 2000;
+  }));
   CHECK(p.service->stop() == 0);
 }
