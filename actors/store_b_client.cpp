@@ -277,6 +277,17 @@ void ask(pointer self, std::shared_ptr<store_b_check> c, purchase_api api, bool 
 // once more with a fresh one. `k` gets the response, or none with the verdict
 // that explains why there is no token.
 using request_maker = std::function<http::outbound_request(const std::string& token)>;
+
+// A GET of `url` with the app's access token, as the reading calls send it.
+request_maker bearer_get(std::string url, const char* label) {
+  return [url = std::move(url), label](const std::string& token) {
+    http::outbound_request req;
+    req.url = url;
+    req.label = label;
+    req.headers = {"Authorization: Bearer " + token, "Accept: application/json"};
+    return req;
+  };
+}
 using response_fn = std::function<void(http::outbound_response*, const store_verdict&)>;
 
 void call_api(pointer self, const store_call* call, trace_context ctx, app_context_ptr app,
@@ -334,13 +345,7 @@ void read_order(pointer self, std::shared_ptr<store_b_check> c, store_b_answer a
   }
   auto url = model::store_b::order_url(self->state.settings.api_url, c->package_name,
                                        *p.latest_order_id);
-  auto make = [url](const std::string& token) {
-    http::outbound_request req;
-    req.url = url;
-    req.label = "orders";
-    req.headers = {"Authorization: Bearer " + token, "Accept: application/json"};
-    return req;
-  };
+  auto make = bearer_get(url, "orders");
   auto held = std::make_shared<store_b_answer>(std::move(answer));
   call_api(self, self->state.measured.orders, c->trace, c->app, make, c->deadline, false,
            [self, c, held, deliver](http::outbound_response* r, const store_verdict&) {
@@ -463,13 +468,7 @@ void list_voided(pointer self, store_b_voided_query& q,
   auto url
     = model::store_b::voided_purchases_url(self->state.settings.api_url, q.app->app.package_name,
                                            q.start_time, q.end_time, q.max_results, q.page_token);
-  auto make = [url](const std::string& token) {
-    http::outbound_request req;
-    req.url = url;
-    req.label = "voided_purchases";
-    req.headers = {"Authorization: Bearer " + token, "Accept: application/json"};
-    return req;
-  };
+  auto make = bearer_get(url, "voided_purchases");
   call_api(self, self->state.measured.voided_purchases, q.trace, q.app, make, std::nullopt, false,
            [rp](http::outbound_response* r, const store_verdict& failure) mutable {
              if (!r) {
@@ -500,13 +499,7 @@ void list_orders(pointer self, store_b_orders_query& q,
   const auto& package = q.app->app.package_name;
   auto url = single ? model::store_b::order_url(base, package, q.order_ids.front())
                     : model::store_b::orders_batch_url(base, package, q.order_ids);
-  auto make = [url](const std::string& token) {
-    http::outbound_request req;
-    req.url = url;
-    req.label = "orders";
-    req.headers = {"Authorization: Bearer " + token, "Accept: application/json"};
-    return req;
-  };
+  auto make = bearer_get(url, "orders");
   call_api(self, self->state.measured.orders, q.trace, q.app, make, std::nullopt, false,
            [rp, single](http::outbound_response* r, const store_verdict& failure) mutable {
              if (!r) {
