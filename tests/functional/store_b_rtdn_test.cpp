@@ -1,5 +1,5 @@
-// Google Play real-time developer notifications through the real binary (issue
-// 9): Pub/Sub pushes to the URL `receiptctl app rtdn-url` prints, authenticated
+// Google Play real-time developer notifications through the real binary:
+// Pub/Sub pushes to the URL `receiptctl app rtdn-url` prints, authenticated
 // by its ?token=, never trusted for what they say (the emulator's Play
 // Developer API is asked again and its answer applied), recorded once per
 // messageId, on the database under test.
