@@ -41,29 +41,32 @@ std::optional<mp::purchase> purchase_projection::find(const mp::observation& o) 
   return std::nullopt;
 }
 
-// Stores a folded purchase: versions and updated_at move when its resource
-// changed (then its event is written), its timer is set, and its customers are
-// noted for the entitlement comparison.
-void purchase_projection::write(mp::purchase& p, const std::optional<boost::json::object>& before,
-                                bool existed) {
-  auto& repo = purchases_();
-  auto tags = entitlements_of(p);
-  auto after = mp::purchase_json(p, tags, now_);
-  bool changed = !before || mp::resource_changed(*before, after);
+// Stores a folded purchase that was stored before: versions and updated_at move
+// when its resource changed (then its event is written), its timer is set, and
+// its customers are noted for the entitlement comparison.
+void purchase_projection::write(mp::purchase& p, const boost::json::object& before) {
+  auto after = mp::purchase_json(p, entitlements_of(p), now_);
+  const bool changed = mp::resource_changed(before, after);
   if (changed) {
     ++p.versions;
     p.updated_at = now_;
-    after = mp::purchase_json(p, tags, now_);
+    mp::restamp(after, p);
   }
-  auto timer = mp::next_change(p, now_);
-  if (existed)
-    repo.update(p, timer);
-  else
-    repo.insert(p, timer);
-  if (changed && box_.wanted(p.app_id, before ? model::event_type::in_app_purchase_updated
-                                               : model::event_type::in_app_purchase_created))
-    if (auto e = mp::purchase_event(before, after, p, now_))
-      box_.announce_event(*e);
+  purchases_().update(p, mp::next_change(p, now_));
+  if (changed)
+    announce(p, &before, std::move(after));
+}
+
+// The purchase's event, when the app wants it: its resource is made only then.
+void purchase_projection::announce(const mp::purchase& p, const boost::json::object* before,
+                                   std::optional<boost::json::object> after) {
+  if (!box_.wanted(p.app_id, before ? model::event_type::in_app_purchase_updated
+                                    : model::event_type::in_app_purchase_created))
+    return;
+  if (!after)
+    after = mp::purchase_json(p, entitlements_of(p), now_);
+  if (auto e = mp::purchase_event(before, *after, p, now_))
+    box_.announce_event(*e);
 }
 
 std::optional<mp::purchase> purchase_projection::fold_in(const mp::observation& o) {
@@ -72,9 +75,10 @@ std::optional<mp::purchase> purchase_projection::fold_in(const mp::observation& 
   if (!p) {
     if (!mp::may_start(o))
       return std::nullopt;
+    // Stored as it stays: its first version, with its timer (one row written).
     auto fresh = mp::start(o, model::make_uuid(), now_);
     fresh.versions = 1;
-    repo.insert(fresh, std::nullopt);
+    repo.insert(fresh, mp::next_change(fresh, now_));
     if (!repo.add_key(fresh, o.key)) {
       // A concurrent transaction made this purchase first (PostgreSQL waited for
       // it to commit): fold into that one instead.
@@ -84,8 +88,7 @@ std::optional<mp::purchase> purchase_projection::fold_in(const mp::observation& 
     for (const auto& key : fresh.keys)
       if (key != o.key)
         repo.add_key(fresh, key); // a linked token another purchase holds stays with it
-    fresh.versions = 0;
-    write(fresh, std::nullopt, true);
+    announce(fresh, nullptr, std::nullopt);
     touch_customer(fresh.app_id, fresh.env, fresh.user_identifier);
     return fresh;
   }
@@ -97,7 +100,7 @@ std::optional<mp::purchase> purchase_projection::fold_in(const mp::observation& 
   for (const auto& key : p->keys)
     if (std::find(keys_before.begin(), keys_before.end(), key) == keys_before.end())
       repo.add_key(*p, key); // a key another purchase holds stays with it
-  write(*p, before, true);
+  write(*p, before);
   touch_customer(p->app_id, p->env, previous_user);
   if (p->user_identifier != previous_user)
     touch_customer(p->app_id, p->env, p->user_identifier);
@@ -120,14 +123,14 @@ bool purchase_projection::note_refund_request(const std::string& purchase_id, st
     return false;
   auto before = mp::purchase_json(*p, entitlements_of(*p), now_);
   p->refund_request = std::move(text);
-  write(*p, before, true);
+  write(*p, before);
   return true;
 }
 
 void purchase_projection::expire(mp::purchase p, model::unix_ms due) {
   // Its resource as it was just before the change came due, and now.
   auto before = mp::purchase_json(p, entitlements_of(p), due - 1);
-  write(p, before, true);
+  write(p, before);
   touch_customer(p.app_id, p.env, p.user_identifier);
   announce_customers();
 }

@@ -73,8 +73,11 @@ public:
 private:
   std::optional<model::purchases::purchase> fold_in(const model::purchases::observation& o);
   std::optional<model::purchases::purchase> find(const model::purchases::observation& o);
-  void write(model::purchases::purchase& p, const std::optional<boost::json::object>& before,
-             bool existed);
+  void write(model::purchases::purchase& p, const boost::json::object& before);
+  // `before`: its resource before the change (null: created); `after` its
+  // resource now, made here when not given.
+  void announce(const model::purchases::purchase& p, const boost::json::object* before,
+                std::optional<boost::json::object> after);
   // The customers a change touched: their active entitlements are compared with
   // what was last announced.
   void touch_customer(const std::string& app_id, model::environment env,

@@ -82,30 +82,33 @@ bool is_space(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
+// Written into a buffer sized once: a Play signature (256 bytes) and a digest's
+// hex are encoded on every upload.
 std::string encode(std::string_view bytes, const char* abc, bool pad) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  size_t i = 0;
-  auto b = [&](size_t k) { return static_cast<uint8_t>(bytes[k]); };
-  for (; i + 3 <= bytes.size(); i += 3) {
-    uint32_t n = (b(i) << 16) | (b(i + 1) << 8) | b(i + 2);
-    out += abc[(n >> 18) & 63];
-    out += abc[(n >> 12) & 63];
-    out += abc[(n >> 6) & 63];
-    out += abc[n & 63];
+  const std::size_t whole = bytes.size() / 3, rest = bytes.size() % 3;
+  std::string out(whole * 4 + (rest == 0 ? 0 : pad ? 4 : rest + 1), '\0');
+  char* o = out.data();
+  const auto* in = reinterpret_cast<const unsigned char*>(bytes.data());
+  for (std::size_t q = 0; q < whole; ++q, in += 3) {
+    const std::uint32_t n = std::uint32_t{in[0]} << 16 | std::uint32_t{in[1]} << 8 | in[2];
+    o[0] = abc[(n >> 18) & 63];
+    o[1] = abc[(n >> 12) & 63];
+    o[2] = abc[(n >> 6) & 63];
+    o[3] = abc[n & 63];
+    o += 4;
   }
-  if (auto rest = bytes.size() - i; rest > 0) {
-    uint32_t n = b(i) << 16;
+  if (rest > 0) {
+    std::uint32_t n = std::uint32_t{in[0]} << 16;
     if (rest == 2)
-      n |= b(i + 1) << 8;
-    out += abc[(n >> 18) & 63];
-    out += abc[(n >> 12) & 63];
+      n |= std::uint32_t{in[1]} << 8;
+    *o++ = abc[(n >> 18) & 63];
+    *o++ = abc[(n >> 12) & 63];
     if (rest == 2)
-      out += abc[(n >> 6) & 63];
+      *o++ = abc[(n >> 6) & 63];
     else if (pad)
-      out += '=';
+      *o++ = '=';
     if (pad)
-      out += '=';
+      *o++ = '=';
   }
   return out;
 }
@@ -113,8 +116,8 @@ std::string encode(std::string_view bytes, const char* abc, bool pad) {
 } // namespace
 
 std::optional<std::string> base64_decode(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() / 4 * 3 + 3);
+  std::string out(text.size() / 4 * 3 + 3, '\0');
+  char* o = out.data();
   uint32_t acc = 0;
   int bits = 0;
   size_t symbols = 0;
@@ -136,9 +139,10 @@ std::optional<std::string> base64_decode(std::string_view text) {
     bits += 6;
     if (bits >= 8) {
       bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xFF);
+      *o++ = static_cast<char>((acc >> bits) & 0xFF);
     }
   }
+  out.resize(static_cast<std::size_t>(o - out.data()));
   auto rest = symbols % 4;
   if (rest == 1 || padding > 2)
     return std::nullopt;
@@ -159,11 +163,11 @@ std::string base64url_encode(std::string_view bytes) {
 
 std::string hex_encode(std::string_view bytes) {
   static constexpr char digits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
+  std::string out(bytes.size() * 2, '\0');
+  char* o = out.data();
   for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
+    *o++ = digits[c >> 4];
+    *o++ = digits[c & 15];
   }
   return out;
 }

@@ -217,7 +217,7 @@ json::object purchase_order_json(const purchase_order_record& r) {
     = r.acknowledgement ? json::value(to_string(*r.acknowledgement)) : json::value(nullptr);
   auto embedded = in_app_purchase_json(r.purchase);
   if (auto purchase = purchase_named(r.purchases, r.purchase_token))
-    purchases::add_purchase_fields(embedded, *purchase);
+    purchases::add_purchase_fields(embedded, std::move(*purchase));
   o["in_app_purchase"] = std::move(embedded);
   return o;
 }
@@ -240,7 +240,7 @@ json::object receipt_json(const receipt_record& r) {
     // The purchase's key (model/purchases/observe.cpp): Xcode's are the receipt's own.
     auto key = r.env == environment::xcode ? r.receipt_hash + ":" + original : original;
     if (auto purchase = purchase_named(r.purchases, key))
-      purchases::add_purchase_fields(embedded, *purchase);
+      purchases::add_purchase_fields(embedded, std::move(*purchase));
     purchases.emplace_back(std::move(embedded));
   }
   o["in_app_purchases"] = std::move(purchases);

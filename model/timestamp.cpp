@@ -79,11 +79,30 @@ std::string format_utc(unix_ms ms) {
   std::int64_t y;
   unsigned m, d;
   civil_from_days(days, y, m, d);
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02u %02d:%02d:%02d UTC", static_cast<long long>(y),
-                m, d, static_cast<int>(rem / 3600), static_cast<int>(rem / 60 % 60),
-                static_cast<int>(rem % 60));
-  return buf;
+  const auto h = static_cast<unsigned>(rem / 3600), mi = static_cast<unsigned>(rem / 60 % 60),
+             se = static_cast<unsigned>(rem % 60);
+  if (y < 0 || y > 9999) { // years a store never writes: printf's %04lld spelling
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02u %02u:%02u:%02u UTC",
+                  static_cast<long long>(y), m, d, h, mi, se);
+    return buf;
+  }
+  // Every answer carries a dozen timestamps: written digit by digit, not through
+  // printf's format interpreter.
+  std::string out = "0000-00-00 00:00:00 UTC";
+  auto two = [&](std::size_t at, unsigned v) {
+    out[at] = static_cast<char>('0' + v / 10);
+    out[at + 1] = static_cast<char>('0' + v % 10);
+  };
+  const auto year = static_cast<unsigned>(y);
+  two(0, year / 100);
+  two(2, year % 100);
+  two(5, m);
+  two(8, d);
+  two(11, h);
+  two(14, mi);
+  two(17, se);
+  return out;
 }
 
 boost::json::value timestamp_json(unix_ms ms) {

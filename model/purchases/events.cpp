@@ -50,7 +50,7 @@ bool resource_changed(const json::object& before, const json::object& after) {
   return !b.empty();
 }
 
-std::optional<webhook_event> purchase_event(const std::optional<json::object>& before,
+std::optional<webhook_event> purchase_event(const json::object* before,
                                             const json::object& after, const purchase& p,
                                             unix_ms now) {
   json::object previous, current;

@@ -26,10 +26,10 @@
 
 namespace receiptd::model::purchases {
 
-// The event of a purchase's change: `before` its resource before (nullopt:
+// The event of a purchase's change: `before` its resource before (null:
 // created), `after` now; nullopt when nothing but updated_at, versions or
 // last_synced_at changed.
-std::optional<webhook_event> purchase_event(const std::optional<boost::json::object>& before,
+std::optional<webhook_event> purchase_event(const boost::json::object* before,
                                             const boost::json::object& after, const purchase& p,
                                             unix_ms now);
 

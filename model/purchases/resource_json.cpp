@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -289,34 +290,46 @@ json::object purchase_json(const purchase& p, const std::vector<std::string>& en
   return o;
 }
 
-void add_purchase_fields(json::object& embedded, const json::object& resource) {
-  for (const auto& [key, value] : resource)
-    if (!embedded.contains(key))
-      embedded[key] = value;
+void restamp(json::object& resource, const purchase& p) {
+  resource["updated_at"] = timestamp_json(p.updated_at);
+  resource["versions"] = p.versions;
+  resource["version"] = p.versions;
+}
+
+void add_purchase_fields(json::object& embedded, json::object resource) {
+  embedded.reserve(embedded.size() + resource.size());
+  for (auto& field : resource)
+    embedded.emplace(field.key(), std::move(field.value())); // only where absent
 }
 
 std::string facts_json(const purchase& p) {
-  json::object o;
+  // Written on every change of a purchase: built in one block of the stack, freed
+  // at once, and serialized.
+  unsigned char block[8192];
+  json::monotonic_resource arena(block, sizeof block);
+  json::object o(&arena);
   o.reserve(48);
   auto put = [&](const char* name, const auto& fact) {
-    json::object f{{"v", stored(fact.value)}};
+    json::object f(o.storage());
+    f.reserve(2);
+    f.emplace("v", stored(fact.value));
     if (fact.at)
-      f["at"] = *fact.at;
-    o[name] = std::move(f);
+      f.emplace("at", *fact.at);
+    o.emplace(name, std::move(f));
   };
   visit_facts(p, put);
   visit_later_facts(p, put);
   o["revocation_reason"] = opt(p.revocation_reason);
   o["revocation_type"] = opt(p.revocation_type);
   o["revocation_percentage"] = opt(p.revocation_percentage);
-  json::array keys;
+  json::array keys(o.storage());
   for (const auto& k : p.keys)
     keys.emplace_back(k);
   o["keys"] = std::move(keys);
   o["app_identifier"] = p.app_identifier;
   o["unit"] = p.unit;
   o["unit_time"] = p.unit_time;
-  json::array previous;
+  json::array previous(o.storage());
   for (const auto& u : p.previous_users)
     previous.emplace_back(u);
   o["previous_users"] = std::move(previous);
@@ -325,10 +338,10 @@ std::string facts_json(const purchase& p) {
   o["last_synced_at"] = opt(p.last_synced_at);
   o["notified"] = p.notified;
   o["refund_request"] = opt(p.refund_request);
-  json::array sources;
+  json::array sources(o.storage());
   for (const auto& s : p.sources)
-    sources.emplace_back(json::object{
-      {"kind", to_string(s.kind)}, {"id", s.id}, {"validated", s.validated}});
+    sources.emplace_back(json::object(
+      {{"kind", to_string(s.kind)}, {"id", s.id}, {"validated", s.validated}}, o.storage()));
   o["sources"] = std::move(sources);
   return json::serialize(o);
 }

@@ -619,7 +619,7 @@ TEST_CASE("events carry Mbaasy's payload: name, versions, data, changed attribut
   auto p = folded(observe(subscription_transaction("1000", t0, t0), {}));
   p.versions = 1;
   auto before = purchase_json(p, {"premium/monthly"}, t0 + day);
-  auto created = purchase_event(std::nullopt, before, p, t0 + day);
+  auto created = purchase_event(nullptr, before, p, t0 + day);
   REQUIRE(created);
   auto body = json::parse(created->body).as_object();
   CHECK(body.at("type").as_string() == "in_app_purchase");
@@ -631,14 +631,26 @@ TEST_CASE("events carry Mbaasy's payload: name, versions, data, changed attribut
   fold(p, observe(subscription_transaction("1001", t0 + 30 * day, t0 + 30 * day), {}).front());
   p.versions = 2;
   auto after = purchase_json(p, {"premium/monthly"}, t0 + 31 * day);
-  auto updated = purchase_event(before, after, p, t0 + 31 * day);
+  auto updated = purchase_event(&before, after, p, t0 + 31 * day);
   REQUIRE(updated);
   auto u = json::parse(updated->body).as_object();
   CHECK(u.at("name").as_string() == "in_app_purchase.updated");
   CHECK(u.at("versions").as_int64() == 2);
   CHECK(u.at("new_attributes").as_object().contains("current_period_end_at"));
   CHECK_FALSE(u.at("new_attributes").as_object().contains("product_id"));
-  CHECK_FALSE(purchase_event(after, after, p, t0 + 31 * day));
+  CHECK_FALSE(purchase_event(&after, after, p, t0 + 31 * day));
+}
+
+TEST_CASE("a new version's resource restamped is the resource made again", "[purchases]") {
+  auto p = folded(observe(subscription_transaction("1000", t0, t0), {}));
+  p.versions = 3;
+  auto resource = purchase_json(p, {"premium/monthly"}, t0 + day);
+  ++p.versions;
+  p.updated_at = t0 + day;
+  CHECK(resource != purchase_json(p, {"premium/monthly"}, t0 + day));
+  restamp(resource, p);
+  CHECK(resource == purchase_json(p, {"premium/monthly"}, t0 + day));
+  CHECK(json::serialize(resource) == json::serialize(purchase_json(p, {"premium/monthly"}, t0 + day)));
 }
 
 TEST_CASE("the stored facts come back exactly", "[purchases]") {
