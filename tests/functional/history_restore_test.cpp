@@ -340,6 +340,29 @@ TEST_CASE("restore: bad bodies are 422 with the field, a client token 401", "[hi
   CHECK(all_products(s, user, server).empty());
 }
 
+TEST_CASE("restore: hostile bodies are 422, never a crash or a store call", "[history][restore]") {
+  auto& s = the_suite();
+  auto app = create_storekit_app(s, unique_package("restorehostile"));
+  const auto server = server_token(s, app);
+  const auto user = unique("mallory");
+  const std::string hostile[] = {
+    std::string(100000, '['),                                                // nesting
+    R"({"transaction_id":)" + std::string(50000, '[') + "}",                 // nested field
+    "[]",                                                                    // not an object
+    R"({"transaction_id":")" + std::string(200000, '7') + "\"}",           // 200 KB id
+    R"({"signed_transaction":")" + std::string(300000, 'A') + "\"}",      // 300 KB "JWS"
+    R"({"transaction_id":"1\u0000"})",                                      // NUL inside
+  };
+  for (const auto& body : hostile) {
+    INFO(body.substr(0, 80));
+    auto r = restore(s, user, body, server);
+    CHECK(r.status == 422);
+    CHECK(r.json().at("errors").as_array().size() >= 1);
+  }
+  CHECK(all_products(s, user, server).empty());
+  CHECK(s.service.get("/healthz", "").status == 200);
+}
+
 TEST_CASE("restore during a store outage: 503 with Retry-After, nothing written",
           "[history][restore]") {
   auto& s = the_suite();

@@ -462,6 +462,22 @@ TEST_CASE("a missing token or an oversized body is refused before the body arriv
     CHECK(answer.rfind("HTTP/1.1 413", 0) == 0);
     CHECK(answer.find("\"body_too_large\"") != std::string::npos);
   }
+  SECTION("the same on the server routes that take a body") {
+    for (std::string line : {"POST /server/customers/alice/restore",
+                             "PUT /server/in_app_purchases/00000000-0000-4000-8000-000000000000/"
+                             "consumption",
+                             "POST /server/customers/alice/entitlements/pro/grants"}) {
+      INFO(line);
+      raw_connection c(s.service.port());
+      c.send_all(line + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                 + "Authorization: Bearer some-token\r\nContent-Length: "
+                 + std::to_string(50 * 1024 * 1024) + "\r\n\r\n{\"transaction_id\":");
+      auto answer = c.read_for(std::chrono::seconds(3));
+      INFO(answer);
+      CHECK(answer.rfind("HTTP/1.1 413", 0) == 0);
+      CHECK(answer.find("\"body_too_large\"") != std::string::npos);
+    }
+  }
 }
 
 // ---- §7 slow clients ------------------------------------------------------------------

@@ -291,6 +291,33 @@ TEST_CASE("PUT /server/in_app_purchases/{id}/consumption checks its caller and i
         == 404); // another app's purchase
 }
 
+TEST_CASE("PUT …/consumption: hostile bodies are 422 and change nothing", "[refund]") {
+  auto& s = the_suite();
+  auto app = create_storekit_app(s, unique_package("refund-hostile"));
+  auto b = buy_coins(s, app);
+  auto server = server_token_of(s, app);
+  const std::string hostile[] = {
+    std::string(100000, '{'),                                                  // nesting
+    R"({"consumption_percentage":)" + std::string(50000, '[') + "}",           // nested field
+    "[]",                                                                      // not an object
+    R"({"consumption_percentage":1e400})",                                     // beyond double
+    R"({"consumption_percentage":)" + std::string(100000, '9') + "}",          // 100 KB number
+    R"({"delivery_status":")" + std::string(200000, 'x') + "\"}",             // 200 KB text
+    R"({"sample_content_provided":"yes"})",                                    // wrong type
+  };
+  for (const auto& body : hostile) {
+    INFO(body.substr(0, 80));
+    auto r = put_consumption(s, b.purchase_id, body, server);
+    CHECK(r.status == 422);
+    CHECK(r.json().at("errors").as_array().size() >= 1);
+  }
+  // Nothing was recorded: the purchase still has no consumption report to send.
+  auto ok = put_consumption(s, b.purchase_id, R"({"consumption_percentage":1})", server);
+  REQUIRE(ok.status == 200);
+  CHECK(ok.json().at("consumption").at("consumption_percentage").as_double() == 1.0);
+  CHECK(ok.json().at("consumption").at("delivery_status").is_null());
+}
+
 TEST_CASE("a pending refund review is answered with orders.reviewrefund", "[refund][store_b]") {
   auto& s = the_suite();
   const auto package = unique_package("refund-b");
