@@ -1,8 +1,11 @@
 #include "db/refund_repository.hpp"
 
+#include "db/sql_refunds.hpp"
+
 namespace receiptd::db {
 
 namespace mp = model::purchases;
+namespace q = sql::refunds;
 
 namespace {
 
@@ -101,19 +104,13 @@ struct refund_row {
   }
 };
 
-std::string columns() {
-  refund_row row;
-  return render("{columns}", column_names([&](auto f) { row.all_columns(f); }));
-}
-
 } // namespace
 
 void refund_repository::insert(const mp::refund_request& r) {
   refund_row row;
   row.assign(r);
   auto names = column_names([&](auto f) { row.all_columns(f); });
-  auto st = prepare(c_.session(),
-                    render("INSERT INTO refund_requests ({columns}) VALUES ({parameters})", names),
+  auto st = prepare(c_.session(), render(q::insert, names),
                     [&](soci::statement& s) { row.all_columns(bind_use{s}); });
   st.execute(true);
 }
@@ -121,11 +118,11 @@ void refund_repository::insert(const mp::refund_request& r) {
 std::optional<mp::refund_request> refund_repository::find(const std::string& id) {
   refund_row row;
   std::string key = id;
-  auto st = prepare(c_.session(), "SELECT " + columns() + " FROM refund_requests WHERE id = :key",
-                    [&](soci::statement& s) {
-                      row.all_columns(bind_into{s});
-                      s.exchange(soci::use(key, "key"));
-                    });
+  auto names = column_names([&](auto f) { row.all_columns(f); });
+  auto st = prepare(c_.session(), render(q::find, names), [&](soci::statement& s) {
+    row.all_columns(bind_into{s});
+    s.exchange(soci::use(key, "key"));
+  });
   if (!st.execute(true))
     return std::nullopt;
   return row.request();
@@ -134,13 +131,9 @@ std::optional<mp::refund_request> refund_repository::find(const std::string& id)
 std::vector<mp::refund_request> refund_repository::claim(const std::string& owner,
                                                          model::unix_ms now,
                                                          model::unix_ms lease_until, int limit) {
-  // Several instances claim from one PostgreSQL database: SKIP LOCKED passes
-  // over rows another claimer holds. SQLite runs inside BEGIN IMMEDIATE.
-  std::string select
-    = "SELECT id FROM refund_requests WHERE state = 'pending' AND next_attempt_at <= :due_at"
-      " AND (lease_until IS NULL OR lease_until <= :free_at) ORDER BY next_attempt_at LIMIT :n";
+  std::string select(q::due);
   if (c_.kind() == dialect::postgresql)
-    select += " FOR UPDATE SKIP LOCKED";
+    select += q::skip_locked;
   std::vector<std::string> ids;
   {
     std::string id;
@@ -162,14 +155,11 @@ std::vector<mp::refund_request> refund_repository::claim(const std::string& owne
     std::string key = id;
     std::string lease_owner = owner;
     long long until = lease_until;
-    auto st = prepare(c_.session(),
-                      "UPDATE refund_requests SET lease_owner = :owner, lease_until = :until,"
-                      " version = version + 1 WHERE id = :key",
-                      [&](soci::statement& s) {
-                        s.exchange(soci::use(lease_owner, "owner"));
-                        s.exchange(soci::use(until, "until"));
-                        s.exchange(soci::use(key, "key"));
-                      });
+    auto st = prepare(c_.session(), std::string(q::lease), [&](soci::statement& s) {
+      s.exchange(soci::use(lease_owner, "owner"));
+      s.exchange(soci::use(until, "until"));
+      s.exchange(soci::use(key, "key"));
+    });
     st.execute(true);
     if (auto r = find(id))
       out.push_back(std::move(*r));
@@ -182,25 +172,17 @@ bool refund_repository::finish(const mp::refund_request& r) {
   row.assign(r);
   std::string key = r.id;
   long long version = r.version;
-  auto st = prepare(c_.session(),
-                    "UPDATE refund_requests SET state = :state, answered_at = :answered_at,"
-                    " sent = :sent, store_status = :store_status, attempts = :attempts,"
-                    " next_attempt_at = :next_attempt_at, last_error = :last_error,"
-                    " lease_owner = NULL, lease_until = NULL"
-                    " WHERE id = :key AND version = :key_version",
-                    [&](soci::statement& s) {
-                      s.exchange(soci::use(row.state, "state"));
-                      s.exchange(soci::use(row.answered_at.value, row.answered_at.ind, "answered_at"));
-                      s.exchange(soci::use(row.sent.value, row.sent.ind, "sent"));
-                      s.exchange(
-                        soci::use(row.store_status.value, row.store_status.ind, "store_status"));
-                      s.exchange(soci::use(row.attempts, "attempts"));
-                      s.exchange(soci::use(row.next_attempt_at.value, row.next_attempt_at.ind,
-                                           "next_attempt_at"));
-                      s.exchange(soci::use(row.last_error, "last_error"));
-                      s.exchange(soci::use(key, "key"));
-                      s.exchange(soci::use(version, "key_version"));
-                    });
+  auto st = prepare(c_.session(), std::string(q::finish), [&](soci::statement& s) {
+    s.exchange(soci::use(row.state, "state"));
+    s.exchange(soci::use(row.answered_at.value, row.answered_at.ind, "answered_at"));
+    s.exchange(soci::use(row.sent.value, row.sent.ind, "sent"));
+    s.exchange(soci::use(row.store_status.value, row.store_status.ind, "store_status"));
+    s.exchange(soci::use(row.attempts, "attempts"));
+    s.exchange(soci::use(row.next_attempt_at.value, row.next_attempt_at.ind, "next_attempt_at"));
+    s.exchange(soci::use(row.last_error, "last_error"));
+    s.exchange(soci::use(key, "key"));
+    s.exchange(soci::use(version, "key_version"));
+  });
   st.execute(true);
   return st.get_affected_rows() > 0;
 }
@@ -211,19 +193,13 @@ refund_repository::purchase_of_order(const std::string& app_id, const std::strin
   std::string order = order_id;
   std::string purchase_id;
   std::string environment;
-  auto st = prepare(c_.session(),
-                    "SELECT k.purchase_id, k.environment FROM store_b_purchase_orders o"
-                    " JOIN purchase_keys k ON k.app_id = o.app_id AND k.marketplace = 'store_b'"
-                    " AND k.purchase_key = o.purchase_token"
-                    " WHERE o.app_id = :app AND (o.order_id = :order OR o.latest_order_id = :latest)"
-                    " LIMIT 1",
-                    [&](soci::statement& s) {
-                      s.exchange(soci::into(purchase_id));
-                      s.exchange(soci::into(environment));
-                      s.exchange(soci::use(app, "app"));
-                      s.exchange(soci::use(order, "order"));
-                      s.exchange(soci::use(order, "latest"));
-                    });
+  auto st = prepare(c_.session(), std::string(q::purchase_of_order), [&](soci::statement& s) {
+    s.exchange(soci::into(purchase_id));
+    s.exchange(soci::into(environment));
+    s.exchange(soci::use(app, "app"));
+    s.exchange(soci::use(order, "order"));
+    s.exchange(soci::use(order, "latest"));
+  });
   if (!st.execute(true))
     return std::nullopt;
   return std::make_pair(purchase_id, environment);
@@ -234,11 +210,10 @@ void refund_repository::lock_purchase(const std::string& purchase_id) {
     return;
   std::string key = purchase_id;
   std::string id;
-  auto st = prepare(c_.session(), "SELECT id FROM purchases WHERE id = :key FOR UPDATE",
-                    [&](soci::statement& s) {
-                      s.exchange(soci::into(id));
-                      s.exchange(soci::use(key, "key"));
-                    });
+  auto st = prepare(c_.session(), std::string(q::lock_purchase), [&](soci::statement& s) {
+    s.exchange(soci::into(id));
+    s.exchange(soci::use(key, "key"));
+  });
   st.execute(true);
 }
 
@@ -248,15 +223,12 @@ mp::refund_settings refund_repository::settings(const std::string& app_id) {
   int consent = 0;
   int sample = 0;
   std::string key = app_id;
-  auto st = prepare(c_.session(),
-                    "SELECT preference, customer_consent, sample_content_provided"
-                    " FROM app_refund_settings WHERE app_id = :key",
-                    [&](soci::statement& s) {
-                      s.exchange(soci::into(preference));
-                      s.exchange(soci::into(consent));
-                      s.exchange(soci::into(sample));
-                      s.exchange(soci::use(key, "key"));
-                    });
+  auto st = prepare(c_.session(), std::string(q::settings), [&](soci::statement& s) {
+    s.exchange(soci::into(preference));
+    s.exchange(soci::into(consent));
+    s.exchange(soci::into(sample));
+    s.exchange(soci::use(key, "key"));
+  });
   if (!st.execute(true))
     return out;
   out.preference = mp::parse_refund_preference(preference).value_or(mp::refund_preference::none);
@@ -270,29 +242,22 @@ void refund_repository::set_settings(const std::string& app_id, const mp::refund
   std::string preference(mp::to_string(s.preference));
   int consent = to_flag(s.customer_consent);
   int sample = to_flag(s.sample_content_provided);
-  auto st = prepare(c_.session(),
-                    "INSERT INTO app_refund_settings (app_id, preference, customer_consent,"
-                    " sample_content_provided) VALUES (:key, :preference, :consent, :sample)"
-                    " ON CONFLICT (app_id) DO UPDATE SET preference = excluded.preference,"
-                    " customer_consent = excluded.customer_consent,"
-                    " sample_content_provided = excluded.sample_content_provided",
-                    [&](soci::statement& st) {
-                      st.exchange(soci::use(key, "key"));
-                      st.exchange(soci::use(preference, "preference"));
-                      st.exchange(soci::use(consent, "consent"));
-                      st.exchange(soci::use(sample, "sample"));
-                    });
+  auto st = prepare(c_.session(), std::string(q::set_settings), [&](soci::statement& st) {
+    st.exchange(soci::use(key, "key"));
+    st.exchange(soci::use(preference, "preference"));
+    st.exchange(soci::use(consent, "consent"));
+    st.exchange(soci::use(sample, "sample"));
+  });
   st.execute(true);
 }
 
 mp::consumption_report refund_repository::consumption(const std::string& purchase_id) {
   std::string key = purchase_id;
   std::string report;
-  auto st = prepare(c_.session(), "SELECT report FROM purchase_consumption WHERE purchase_id = :key",
-                    [&](soci::statement& s) {
-                      s.exchange(soci::into(report));
-                      s.exchange(soci::use(key, "key"));
-                    });
+  auto st = prepare(c_.session(), std::string(q::consumption), [&](soci::statement& s) {
+    s.exchange(soci::into(report));
+    s.exchange(soci::use(key, "key"));
+  });
   if (!st.execute(true))
     return {};
   return mp::read_consumption_report(report);
@@ -303,15 +268,11 @@ void refund_repository::set_consumption(const std::string& purchase_id,
   std::string key = purchase_id;
   std::string report = mp::to_json_text(r);
   long long at = now;
-  auto st = prepare(c_.session(),
-                    "INSERT INTO purchase_consumption (purchase_id, report, updated_at)"
-                    " VALUES (:key, :report, :at) ON CONFLICT (purchase_id) DO UPDATE"
-                    " SET report = excluded.report, updated_at = excluded.updated_at",
-                    [&](soci::statement& s) {
-                      s.exchange(soci::use(key, "key"));
-                      s.exchange(soci::use(report, "report"));
-                      s.exchange(soci::use(at, "at"));
-                    });
+  auto st = prepare(c_.session(), std::string(q::set_consumption), [&](soci::statement& s) {
+    s.exchange(soci::use(key, "key"));
+    s.exchange(soci::use(report, "report"));
+    s.exchange(soci::use(at, "at"));
+  });
   st.execute(true);
 }
 
