@@ -30,7 +30,21 @@ std::string hex_id(std::uint64_t id) {
 static void append_json_line(std::string& out, const span_record& s) {
   auto text = [&out](std::string_view key, std::string_view value) {
     out += key;
-    out += boost::json::serialize(boost::json::string_view(value.data(), value.size()));
+    // Span texts (actor and message names, ids, outcomes) rarely need escaping:
+    // then they are copied as they are, else Boost.JSON escapes them.
+    bool plain = true;
+    for (unsigned char c : value)
+      if (c < 0x20 || c == '"' || c == '\\') {
+        plain = false;
+        break;
+      }
+    if (!plain) {
+      out += boost::json::serialize(boost::json::string_view(value.data(), value.size()));
+      return;
+    }
+    out += '"';
+    out += value;
+    out += '"';
   };
   text("{\"trace_id\":", s.trace_id);
   out += ",\"span_id\":\"";

@@ -109,3 +109,21 @@ TEST_CASE("tracing off records nothing and keeps the trace context", "[tracing]"
   CHECK(none.child().trace_id == "trace-10");
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("span texts a client chose are escaped; plain ones copied as they are", "[tracing]") {
+  actors::span_record s;
+  s.actor = "validator";
+  s.trace_id = "client-\"trace\"\\\n\x01-id";
+  s.span_id = 0xabc;
+  s.message = "upload é";
+  s.outcome = "200";
+  auto line = actors::to_json_line(s);
+  CHECK(line.find('\n') == std::string::npos);
+  auto v = boost::json::parse(line).as_object();
+  CHECK(v.at("trace_id").as_string() == s.trace_id);
+  CHECK(v.at("message").as_string() == "upload é");
+  CHECK(v.at("actor").as_string() == "validator");
+  CHECK(v.at("outcome").as_string() == "200");
+  CHECK(v.at("parent_id").as_string() == "");
+  CHECK(line.find(R"("message":"upload é")") != std::string::npos);
+}
