@@ -350,8 +350,12 @@ result<bool> read_facts(purchase& p, std::string_view text) {
   auto bad = [](std::string what) {
     return field_error{"facts", "malformed", "stored purchase facts: " + std::move(what)};
   };
+  // Every purchase a lookup or a write reads: parsed into one block of the stack
+  // (nothing below keeps a reference into the document).
+  unsigned char block[16384];
+  json::monotonic_resource arena(block, sizeof block);
   boost::system::error_code ec;
-  auto doc = json::parse(text, ec);
+  auto doc = json::parse(text, ec, &arena);
   if (ec || !doc.is_object())
     return bad("not a JSON object");
   const auto& o = doc.get_object();
