@@ -40,6 +40,17 @@ route route_store_a(std::string_view method, std::string_view path) {
   // store-a.server-api-sandbox-url is "http://127.0.0.1:P/sandbox".
   auto s = split_path(path);
   const bool sandbox = !s.empty() && s[0] == "sandbox";
+  // [sandbox/]inApps/v1/transactions/appTransactions/{anyTransactionId}
+  if (const std::size_t b = sandbox ? 1 : 0; method == "GET" && s.size() == b + 5
+      && s[b] == "inApps" && s[b + 1] == "v1" && s[b + 2] == "transactions"
+      && s[b + 3] == "appTransactions") {
+    if (auto id = percent_decode(s[b + 4], false); id && !id->empty()) {
+      r.kind = sandbox ? call_kind::store_a_app_transaction_sandbox
+                       : call_kind::store_a_app_transaction_production;
+      r.transaction_id = std::move(*id);
+    }
+    return r;
+  }
   if (method != "GET" || s.size() != (sandbox ? 5u : 4u))
     return r;
   const std::size_t base = sandbox ? 1 : 0;
@@ -64,7 +75,9 @@ route route_store_a(std::string_view method, std::string_view path) {
 // answers (the error and html modes).
 bool counted_by_endpoint(call_kind kind) {
   return kind == call_kind::store_a_subscription_statuses_production
-    || kind == call_kind::store_a_subscription_statuses_sandbox;
+    || kind == call_kind::store_a_subscription_statuses_sandbox
+    || kind == call_kind::store_a_app_transaction_production
+    || kind == call_kind::store_a_app_transaction_sandbox;
 }
 
 route route_store_b(std::string_view method, std::string_view path) {
@@ -191,6 +204,10 @@ reply answer(store_id store, emulator_state& state, const route& r, const store_
       return subscription_statuses(state,
                                    *r.kind == call_kind::store_a_subscription_statuses_sandbox,
                                    r.transaction_id, authorization, status_filter(request));
+    case call_kind::store_a_app_transaction_production:
+    case call_kind::store_a_app_transaction_sandbox:
+      return app_transaction_info(state, *r.kind == call_kind::store_a_app_transaction_sandbox,
+                                  r.transaction_id, authorization);
     case call_kind::store_b_token:
       return token_endpoint(state, request.body);
     case call_kind::store_b_products:
