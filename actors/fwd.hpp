@@ -51,6 +51,10 @@ using persistence_calls = caf::typed_actor<
                   std::int32_t>::with<webhook_deliveries>,
   // a delivery's outcome, fenced by its version: false when another claim overtook it
   caf::replies_to<finish_atom, model::webhook_delivery>::with<bool>,
+  // due refund requests, leased to owner for lease_ms, at most limit
+  caf::replies_to<claim_refunds_atom, std::string, std::int64_t, std::int32_t>::with<refund_works>,
+  // a refund request's outcome, fenced by its version; its purchase shows it
+  caf::replies_to<finish_atom, model::purchases::refund_request>::with<bool>,
   // a store's subscription refresh sweep (db::database::enqueue_refreshes): jobs
   // for subscriptions of that record kind not updated for stale_ms, at most
   // limit; how many got one
@@ -60,7 +64,12 @@ using persistence_calls = caf::typed_actor<
   // a page of a poll applied, fenced by its claim (none: overtaken); the lease
   // goes on for keep_lease_ms more, or ends (none: the last page)
   caf::replies_to<apply_voided_atom, std::string, model::store_b::voided_poll, voided_purchases,
-                  std::optional<std::int64_t>>::with<std::optional<std::int32_t>>>;
+                  std::optional<std::int64_t>>::with<std::optional<std::int32_t>>,
+  // the orders sweep: purchase orders whose order is to be read, at most limit,
+  // by app (db::database::orders_due)
+  caf::replies_to<orders_atom, std::int32_t>::with<orders_due_list>,
+  // what reading them said, applied (db::database::apply_orders): how many changed
+  caf::replies_to<apply_orders_atom, std::string, order_reads>::with<std::int32_t>>;
 
 // What GET /metrics and GET /readyz read from the database, on a
 // session of their own (actors/operational.hpp), never through the pool.
@@ -95,8 +104,12 @@ using store_b_client_actor = caf::typed_actor<
   caf::replies_to<check_atom, store_b_check>::with<store_b_answer>,
   // acknowledge a Play purchase
   caf::replies_to<acknowledge_atom, store_b_acknowledge>::with<model::store_b::acknowledge_answer>,
+  // orders.reviewrefund: a pending refund review answered
+  caf::replies_to<refund_atom, store_refund_answer>::with<store_refund_reply>,
   // a page of an app's voided purchases list, or an error saying why not
   caf::replies_to<voided_atom, store_b_voided_query>::with<model::store_b::voided_page>,
+  // an app's orders (orders.get / orders.batchGet), or an error saying why not
+  caf::replies_to<orders_atom, store_b_orders_query>::with<play_orders>,
   caf::reacts_to<http_done_atom, http_done>, // internal: a transfer finished
   caf::reacts_to<tick_atom>>;                // internal: calls past their deadline are answered
 
@@ -107,6 +120,10 @@ using store_a_client_actor = caf::typed_actor<
   caf::replies_to<check_atom, store_a_transaction_check>::with<store_a_transaction_answer>,
   // the transaction's subscription, Get All Subscription Statuses
   caf::replies_to<refresh_atom, store_a_transaction_check>::with<store_a_statuses_answer>,
+  // the customer's whole transaction history (every page), Get Transaction History v2
+  caf::replies_to<history_atom, store_a_transaction_check>::with<store_a_history_answer>,
+  // Send Consumption Information: a CONSUMPTION_REQUEST answered
+  caf::replies_to<refund_atom, store_refund_answer>::with<store_refund_reply>,
   caf::reacts_to<http_done_atom, http_done>, // internal: a transfer finished
   caf::reacts_to<tick_atom>>;                // internal: calls past their deadline are answered
 
@@ -125,7 +142,10 @@ using webhook_dispatcher_actor
 // to poll the apps' Play voided purchases lists.
 using upkeep_actor
   = caf::typed_actor<caf::reacts_to<refresh_atom, model::record_kind>, caf::reacts_to<voided_atom>,
-                     caf::reacts_to<expire_atom>>;
+                     caf::reacts_to<expire_atom>, caf::reacts_to<orders_atom>>;
+
+// The refund answerer: ticks to claim due refund requests; store clients answer.
+using refund_answerer_actor = caf::typed_actor<caf::reacts_to<tick_atom>>;
 
 // The retry scheduler: ticks to claim due jobs; validators report back.
 using retry_scheduler_actor

@@ -24,6 +24,7 @@
 #include "model/store_b/licence_key.hpp"
 #include "model/store_b/play_api.hpp"
 #include "model/store_b/acknowledgement.hpp"
+#include "model/store_b/orders_due.hpp"
 #include "model/store_b/rtdn.hpp"
 #include "model/store_b/voided_poll.hpp"
 #include "model/store_b/service_account.hpp"
@@ -59,6 +60,9 @@ struct resource_request {
   // A customer answer's: the app's entitlement rules as its context compiled them
   // (never null), so that a lookup does not read the app's row again.
   std::shared_ptr<const model::entitlements::matcher> rules = model::entitlements::matcher::none();
+  // A restore's: the customer's transactions as the App Store's history gave
+  // them, verified and made records (actors/restore.cpp), saved all or none.
+  std::vector<model::transaction_record> restored;
 };
 
 // A token lookup's answer: the app owning the token (none when it is unknown or
@@ -150,6 +154,20 @@ struct store_b_voided_query {
   std::string page_token;
 };
 
+// Upkeep → Store B client: the app's orders (orders.get for one,
+// orders.batchGet for more, at most model::store_b::max_orders_per_batch). The
+// answer is the orders, or an error saying why there are none (a batch
+// answered 404 names an order Play does not know: errc::not_found in the
+// error's message, "HTTP 404").
+struct store_b_orders_query {
+  trace_context trace;
+  app_context_ptr app;
+  std::vector<std::string> order_ids;
+};
+using play_orders = std::vector<model::store_b::play_order>;
+using orders_due_list = std::vector<model::store_b::orders_due>;
+using order_reads = std::vector<model::store_b::order_read>;
+
 // Validator → Store A client: one verifyReceipt check (with one 21007/21008 flip).
 struct store_a_check {
   trace_context trace;
@@ -195,6 +213,39 @@ struct store_a_statuses_answer {
   std::vector<model::store_a::subscription_status_entry> entries;
 };
 
+// Get Transaction History's answer, every page of it (asked with a
+// store_a_transaction_check): confirmed carries each page's signedTransactions
+// in order, which the caller still verifies (model/store_a/history.hpp); a page
+// that failed makes the whole answer that page's verdict (nothing half-read).
+struct store_a_history_answer {
+  model::store_verdict verdict;
+  std::vector<std::string> signed_transactions;
+  std::optional<model::environment> env; // the history's "environment"
+};
+
+// Refund answerer → a store client: the answer to a refund request
+// (model/purchases/refund_request.hpp). Store A: Send Consumption Information
+// for transaction `key` at the sandbox or production host; Store B:
+// orders.reviewrefund of order `key` of `package_name`. `body` is JSON.
+struct store_refund_answer {
+  trace_context trace;
+  app_context_ptr app;
+  std::string key;
+  std::string package_name;
+  bool sandbox = false;
+  std::string body;
+  store_deadline deadline;
+};
+
+// What the store said: its HTTP status (0: no answer), a detail for the log,
+// and the instant before which it asked not to be called again (a 429's
+// Retry-After).
+struct store_refund_reply {
+  int status = 0;
+  std::string detail;
+  std::optional<model::unix_ms> not_before;
+};
+
 // A due revalidation job with what it needs, as the persistence pool claims it.
 struct claimed_job {
   model::validation_job job;
@@ -216,6 +267,9 @@ using voided_purchases = std::vector<model::store_b::voided_purchase>;
 
 // Webhook deliveries claimed for the dispatcher (actors/webhook_dispatcher.hpp).
 using webhook_deliveries = std::vector<model::webhook_delivery>;
+
+// Due refund requests with what their answers are made of (db::refund_work).
+using refund_works = std::vector<db::refund_work>;
 
 // An HTTP transfer finished (outbound client → store client).
 struct http_done {

@@ -469,6 +469,14 @@ counter metrics::fraud(model::record_kind kind, model::fraud_reason reason) cons
                      [static_cast<std::size_t>(reason)];
 }
 
+counter metrics::refund_requests(std::string_view store, std::string_view outcome) {
+  return impl_->make_counter("receiptd_refund_requests_total",
+                             "Store refund requests (Apple CONSUMPTION_REQUEST, Play pending "
+                             "refund reviews) by store and outcome: answered, skipped, failed, "
+                             "retried, missed (the store's deadline passed unanswered)",
+                             {{"store", std::string(store)}, {"outcome", std::string(outcome)}});
+}
+
 const store_call& metrics::store_call_of(std::string_view store, std::string_view call) {
   std::lock_guard lock(impl_->store_calls_mutex);
   auto key = std::string(store) + '\n' + std::string(call);

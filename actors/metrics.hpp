@@ -145,6 +145,12 @@ public:
   // "verify_receipt"), for a client to look up once when it starts.
   const store_call& store_call_of(std::string_view store, std::string_view call);
 
+  // ---- refund requests ------------------------------------------------------------
+  // receiptd_refund_requests_total{store,outcome}: answered, skipped (the app's
+  // settings say answer nothing), failed (the store refused the answer),
+  // retried, missed (the store's deadline passed unanswered).
+  counter refund_requests(std::string_view store, std::string_view outcome);
+
   // ---- gauges, set by their owners as their figures change ------------------------
   struct store_client_gauges {
     gauge in_flight; // calls sent, not answered yet

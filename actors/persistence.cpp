@@ -500,6 +500,12 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
     [=](finish_atom a, model::webhook_delivery& d) {
       return forward<bool>(self, write, a, std::move(d));
     },
+    [=](claim_refunds_atom a, std::string owner, std::int64_t lease, std::int32_t limit) {
+      return forward<refund_works>(self, write, a, std::move(owner), lease, limit);
+    },
+    [=](finish_atom a, model::purchases::refund_request& r) {
+      return forward<bool>(self, write, a, std::move(r));
+    },
     [=](refresh_atom a, model::record_kind kind, std::int64_t stale_ms, std::int32_t limit) {
       return forward<std::int32_t>(self, write, a, kind, stale_ms, limit);
     },
@@ -510,6 +516,12 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
         voided_purchases& page, std::optional<std::int64_t> keep_lease_ms) {
       return forward<std::optional<std::int32_t>>(self, write, a, std::move(owner), std::move(poll),
                                                   std::move(page), keep_lease_ms);
+    },
+    [=](orders_atom a, std::int32_t limit) {
+      return forward<orders_due_list>(self, write, a, limit);
+    },
+    [=](apply_orders_atom a, std::string& app_id, order_reads& reads) {
+      return forward<std::int32_t>(self, write, a, std::move(app_id), std::move(reads));
     },
   };
 }

@@ -337,6 +337,19 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
       return run<bool>(self, trace_context{}, "finish_delivery",
                        [&](db::database& db) { return db.finish_delivery(d); });
     },
+    [=](claim_refunds_atom, const std::string& owner, std::int64_t lease_ms,
+        std::int32_t limit) -> caf::result<refund_works> {
+      return run<refund_works>(self, trace_context{}, "claim_refund_requests",
+                               [&](db::database& db) {
+                                 auto now = self->state.clock->now_ms();
+                                 return db.claim_refund_requests(owner, now, now + lease_ms, limit);
+                               });
+    },
+    [=](finish_atom, const model::purchases::refund_request& r) -> caf::result<bool> {
+      return run<bool>(self, trace_context{}, "finish_refund_request", [&](db::database& db) {
+        return db.finish_refund_request(r, self->state.clock->now_ms());
+      });
+    },
     [=](refresh_atom, model::record_kind kind, std::int64_t stale_ms,
         std::int32_t limit) -> caf::result<std::int32_t> {
       return run<std::int32_t>(self, trace_context{}, "enqueue_refreshes",
@@ -372,6 +385,21 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
             return std::optional<std::int32_t>();
           return std::optional<std::int32_t>(static_cast<std::int32_t>(**changed));
         });
+    },
+    [=](orders_atom, std::int32_t limit) -> caf::result<orders_due_list> {
+      return run<orders_due_list>(self, trace_context{}, "orders_due",
+                                  [&](db::database& db) { return db.orders_due(limit); });
+    },
+    [=](apply_orders_atom, const std::string& app_id,
+        const order_reads& reads) -> caf::result<std::int32_t> {
+      return run<std::int32_t>(self, trace_context{}, "apply_orders",
+                               [&](db::database& db) -> model::result<std::int32_t> {
+                                 auto changed
+                                   = db.apply_orders(app_id, reads, self->state.clock->now_ms());
+                                 if (!changed)
+                                   return changed.err();
+                                 return static_cast<std::int32_t>(*changed);
+                               });
     },
   };
 }

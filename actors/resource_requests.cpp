@@ -6,6 +6,7 @@
 
 #include "model/identifiers.hpp"
 #include "model/purchases/customer.hpp"
+#include "model/purchases/refund_request.hpp"
 #include "model/purchases/requests.hpp"
 #include "model/purchases/resource_json.hpp"
 
@@ -150,10 +151,55 @@ http::reply remove_grant(db::database& db, const resource_request& r, model::uni
   return ok(json::object{{"removed", true}, {"grant_id", r.params.at(2)}});
 }
 
+// POST /server/customers/{user}/restore, once the App Store's history is read
+// and verified (actors/restore.cpp): the records saved all or none, then the
+// customer's answer as GET /server/customers/{user} gives it.
+http::reply restore(db::database& db, const resource_request& r, model::unix_ms now) {
+  auto refused = db.restore_transactions(r.restored, now);
+  if (!refused)
+    return unavailable(refused.err());
+  if (*refused)
+    return failed(model::error(model::errc::conflict, {**refused}));
+  return customer(db, r, r.id, now);
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// PUT /server/in_app_purchases/{id}/consumption: what the app's backend knows
+// of the purchase, for the stores' refund requests; the purchase as it is.
+http::reply set_consumption(db::database& db, const resource_request& r, model::unix_ms now) {
+  auto report = mp::parse_consumption_report(r.body);
+  if (!report)
+    return failed(report.err());
+  const auto& id = r.params.at(0);
+  auto stored = db.set_consumption(r.app_id, id, *report, now);
+  if (!stored)
+    return unavailable(stored.err());
+  if (!*stored)
+    return not_found("no such in-app purchase for this app");
+  json::object consumption;
+  consumption["consumption_percentage"]
+    = report->consumption_milliunits ? json::value(*report->consumption_milliunits / 1000.0)
+                                     : json::value(nullptr);
+  consumption["delivery_status"] = report->delivery_status
+    ? json::value(lower(*report->delivery_status))
+    : json::value(nullptr);
+  consumption["sample_content_provided"] = report->sample_content_provided
+    ? json::value(*report->sample_content_provided)
+    : json::value(nullptr);
+  return ok(json::object{{"in_app_purchase_id", id}, {"consumption", std::move(consumption)}});
+}
+
 } // namespace
 
 bool writes(const resource_request& r) {
-  return r.target == http::route::server_grant_add || r.target == http::route::server_grant_remove;
+  return r.target == http::route::server_grant_add || r.target == http::route::server_grant_remove
+    || r.target == http::route::server_customer_restore
+    || r.target == http::route::server_purchase_consumption;
 }
 
 http::reply answer_resource(db::database& db, const resource_request& r, model::unix_ms now) {
@@ -169,6 +215,10 @@ http::reply answer_resource(db::database& db, const resource_request& r, model::
       return add_grant(db, r, now);
     case http::route::server_grant_remove:
       return remove_grant(db, r, now);
+    case http::route::server_customer_restore:
+      return restore(db, r, now);
+    case http::route::server_purchase_consumption:
+      return set_consumption(db, r, now);
     default:
       break;
   }

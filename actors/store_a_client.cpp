@@ -10,6 +10,8 @@
 #include "actors/log.hpp"
 #include "actors/outbound_calls.hpp"
 #include "model/retry_after.hpp"
+#include "model/store_a/history.hpp"
+#include "model/purchases/refund_request.hpp"
 #include "model/store_a/server_api.hpp"
 #include "model/store_a/verify_receipt_api.hpp"
 
@@ -33,7 +35,9 @@ struct call_metrics {
   const store_call* verify_receipt = nullptr;
   const store_call* transaction_info = nullptr;
   const store_call* subscription_statuses = nullptr;
+  const store_call* transaction_history = nullptr;
   const metrics::store_client_gauges* gauges = nullptr;
+  const store_call* consumption = nullptr;
 };
 
 struct state {
@@ -208,6 +212,114 @@ void ask_server_api(pointer self, std::shared_ptr<store_a_transaction_check> c,
     c->deadline);
 }
 
+// Get Transaction History, page after page at the host that knew the
+// transaction (a transaction unknown there is asked of the other host once, on
+// the first page only), until hasMore is false; `got` holds the pages read so
+// far. Any page that is not confirmed ends it with that page's verdict: the
+// caller acts on the whole history or not at all.
+void ask_history(pointer self, std::shared_ptr<store_a_transaction_check> c, bool sandbox,
+                 bool flipped, std::string revision, std::size_t pages,
+                 std::shared_ptr<store_a_history_answer> got,
+                 std::function<void(store_a_history_answer)> deliver) {
+  const auto& s = self->state.settings;
+  http::outbound_request req;
+  req.url = model::store_a::transaction_history_url(
+    sandbox ? s.server_api_sandbox_url : s.server_api_url, c->transaction_id, revision);
+  req.label = "transaction_history";
+  req.headers = {"Authorization: Bearer " + jwt_for(self, *c->app), "Accept: application/json"};
+  req.timeout = s.timeout;
+  self->state.calls.submit(
+    handle(self), c->trace, "store-a-client", std::move(req),
+    counted(self, *self->state.measured.transaction_history,
+            [=](http::outbound_response& r) {
+              auto page = model::store_a::classify_transaction_history(
+                r.status, r.body, r.error, r.retry_after, self->state.clock->now_ms());
+              if (page.transaction_not_found && !flipped && pages == 0) {
+                ask_history(self, c, !sandbox, true, {}, 0, got, deliver);
+                return;
+              }
+              if (page.verdict.operator_problem) {
+                self->state.jwts.erase(jwt_key(*c->app));
+                self->state.warnings.warn(
+                  c->app->app.id,
+                  "App Store Server API refused app " + c->app->app.id + ": " + page.verdict.detail
+                    + " — check its issuer id, key id and in-app purchase key "
+                      "(receiptctl app update)");
+              }
+              if (page.verdict.outcome != model::store_outcome::confirmed) {
+                deliver(store_a_history_answer{std::move(page.verdict), {}, {}});
+                return;
+              }
+              auto env = page.env ? *page.env
+                                  : (sandbox ? model::environment::sandbox
+                                             : model::environment::production);
+              if (got->env && *got->env != env) {
+                deliver(store_a_history_answer{
+                  model::unreachable_verdict("transaction history pages name different "
+                                             "environments"),
+                  {},
+                  {}});
+                return;
+              }
+              got->env = env;
+              for (auto& t : page.signed_transactions)
+                got->signed_transactions.push_back(std::move(t));
+              if (page.has_more) {
+                if (pages + 1 >= model::store_a::max_history_pages || page.revision == revision) {
+                  deliver(store_a_history_answer{
+                    model::unreachable_verdict("transaction history does not end"), {}, {}});
+                  return;
+                }
+                ask_history(self, c, sandbox, flipped, page.revision, pages + 1, got, deliver);
+                return;
+              }
+              page.verdict.env = env;
+              got->verdict = std::move(page.verdict);
+              deliver(std::move(*got));
+            }),
+    c->deadline);
+}
+
+// Send Consumption Information (App Store Server API 1.19): 202 Accepted is
+// the answer taken; anything else is the caller's to judge by its status.
+void send_consumption(pointer self, store_refund_answer& a,
+                      caf::typed_response_promise<store_refund_reply> rp) {
+  const auto& s = self->state.settings;
+  if (!a.app->server_api_key) {
+    rp.deliver(store_refund_reply{0, "app " + a.app->app.id
+                                       + " has no usable App Store Server API credentials",
+                                  std::nullopt});
+    return;
+  }
+  http::outbound_request req;
+  req.method = "PUT";
+  req.url = model::purchases::store_a_consumption_url(
+    a.sandbox ? s.server_api_sandbox_url : s.server_api_url, a.key);
+  req.label = "consumption";
+  req.headers = {"Authorization: Bearer " + jwt_for(self, *a.app), "Content-Type: application/json",
+                 "Accept: application/json"};
+  req.body = std::move(a.body);
+  req.timeout = s.timeout;
+  auto app_id = a.app->app.id;
+  auto app = a.app;
+  self->state.calls.submit(
+    handle(self), a.trace, "store-a-client", std::move(req),
+    counted(self, *self->state.measured.consumption,
+            [=](http::outbound_response& r) mutable {
+              if (r.status == 401)
+                self->state.jwts.erase(jwt_key(*app)); // made afresh next time
+              store_refund_reply reply;
+              reply.status = r.status;
+              reply.detail = r.status == 0 ? r.error
+                                           : "HTTP " + std::to_string(r.status) + " "
+                                               + r.body.substr(0, 200);
+              reply.not_before
+                = model::retry_not_before(r.status, r.retry_after, self->state.clock->now_ms());
+              rp.deliver(std::move(reply));
+            }),
+    a.deadline);
+}
+
 // The verdict when the app cannot call the Server API at all (logged once a
 // minute per app); none when it can.
 std::optional<model::store_verdict> without_credentials(pointer self, const app_context& app) {
@@ -226,7 +338,9 @@ store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a
   self->state.measured = {&instruments->store_call_of("store_a", "verify_receipt"),
                           &instruments->store_call_of("store_a", "transaction_info"),
                           &instruments->store_call_of("store_a", "subscription_statuses"),
-                          &instruments->store_client("store_a")};
+                          &instruments->store_call_of("store_a", "transaction_history"),
+                          &instruments->store_client("store_a"),
+                          &instruments->store_call_of("store_a", "consumption")};
   self->state.calls
     = outbound_calls(*client, settings.max_concurrent, *trace, *clock, settings.max_queued);
   self->state.warnings = log_limiter(*clock);
@@ -271,6 +385,26 @@ store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a
         [rp](model::store_a::subscription_statuses_answer a) mutable {
           rp.deliver(store_a_statuses_answer{std::move(a.verdict), std::move(a.entries)});
         });
+      publish(self);
+      return rp;
+    },
+    [=](history_atom,
+        store_a_transaction_check& check) -> caf::typed_response_promise<store_a_history_answer> {
+      auto rp = self->make_response_promise<store_a_history_answer>();
+      auto c = std::make_shared<store_a_transaction_check>(std::move(check));
+      if (auto refused = without_credentials(self, *c->app)) {
+        rp.deliver(store_a_history_answer{std::move(*refused), {}, {}});
+        return rp;
+      }
+      ask_history(self, c, c->sandbox_first, false, {}, 0,
+                  std::make_shared<store_a_history_answer>(),
+                  [rp](store_a_history_answer a) mutable { rp.deliver(std::move(a)); });
+      publish(self);
+      return rp;
+    },
+    [=](refund_atom, store_refund_answer& a) -> caf::typed_response_promise<store_refund_reply> {
+      auto rp = self->make_response_promise<store_refund_reply>();
+      send_consumption(self, a, rp);
       publish(self);
       return rp;
     },

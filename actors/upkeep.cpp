@@ -177,6 +177,88 @@ void claim_polls(pointer self) {
       [=](caf::error& e) { log_error("claiming voided purchases polls: " + caf::to_string(e)); });
 }
 
+// ---- orders ---------------------------------------------------------------------
+
+// One app's due orders, read in batches of store-b.orders-batch. A batch Play
+// refuses with 404 names an order it does not know (Google fails the whole
+// batchGet then): its orders are read one by one, and those Play does not know
+// are marked read. Any other failure leaves them to the next sweep.
+void read_orders(pointer self, app_context_ptr app, std::vector<model::store_b::order_ref> refs) {
+  auto& st = self->state;
+  if (refs.empty())
+    return;
+  const auto batch = std::max<std::size_t>(1, st.settings.orders_batch);
+  if (refs.size() > batch) {
+    std::vector<model::store_b::order_ref> rest(refs.begin() + static_cast<std::ptrdiff_t>(batch),
+                                                refs.end());
+    refs.resize(batch);
+    read_orders(self, app, std::move(rest));
+  }
+  store_b_orders_query q{trace_context{"orders-" + app->app.id, 0}, app, {}};
+  for (const auto& r : refs)
+    q.order_ids.push_back(r.order_id);
+  self->request(st.deps.store_b, caf::infinite, orders_atom_v, std::move(q))
+    .then(
+      [=](play_orders& orders) {
+        order_reads reads;
+        for (const auto& ref : refs) {
+          model::store_b::order_read read{ref.purchase_token, std::nullopt};
+          for (const auto& o : orders)
+            if (o.order_id == ref.order_id)
+              read.order = o;
+          if (read.order || refs.size() == 1)
+            reads.push_back(std::move(read));
+        }
+        self
+          ->request(self->state.deps.persistence, caf::infinite, apply_orders_atom_v, app->app.id,
+                    std::move(reads))
+          .then([=](std::int32_t changed) {
+                  if (changed > 0)
+                    log_info("orders of app " + app->app.id + ": " + std::to_string(changed)
+                             + " purchase order(s) got their price");
+                },
+                [=](caf::error& e) {
+                  log_error("orders of app " + app->app.id + ": storing: " + caf::to_string(e));
+                });
+      },
+      [=](caf::error& e) {
+        auto why = caf::to_string(e);
+        if (refs.size() == 1 && why.find("HTTP 404") != std::string::npos) {
+          order_reads reads{{refs.front().purchase_token, std::nullopt}};
+          self->request(self->state.deps.persistence, caf::infinite, apply_orders_atom_v,
+                        app->app.id, std::move(reads))
+            .then([](std::int32_t) {},
+                  [=](caf::error& e) {
+                    log_error("orders of app " + app->app.id + ": storing: " + caf::to_string(e));
+                  });
+          return;
+        }
+        if (refs.size() > 1 && why.find("HTTP 404") != std::string::npos) {
+          for (const auto& ref : refs)
+            read_orders(self, app, {ref});
+          return;
+        }
+        log_warn("orders of app " + app->app.id + ": " + why);
+      });
+}
+
+void sweep_orders(pointer self) {
+  auto& st = self->state;
+  self
+    ->request(st.deps.persistence, caf::infinite, orders_atom_v,
+              static_cast<std::int32_t>(std::min<std::size_t>(st.settings.orders_batch * 4, 4000)))
+    .then(
+      [=](orders_due_list& due) {
+        for (auto& group : due)
+          read_orders(self, make_app_context(group.app), std::move(group.orders));
+        self->delayed_send(self, self->state.settings.orders_interval, orders_atom_v);
+      },
+      [=](caf::error& e) {
+        log_error("orders sweep failed: " + caf::to_string(e));
+        self->delayed_send(self, self->state.settings.orders_interval, orders_atom_v);
+      });
+}
+
 // ---- period-end timers --------------------------------------------------------------
 
 // Handles the due timers a batch at a time; a full batch asks again at once.
@@ -210,6 +292,8 @@ upkeep_actor::behavior_type upkeep(pointer self, refresh_sweep store_a_refresh,
   if (st.settings.voided_purchases)
     self->send(self, voided_atom_v);
   self->send(self, expire_atom_v);
+  if (st.settings.orders)
+    self->send(self, orders_atom_v);
   return {
     [=](refresh_atom, model::record_kind kind) { sweep(self, kind); },
     [=](voided_atom) {
@@ -217,6 +301,7 @@ upkeep_actor::behavior_type upkeep(pointer self, refresh_sweep store_a_refresh,
       self->delayed_send(self, voided_tick(self->state), voided_atom_v);
     },
     [=](expire_atom) { expire(self); },
+    [=](orders_atom) { sweep_orders(self); },
   };
 }
 

@@ -9,6 +9,7 @@
 #include "actors/app_context.hpp"
 #include "actors/log.hpp"
 #include "actors/validator_steps.hpp"
+#include "model/store_a/history.hpp"
 #include "model/store_a/receipt_record.hpp"
 #include "model/store_a/transaction_record.hpp"
 #include "model/store_b/acknowledgement.hpp"
@@ -94,7 +95,9 @@ void ask_store(caf::event_based_actor* self, const trace_context& ctx, const val
 }
 
 // A unified receipt confirmed with the App Store Server API (store-a.confirm-with):
-// Apple is asked about its newest transaction.
+// the customer's transaction history is read from the receipt's newest
+// transaction, and each of the receipt's purchases is confirmed by it, or
+// marked contradicted (model/store_a/history.hpp).
 void ask_server_api(caf::event_based_actor* self, const trace_context& ctx,
                     const validator_deps& deps, app_context_ptr app_ctx, model::receipt_record r,
                     std::function<void(model::receipt_record)> k) {
@@ -113,13 +116,22 @@ void ask_server_api(caf::event_based_actor* self, const trace_context& ctx,
                                     == model::store_a::verify_endpoint::sandbox,
                                   deadline_from_now(deps)};
   auto shared = std::make_shared<model::receipt_record>(std::move(r));
-  self->request(deps.store_a, answered_by_deadline, check_atom_v, std::move(check))
+  self->request(deps.store_a, answered_by_deadline, history_atom_v, std::move(check))
     .then(
-      [shared, k, id = *id, trust = deps.trust](store_a_transaction_answer& a) {
-        auto unusable = model::store_a::apply_server_answer(*shared, id, a.verdict,
-                                                            a.signed_transaction_info, *trust);
-        if (!unusable.empty())
-          log_warn("receipt " + shared->id + ", transaction " + id + ": " + unusable);
+      [shared, k, id = *id, trust = deps.trust](store_a_history_answer& a) {
+        std::vector<model::store_a::signed_transaction> history;
+        if (a.verdict.outcome == model::store_outcome::confirmed) {
+          auto verified = model::store_a::verified_history(a.signed_transactions,
+                                                           shared->bundle_id, a.env, *trust);
+          if (!verified) {
+            auto why = "App Store Server API answer unusable: " + verified.err().message();
+            log_warn("receipt " + shared->id + ", history of transaction " + id + ": " + why);
+            a.verdict = model::unreachable_verdict(std::move(why));
+          } else {
+            history = std::move(verified).value();
+          }
+        }
+        model::store_a::apply_history(*shared, a.verdict, history);
         k(std::move(*shared));
       },
       [shared, k](caf::error& e) {
@@ -306,6 +318,8 @@ void validate_upload(caf::event_based_actor* self, inbound in, app_context_ptr a
       return settle(self, u, store_b_legacy_record(*u));
     case http::route::store_a_transaction_upload:
       return settle(self, u, store_a_transaction_record(*u));
+    case http::route::server_customer_restore:
+      return restore_customer(self, u);
     case http::route::store_a_get:
     case http::route::store_b_get:
     case http::route::store_a_transaction_get:
@@ -321,6 +335,7 @@ void validate_upload(caf::event_based_actor* self, inbound in, app_context_ptr a
     case http::route::server_customer_purchases:
     case http::route::server_grant_add:
     case http::route::server_grant_remove:
+    case http::route::server_purchase_consumption:
       break; // not uploads: the supervisor, its handlers and the HTTP layer answer them
   }
 }

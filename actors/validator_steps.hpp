@@ -94,6 +94,11 @@ void ask_store(caf::event_based_actor* self, const trace_context& ctx, const val
                app_context_ptr app, model::transaction_record r,
                std::function<void(model::transaction_record)> k);
 
+// POST /server/customers/{user}/restore (actors/restore.cpp): the customer's
+// App Store transaction history read, verified, saved all or none, answered
+// with the customer.
+void restore_customer(caf::event_based_actor* self, upload_ptr u);
+
 // A job's work on a record that is not pending (actors/validator_upkeep.cpp): a
 // validated Play purchase is acknowledged, or a subscription whose expiry has
 // passed is refreshed; the job completes once that is settled, or is rescheduled

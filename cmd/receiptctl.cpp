@@ -242,6 +242,39 @@ std::string apply_app_options(const args& a, model::app& app) {
   return apply_app_store_credentials(a, app);
 }
 
+// The refund request options (model/purchases/refund_request.hpp): stored
+// apart from the app's row; `o` shows the settings as they are then.
+std::string apply_refund_options(const args& a, db::database& db, const std::string& app_id,
+                                 json::object& o) {
+  auto settings = db.refund_settings_of(app_id);
+  if (!settings)
+    return settings.err().message();
+  bool changed = false;
+  if (a.given("refund-preference")) {
+    auto p = model::purchases::parse_refund_preference(a.refund_preference);
+    if (!p)
+      return "--refund-preference takes decline, grant, grant-prorated or none, not \""
+        + a.refund_preference + "\"";
+    settings->preference = *p;
+    changed = true;
+  }
+  if (a.given("refund-consent")) {
+    settings->customer_consent = a.refund_consent;
+    changed = true;
+  }
+  if (a.given("sample-content-provided")) {
+    settings->sample_content_provided = a.sample_content_provided;
+    changed = true;
+  }
+  if (changed)
+    if (auto stored = db.set_refund_settings(app_id, *settings); !stored)
+      return stored.err().message();
+  o["refund_preference"] = model::purchases::to_string(settings->preference);
+  o["refund_consent"] = settings->customer_consent;
+  o["sample_content_provided"] = settings->sample_content_provided;
+  return {};
+}
+
 int issue_token(const args& a, db::database& db, const model::app& app, model::token_kind kind) {
   auto token = model::make_access_token();
   auto info = db.add_token(app.id, model::access_token_hash(token), cmd::now_ms(), kind);
@@ -313,6 +346,10 @@ int app_command(const args& a, db::database& db, const config::http_settings& ht
     if (!info)
       return fail(info.err().message());
     auto o = app_json(*created);
+    if (a.given("refund-preference") || a.given("refund-consent")
+        || a.given("sample-content-provided"))
+      if (auto err = apply_refund_options(a, db, created->id, o); !err.empty())
+        return fail(err, 2);
     o["token"] = token;
     o["token_id"] = info->id;
     print(a, o,
@@ -329,7 +366,10 @@ int app_command(const args& a, db::database& db, const config::http_settings& ht
     auto updated = db.update_app(*app);
     if (!updated)
       return fail(updated.err().message());
-    print(a, app_json(*app), "Updated app " + app->name + " (id " + app->id + ").\n");
+    auto o = app_json(*app);
+    if (auto err = apply_refund_options(a, db, app->id, o); !err.empty())
+      return fail(err, 2);
+    print(a, o, "Updated app " + app->name + " (id " + app->id + ").\n");
     return 0;
   }
   if (sub == "rtdn-url")

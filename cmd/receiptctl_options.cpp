@@ -183,6 +183,14 @@ ctl_options::ctl_options() {
     .add(acknowledge_purchases, "acknowledge-purchases",
          "receiptd acknowledges the app's validated Play purchases (Google refunds one left "
          "unacknowledged for three days); =false leaves it to the app")
+    .add(refund_preference, "refund-preference",
+         "how the stores' refund requests are answered: decline, grant, grant-prorated, or "
+         "none (answer nothing)")
+    .add(refund_consent, "refund-consent",
+         "the app has its customers' consent to send their consumption data to the store "
+         "(Apple takes consumption information only with consent)")
+    .add(sample_content_provided, "sample-content-provided",
+         "the app offers a free sample, trial or description of the purchase before it is made")
     .add(transfer_policy, "transfer-policy",
          "a re-upload naming another user_identifier: transfer (previous owners are "
          "recorded), keep (409 bound_to_other_user) or reject_after=N")

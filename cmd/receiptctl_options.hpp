@@ -62,6 +62,11 @@ public:
     shared_secret;
   bool accept_storekit_test_receipts = false;
   bool acknowledge_purchases = false; // receiptd acknowledges the app's Play purchases
+  // Refund requests: model::purchases::refund_preference as text; the app
+  // collects its customers' consent; it offers a sample before purchase.
+  std::string refund_preference = "none";
+  bool refund_consent = false;
+  bool sample_content_provided = false;
   std::string transfer_policy = "transfer";
   // App Store Server API credentials.
   std::string app_store_issuer_id, app_store_key_id, app_store_private_key_file;

@@ -17,6 +17,7 @@
 #include "actors/retry_scheduler.hpp"
 #include "actors/scheduler.hpp"
 #include "actors/upkeep.hpp"
+#include "actors/refund_answerer.hpp"
 #include "actors/webhook_dispatcher.hpp"
 #include "actors/store_a_client.hpp"
 #include "actors/store_b_client.hpp"
@@ -258,6 +259,20 @@ int main(int argc, char** argv) {
     auto webhooks = actors::spawn_webhook_dispatcher(
       sys, s.webhooks, instance,
       {.persistence = persistence, .transport = &outbound, .trace = &trace, .clock = &clock});
+    // The stores' refund requests, on the revalidation jobs' retry schedule.
+    auto refunds = actors::spawn_refund_answerer(
+      sys,
+      {.poll_interval = s.retry.poll_interval,
+       .lease = s.retry.lease,
+       .call_deadline = s.validator.store_deadline,
+       .retry = deps->settings.retry},
+      instance,
+      {.persistence = persistence,
+       .store_a = store_a,
+       .store_b = store_b,
+       .clock = &clock,
+       .random = &model::system_random(),
+       .instruments = &instruments});
     auto upkeep
       = actors::spawn_upkeep(sys, s.store_a, s.store_b, s.retry.lease, instance,
                              {.persistence = persistence, .store_b = store_b, .clock = &clock});
@@ -265,6 +280,7 @@ int main(int argc, char** argv) {
     auto stop_actors = [&] {
       for (auto a :
            {caf::actor_cast<caf::actor>(retry), caf::actor_cast<caf::actor>(webhooks),
+            caf::actor_cast<caf::actor>(refunds),
             caf::actor_cast<caf::actor>(upkeep), caf::actor_cast<caf::actor>(supervisor),
             caf::actor_cast<caf::actor>(store_a), caf::actor_cast<caf::actor>(store_b),
             caf::actor_cast<caf::actor>(persistence), caf::actor_cast<caf::actor>(operational)})

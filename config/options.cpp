@@ -355,6 +355,13 @@ receiptd_config::receiptd_config() {
          "how often each app's voided purchases list is read", milliseconds(1000))
     .add(s.store_b.voided_purchases_page_size, "voided-purchases-page-size",
          "voided purchases asked for per page (Google allows 1000)", 1, 1000)
+    .add(s.store_b.orders, "orders",
+         "read each Play purchase's order (orders API: price, currency, tax, refunds)")
+    .add(s.store_b.orders_interval, "orders-interval",
+         "how often the purchase orders whose order is still to be read are read, in batches",
+         milliseconds(1000))
+    .add(s.store_b.orders_batch, "orders-batch",
+         "orders read per call (orders.batchGet; Google allows 1000)", 1, 1000)
     .add(s.store_b.refresh_interval, "refresh-interval",
          "how often validated subscriptions whose expiry has passed are asked again (0: never); "
          "one is not asked again sooner",

@@ -112,6 +112,11 @@ struct store_b_settings {
   std::size_t voided_purchases_page_size = 1000;
   milliseconds refresh_interval = 1h;
   std::size_t refresh_batch = 100;
+  // Play's orders API: each purchase's order read for its price (at upload,
+  // and by a sweep this often for those whose order is still to be read).
+  bool orders = true;
+  milliseconds orders_interval = 5min;
+  std::size_t orders_batch = 1000;
   // Pub/Sub push authentication (optional): with a JWKS file, every
   // RTDN push must carry an OIDC token that verifies under it, for this
   // audience (and from this service account, when set).

@@ -136,6 +136,12 @@ customer_repository& sql_database::customers() {
   return *customers_;
 }
 
+refund_repository& sql_database::refunds() {
+  if (!refunds_)
+    refunds_ = std::make_unique<refund_repository>(conn());
+  return *refunds_;
+}
+
 purchase_projection sql_database::make_projection(outbox& box, model::unix_ms now) {
   return purchase_projection([this]() -> purchase_repository& { return purchases(); },
                              [this]() -> customer_repository& { return customers(); }, box,
@@ -157,6 +163,7 @@ void sql_database::drop_statements() noexcept {
   upkeep_.reset();
   purchases_.reset();
   customers_.reset();
+  refunds_.reset();
 }
 
 void sql_database::drop_session() noexcept {

@@ -28,10 +28,12 @@
 #include "model/app.hpp"
 #include "model/purchases/customer.hpp"
 #include "model/purchases/purchase.hpp"
+#include "model/purchases/refund_request.hpp"
 #include "model/purchases/rules.hpp"
 #include "model/records.hpp"
 #include "model/store_a/notification.hpp"
 #include "model/store_b/rtdn.hpp"
+#include "model/store_b/orders_due.hpp"
 #include "model/store_b/voided_poll.hpp"
 #include "model/webhooks.hpp"
 
@@ -117,6 +119,17 @@ struct customer_view {
 // What a customer's answer is computed from, with the app's rules the caller
 // has: the purchases it shows (model::purchases::answer_purchases), newest
 // first, and the customer's grants.
+// A refund request claimed to be answered, with what its answer is made of:
+// the app (its Server API key or service account), its settings, what the
+// app's backend reported of the purchase, and what receiptd's records say.
+struct refund_work {
+  model::purchases::refund_request request;
+  model::app app;
+  model::purchases::refund_settings settings;
+  model::purchases::consumption_report report;
+  model::purchases::refund_facts facts;
+};
+
 struct customer_answer_view {
   std::vector<model::purchases::purchase> purchases;
   std::vector<model::purchases::grant> grants;
@@ -182,6 +195,15 @@ public:
   // savepoint, so a save the database refuses fails alone. The results are in
   // the order of the batch; the outcome fails only when the whole batch did.
   virtual model::result<std::vector<batch_saved>> save_batch(const std::vector<batch_save>& batch)
+    = 0;
+
+  // A customer's restored App Store transactions (POST /server/customers/{user}/
+  // restore): every record saved as save_transaction would save it (purchases
+  // folded, events written), all in one transaction; or — when one of them is
+  // refused as its upload would be (a purchase or transaction bound to another
+  // user the app's policy protects) — none of them, and that refusal.
+  virtual model::result<std::optional<model::field_error>>
+  restore_transactions(const std::vector<model::transaction_record>& records, model::unix_ms now)
     = 0;
 
   virtual model::result<std::optional<model::purchase_order_record>>
@@ -251,8 +273,8 @@ public:
                                                      const purchase_cursor& cursor, int limit)
     = 0;
   // What the customer's answer at `now` reads (GET …/customers/{user}): the
-  // purchases it shows and the grants, in two statements whatever the number of
-  // purchases (one each: see sql_database_purchases.cpp).
+  // purchases it shows and the grants, in one statement whatever the number of
+  // purchases, two for a customer with grants (see sql_database_purchases.cpp).
   virtual model::result<customer_answer_view>
   find_customer_answer(const std::string& app_id, const std::string& user_identifier,
                        model::environment env, model::unix_ms now)
@@ -273,6 +295,27 @@ public:
   // changed announced (in_app_purchase.updated, customer.entitlements_changed);
   // its timer moves to its next change. Returns how many were handled.
   virtual model::result<int> expire_due(model::unix_ms now, int limit) = 0;
+
+  // ---- refund requests (model/purchases/refund_request.hpp) ---------------
+  // Due refund requests leased to owner until lease_until, at most limit.
+  virtual model::result<std::vector<refund_work>>
+  claim_refund_requests(const std::string& owner, model::unix_ms now, model::unix_ms lease_until,
+                        int limit) = 0;
+  // A request's outcome, fenced by its version (false: another claim overtook
+  // it); its purchase shows it as refund_request, and the change is announced
+  // (in_app_purchase.updated).
+  virtual model::result<bool> finish_refund_request(const model::purchases::refund_request& r,
+                                                    model::unix_ms now) = 0;
+  // What the app's backend says of one of its purchases; false: the app has
+  // no such purchase.
+  virtual model::result<bool> set_consumption(const std::string& app_id,
+                                              const std::string& purchase_id,
+                                              const model::purchases::consumption_report& r,
+                                              model::unix_ms now) = 0;
+  virtual model::result<model::purchases::refund_settings>
+  refund_settings_of(const std::string& app_id) = 0;
+  virtual model::result<bool> set_refund_settings(const std::string& app_id,
+                                                  const model::purchases::refund_settings& s) = 0;
 
   // ---- store notifications ---------------------------------------
   // In one transaction: records the notification (store_notifications: app,
@@ -346,6 +389,21 @@ public:
   apply_voided_page(const std::string& owner, const model::store_b::voided_poll& poll,
                     const std::vector<model::store_b::voided_purchase>& page, model::unix_ms now,
                     std::optional<model::unix_ms> keep_lease_until)
+    = 0;
+
+  // The orders sweep: up to `limit` validated purchase orders whose order is
+  // still to be read (order_read_at NULL) and named (the Developer API's order
+  // id, else the purchase data's), of apps with a service account, the least
+  // recently updated first; grouped by app, each group with its app.
+  virtual model::result<std::vector<model::store_b::orders_due>> orders_due(int limit) = 0;
+  // In one transaction: each read applied to the app's purchase order of its
+  // token (model::store_b::apply_order; a read without an order — Play does
+  // not know it — only marks it read), with an event (purchase_order.updated)
+  // and its purchases projected again when its cost changed. Returns how many
+  // purchase orders' cost changed.
+  virtual model::result<int> apply_orders(const std::string& app_id,
+                                          const std::vector<model::store_b::order_read>& reads,
+                                          model::unix_ms now)
     = 0;
 
   // ---- webhooks ---------------------------------------------------

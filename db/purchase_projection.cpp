@@ -104,11 +104,24 @@ std::optional<mp::purchase> purchase_projection::fold_in(const mp::observation& 
   return p;
 }
 
-void purchase_projection::project(const std::string& app_id,
-                                  const model::store_a::verified_notification& v) {
+std::optional<mp::purchase>
+purchase_projection::project(const std::string& app_id,
+                             const model::store_a::verified_notification& v) {
+  std::optional<mp::purchase> folded;
   if (auto o = mp::observe(app_id, v, terms_of(app_id).observe))
-    fold_in(*o);
+    folded = fold_in(*o);
   announce_customers();
+  return folded;
+}
+
+bool purchase_projection::note_refund_request(const std::string& purchase_id, std::string text) {
+  auto p = purchases_().find(purchase_id);
+  if (!p)
+    return false;
+  auto before = mp::purchase_json(*p, entitlements_of(*p), now_);
+  p->refund_request = std::move(text);
+  write(*p, before, true);
+  return true;
 }
 
 void purchase_projection::expire(mp::purchase p, model::unix_ms due) {
@@ -141,8 +154,11 @@ void purchase_projection::announce_customers() {
       continue;
     auto& customers = customers_();
     auto announced = customers.lock(c.app_id, c.env, c.user, now_);
-    auto purchases = purchases_().for_answer(c.app_id, c.user, c.env, now_);
-    auto grants = customers.grants(c.app_id, c.user, c.env);
+    auto found = purchases_().for_answer(c.app_id, c.user, c.env, now_);
+    const auto& purchases = found.purchases;
+    std::vector<mp::grant> grants;
+    if (found.grants_possible)
+      grants = customers.grants(c.app_id, c.user, c.env);
     auto active = mp::active_entitlements(purchases, grants, *terms_of(c.app_id).rules, now_);
     if (active == announced)
       continue;

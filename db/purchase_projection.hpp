@@ -49,8 +49,14 @@ public:
   template <class Record>
   std::shared_ptr<const model::purchases::purchase_set> project(const Record& stored);
 
-  // A verified App Store Server Notification's own word on its purchase.
-  void project(const std::string& app_id, const model::store_a::verified_notification& v);
+  // A verified App Store Server Notification's own word on its purchase: the
+  // purchase as folded (none when the notification names none).
+  std::optional<model::purchases::purchase>
+  project(const std::string& app_id, const model::store_a::verified_notification& v);
+
+  // The purchase's refund_request field (model/purchases/refund_request.hpp)
+  // set to `text`; the change announced. False: no such purchase.
+  bool note_refund_request(const std::string& purchase_id, std::string text);
 
   // A purchase whose period-end timer was due at `due`: its activity is
   // evaluated now against what it was just before; what changed is announced,

@@ -98,6 +98,7 @@ purchase_repository::purchase_repository(connection& c)
                          st.exchange(soci::use(key_user_, "key_user"));
                          st.exchange(soci::use(key_environment_, "key_environment"));
                          st.exchange(soci::use(key_now_, "key_now"));
+                         st.exchange(soci::into(has_grants_));
                        })),
     set_lookup_columns_(prepare(c.session(), std::string(q::set_lookup_columns),
                                 [&](soci::statement& st) {
@@ -175,16 +176,20 @@ std::vector<mp::purchase> purchase_repository::by_customer(const std::string& ap
   return out;
 }
 
-std::vector<mp::purchase> purchase_repository::for_answer(const std::string& app_id,
-                                                         const std::string& user_identifier,
-                                                         model::environment env,
-                                                         model::unix_ms now) {
+purchase_repository::answer_purchases
+purchase_repository::for_answer(const std::string& app_id, const std::string& user_identifier,
+                                model::environment env, model::unix_ms now) {
   key_app_id_ = app_id;
   key_user_ = user_identifier;
   key_environment_ = std::string(to_string(env));
   key_now_ = now;
-  std::vector<mp::purchase> out;
-  for_each_row(for_answer_, [&] { out.push_back(row_.purchase()); });
+  answer_purchases out;
+  bool grants = false;
+  for_each_row(for_answer_, [&] {
+    out.purchases.push_back(row_.purchase());
+    grants = has_grants_ != 0;
+  });
+  out.grants_possible = out.purchases.empty() || grants;
   return out;
 }
 

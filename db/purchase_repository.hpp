@@ -78,10 +78,15 @@ public:
                                                       model::environment env,
                                                       const purchase_cursor& cursor, int limit);
   // The ones the customer's answer reads at `now`, newest first
-  // (model::purchases::answer_purchases): a few index probes, not every purchase.
-  std::vector<model::purchases::purchase> for_answer(const std::string& app_id,
-                                                     const std::string& user_identifier,
-                                                     model::environment env, model::unix_ms now);
+  // (model::purchases::answer_purchases): a few index probes, not every purchase;
+  // and whether the customer may have grants (false only when a purchase was
+  // found and the customer has none).
+  struct answer_purchases {
+    std::vector<model::purchases::purchase> purchases;
+    bool grants_possible = true;
+  };
+  answer_purchases for_answer(const std::string& app_id, const std::string& user_identifier,
+                              model::environment env, model::unix_ms now);
   // Fills the customer answer's columns of a purchase stored before them
   // (db/backfill.cpp); false when there is no such purchase.
   bool set_lookup_columns(const model::purchases::purchase& p);
@@ -103,6 +108,7 @@ private:
   std::string key_before_id_;
   int key_limit_ = 0;
   long long key_now_ = 0;
+  int has_grants_ = 0; // for_answer's last column
   // insert_key's values
   std::string k_app_id_, k_marketplace_, k_environment_, k_key_, k_purchase_id_;
 

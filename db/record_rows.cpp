@@ -1,5 +1,7 @@
 #include "db/record_rows.hpp"
 
+#include "model/store_b/line_items.hpp"
+
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -130,6 +132,14 @@ void purchase_order_row::assign(const model::purchase_order_record& r) {
   set_flag(installment_pending_cancellation,
            i ? std::optional<bool>(i->pending_cancellation) : std::nullopt);
   deferred_product_id.set(r.purchase.deferred_product_id);
+  offer_id.set(r.purchase.offer_id);
+  purchase_option_id.set(r.purchase.purchase_option_id);
+  line_items.set(model::store_b::line_items_json(r.purchase.line_items));
+  price.set(r.purchase.cost.price);
+  currency_code.set(r.purchase.cost.currency_code);
+  tax.set(r.purchase.cost.tax);
+  refunded.set(r.purchase.cost.refunded);
+  order_read_at.set(r.purchase.order_read_at);
 }
 
 model::purchase_order_record purchase_order_row::record() const {
@@ -181,6 +191,19 @@ model::purchase_order_record purchase_order_row::record() const {
     r.purchase.installments = i;
   }
   r.purchase.deferred_product_id = deferred_product_id.get();
+  r.purchase.offer_id = offer_id.get();
+  r.purchase.purchase_option_id = purchase_option_id.get();
+  if (auto text = line_items.get()) {
+    auto items = model::store_b::parse_line_items_json(*text);
+    if (!items)
+      throw corrupt_row("line_items is not a JSON array of line items");
+    r.purchase.line_items = std::move(*items);
+  }
+  r.purchase.cost.price = price.get<std::int64_t>();
+  r.purchase.cost.currency_code = currency_code.get();
+  r.purchase.cost.tax = tax.get<std::int64_t>();
+  r.purchase.cost.refunded = refunded.get<std::int64_t>();
+  r.purchase.order_read_at = order_read_at.get<model::unix_ms>();
   return r;
 }
 
@@ -225,6 +248,7 @@ void in_app_purchase_row::assign(const std::string& receipt, int position,
   set_flag(is_trial_period, p.is_trial_period);
   set_flag(is_in_intro_offer_period, p.is_in_intro_offer_period);
   product_type.set(p.product_type);
+  store_contradiction.set(p.store_contradiction);
 }
 
 model::apple_in_app_purchase in_app_purchase_row::purchase() const {
@@ -242,6 +266,7 @@ model::apple_in_app_purchase in_app_purchase_row::purchase() const {
   p.is_trial_period = get_flag(is_trial_period);
   p.is_in_intro_offer_period = get_flag(is_in_intro_offer_period);
   p.product_type = product_type.get();
+  p.store_contradiction = store_contradiction.get();
   return p;
 }
 

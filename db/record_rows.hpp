@@ -125,6 +125,14 @@ struct purchase_order_row : record_row_base<purchase_order_row> {
   nullable<int> installment_remaining_payments;
   nullable<int> installment_pending_cancellation; // NULL: not an installment plan
   nullable<std::string> deferred_product_id;
+  nullable<std::string> offer_id;
+  nullable<std::string> purchase_option_id;
+  nullable<std::string> line_items; // JSON (model/store_b/line_items.hpp)
+  nullable<long long> price;
+  nullable<std::string> currency_code;
+  nullable<long long> tax;
+  nullable<long long> refunded;
+  nullable<long long> order_read_at;
 
   template <class F>
   void own_upload_columns(F&& f) {
@@ -167,6 +175,14 @@ struct purchase_order_row : record_row_base<purchase_order_row> {
     f("installment_remaining_payments", installment_remaining_payments);
     f("installment_pending_cancellation", installment_pending_cancellation);
     f("deferred_product_id", deferred_product_id);
+    f("offer_id", offer_id);
+    f("purchase_option_id", purchase_option_id);
+    f("line_items", line_items);
+    f("price", price);
+    f("currency_code", currency_code);
+    f("tax", tax);
+    f("refunded", refunded);
+    f("order_read_at", order_read_at);
   }
 
   void assign(const model::purchase_order_record& r);
@@ -308,6 +324,7 @@ struct in_app_purchase_row {
   nullable<int> is_trial_period;
   nullable<int> is_in_intro_offer_period;
   nullable<int> product_type;
+  nullable<std::string> store_contradiction;
 
   template <class F>
   void all_columns(F&& f) {
@@ -326,6 +343,7 @@ struct in_app_purchase_row {
     f("is_trial_period", is_trial_period);
     f("is_in_intro_offer_period", is_in_intro_offer_period);
     f("product_type", product_type);
+    f("store_contradiction", store_contradiction);
   }
 
   void assign(const std::string& receipt, int position, const model::apple_in_app_purchase& p);

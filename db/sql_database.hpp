@@ -28,6 +28,7 @@
 #include "db/notification_repository.hpp"
 #include "db/purchase_order_repository.hpp"
 #include "db/receipt_repository.hpp"
+#include "db/refund_repository.hpp"
 #include "db/upkeep_repository.hpp"
 #include "db/webhook_repository.hpp"
 
@@ -65,6 +66,9 @@ public:
   save_transaction(const model::transaction_record& incoming,
                    model::unix_ms first_attempt_at) override;
   model::result<std::vector<batch_saved>> save_batch(const std::vector<batch_save>& batch) override;
+  model::result<std::optional<model::field_error>>
+  restore_transactions(const std::vector<model::transaction_record>& records,
+                       model::unix_ms now) override;
   model::result<std::optional<model::purchase_order_record>>
   find_purchase_order(const std::string& id) override;
   model::result<std::optional<model::receipt_record>> find_receipt(const std::string& id) override;
@@ -106,6 +110,19 @@ public:
                                    const std::string& entitlement, const std::string& id,
                                    model::unix_ms now) override;
   model::result<int> expire_due(model::unix_ms now, int limit) override;
+  model::result<std::vector<refund_work>> claim_refund_requests(const std::string& owner,
+                                                                model::unix_ms now,
+                                                                model::unix_ms lease_until,
+                                                                int limit) override;
+  model::result<bool> finish_refund_request(const model::purchases::refund_request& r,
+                                            model::unix_ms now) override;
+  model::result<bool> set_consumption(const std::string& app_id, const std::string& purchase_id,
+                                      const model::purchases::consumption_report& r,
+                                      model::unix_ms now) override;
+  model::result<model::purchases::refund_settings>
+  refund_settings_of(const std::string& app_id) override;
+  model::result<bool> set_refund_settings(const std::string& app_id,
+                                          const model::purchases::refund_settings& s) override;
 
   model::result<notification_applied>
   apply_store_a_notification(const std::string& app_id,
@@ -142,6 +159,10 @@ public:
   apply_voided_page(const std::string& owner, const model::store_b::voided_poll& poll,
                     const std::vector<model::store_b::voided_purchase>& page, model::unix_ms now,
                     std::optional<model::unix_ms> keep_lease_until) override;
+  model::result<std::vector<model::store_b::orders_due>> orders_due(int limit) override;
+  model::result<int> apply_orders(const std::string& app_id,
+                                  const std::vector<model::store_b::order_read>& reads,
+                                  model::unix_ms now) override;
 
 private:
   // Runs one public call: converts exceptions to model::error and recovers the session.
@@ -163,6 +184,10 @@ private:
   upkeep_repository& upkeep();
   purchase_repository& purchases();
   customer_repository& customers();
+  refund_repository& refunds();
+  // A store's refund request, recorded in the caller's write transaction and
+  // shown on its purchase (db/sql_database_refunds.cpp).
+  void open_refund_request(purchase_projection& projection, model::purchases::refund_request r);
   // The outbox of a write transaction about to start (db/webhook_repository.hpp).
   outbox make_outbox();
   // The passes over existing records a schema change needs (db/backfill.cpp),
@@ -219,6 +244,7 @@ private:
   std::unique_ptr<upkeep_repository> upkeep_;
   std::unique_ptr<purchase_repository> purchases_;
   std::unique_ptr<customer_repository> customers_;
+  std::unique_ptr<refund_repository> refunds_;
   // Compiled entitlement rules by app, with the rules text they were compiled from.
   std::map<std::string, std::pair<std::string, purchase_terms>> terms_;
 };

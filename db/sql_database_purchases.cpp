@@ -86,8 +86,10 @@ model::result<customer_view> sql_database::find_customer(const std::string& app_
   });
 }
 
-// A lookup's cost is mostly its round trips to the database: two statements and
-// no transaction around them (BEGIN and COMMIT would be two more). Each sees its
+// A lookup's cost is mostly its round trips to the database: one statement for
+// the purchases, which also says whether the customer has any grant, and a
+// second for the grants only then (or when no purchase was found); no
+// transaction around them (BEGIN and COMMIT would be two more). Each sees its
 // own snapshot: purchases as the first found them, grants as the second did. No
 // transaction writes both, so no change is seen half made; one made between the
 // two statements shows in the next lookup.
@@ -96,8 +98,10 @@ sql_database::find_customer_answer(const std::string& app_id, const std::string&
                                    model::environment env, model::unix_ms now) {
   return guarded<customer_answer_view>("find_customer_answer", [&] {
     customer_answer_view out;
-    out.purchases = purchases().for_answer(app_id, user_identifier, env, now);
-    out.grants = customers().grants(app_id, user_identifier, env);
+    auto found = purchases().for_answer(app_id, user_identifier, env, now);
+    out.purchases = std::move(found.purchases);
+    if (found.grants_possible)
+      out.grants = customers().grants(app_id, user_identifier, env);
     return out;
   });
 }

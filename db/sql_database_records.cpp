@@ -446,6 +446,24 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
   });
 }
 
+model::result<std::optional<model::field_error>>
+sql_database::restore_transactions(const std::vector<model::transaction_record>& records,
+                                   model::unix_ms now) {
+  using refusal = std::optional<model::field_error>;
+  return guarded<refusal>("restore_transactions", [&]() -> refusal {
+    transaction tx(conn(), access::write);
+    auto box = make_outbox();
+    auto projection = make_projection(box, now);
+    for (const auto& r : records) {
+      auto out = save_in_transaction(transactions(), r, now, box, projection);
+      if (out.record.terms.refused)
+        return out.record.terms.refused; // rolled back: nothing of the restore is written
+    }
+    tx.commit();
+    return std::nullopt;
+  });
+}
+
 model::result<std::optional<model::purchase_order_record>>
 sql_database::find_purchase_order(const std::string& id) {
   return guarded<std::optional<model::purchase_order_record>>(

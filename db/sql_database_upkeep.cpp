@@ -2,7 +2,10 @@
 // StoreKit 2) and the Play voided purchases polls.
 #include "db/sql_database.hpp"
 #include "model/resource_json.hpp"
+#include "model/store_b/orders.hpp"
 #include "model/store_b/voided.hpp"
+
+#include <map>
 
 namespace receiptd::db {
 
@@ -81,6 +84,69 @@ sql_database::apply_voided_page(const std::string& owner, const model::store_b::
     }
     tx.commit();
     return std::optional<int>(count);
+  });
+}
+
+model::result<std::vector<model::store_b::orders_due>> sql_database::orders_due(int limit) {
+  return guarded<std::vector<model::store_b::orders_due>>("orders_due", [&] {
+    std::vector<model::store_b::orders_due> out;
+    if (limit <= 0)
+      return out;
+    auto& app_rows = apps();
+    transaction tx(conn(), access::read);
+    std::map<std::string, std::size_t> group; // app id → its place in out
+    for (auto& due : upkeep().orders_due(limit)) {
+      auto [it, fresh] = group.emplace(due.app_id, out.size());
+      if (fresh) {
+        auto app = app_rows.find_by_id(due.app_id);
+        if (!app) {
+          group.erase(it);
+          continue;
+        }
+        out.push_back({std::move(*app), {}});
+      }
+      out[it->second].orders.push_back({std::move(due.purchase_token), std::move(due.order_id)});
+    }
+    tx.commit();
+    return out;
+  });
+}
+
+model::result<int> sql_database::apply_orders(const std::string& app_id,
+                                              const std::vector<model::store_b::order_read>& reads,
+                                              model::unix_ms now) {
+  return guarded<int>("apply_orders", [&] {
+    auto& orders = purchase_orders();
+    int count = 0;
+    transaction tx(conn(), access::write);
+    auto box = make_outbox();
+    auto projection = make_projection(box, now);
+    for (const auto& read : reads) {
+      model::purchase_order_record key;
+      key.app_id = app_id;
+      key.purchase_token = read.purchase_token;
+      auto stored = orders.find_for_update(key);
+      if (!stored)
+        continue;
+      auto updated = *stored;
+      bool changed = false;
+      if (read.order)
+        changed = model::store_b::apply_order(updated.purchase, *read.order, now);
+      else
+        updated.purchase.order_read_at = now;
+      if (changed)
+        updated.updated_at = now;
+      orders.update_verdict(updated);
+      if (!changed)
+        continue;
+      ++count;
+      if (box.wanted(app_id, model::event_type::purchase_order_updated))
+        box.announce(model::resource_json(*stored), model::resource_json(updated),
+                     model::record_kind::store_b_purchase_order, app_id, updated.id, now);
+      projection.project(updated);
+    }
+    tx.commit();
+    return count;
   });
 }
 

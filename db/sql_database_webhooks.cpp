@@ -68,7 +68,18 @@ model::result<notification_applied> sql_database::apply_store_a_notification(
     }
     // The notification is a source of its own about its purchase (a purchase
     // no upload has named yet included: Apple signed it).
-    make_projection(box, now).project(app_id, v);
+    auto projection = make_projection(box, now);
+    auto purchase = projection.project(app_id, v);
+    // Apple asks for consumption data of the transaction: a refund request to
+    // answer (model/purchases/refund_request.hpp).
+    if (v.n.type == "CONSUMPTION_REQUEST" && purchase && v.transaction) {
+      auto r = model::purchases::new_refund_request(
+        model::make_uuid(), app_id, purchase->id, "store_a",
+        std::string(model::to_string(purchase->env)), v.transaction->transaction_id, now,
+        v.n.signed_date);
+      r.reason = v.n.consumption_request_reason;
+      open_refund_request(projection, std::move(r));
+    }
     tx.commit();
     return out;
   });
@@ -131,6 +142,19 @@ sql_database::apply_store_b_notification(const std::string& app_id, const model:
           make_projection(box, now).project(*after);
       }
     }
+    // Play asks for a review of a refund of one of the app's orders: a refund
+    // request to answer (model/purchases/refund_request.hpp).
+    if (n.kind == model::store_b::rtdn_kind::pending_refund_review && n.order_id && n.refund_token)
+      if (auto found = refunds().purchase_of_order(app_id, *n.order_id)) {
+        auto r = model::purchases::new_refund_request(
+          model::make_uuid(), app_id, found->first, "store_b", found->second, *n.order_id, now,
+          n.event_time);
+        r.package_name = n.package_name;
+        r.refund_token = n.refund_token;
+        auto box = make_outbox();
+        auto projection = make_projection(box, now);
+        open_refund_request(projection, std::move(r));
+      }
     tx.commit();
     return out;
   });

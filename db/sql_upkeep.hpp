@@ -39,6 +39,18 @@ inline constexpr std::string_view transaction_refresh_candidates
     "  WHERE j.record_kind = 'store_a_transaction' AND j.record_id = t.id)"
     " ORDER BY COALESCE(t.subscription_expires_date, t.expires_date) LIMIT :batch_size";
 
+// Validated purchase orders whose order is still to be read (order_read_at
+// NULL: never read, or a refund since), naming one (the Developer API's, else
+// the purchase data's orderId), of apps with a service account: the least
+// recently updated first.
+inline constexpr std::string_view orders_due
+  = "SELECT o.app_id, o.purchase_token, COALESCE(o.latest_order_id, o.order_id)"
+    " FROM store_b_purchase_orders o JOIN apps a ON a.id = o.app_id"
+    " WHERE o.validation_state = 'validated' AND o.order_read_at IS NULL"
+    " AND COALESCE(o.latest_order_id, o.order_id) IS NOT NULL"
+    " AND a.package_name <> '' AND a.store_b_service_account <> ''"
+    " ORDER BY o.updated_at LIMIT :batch_size";
+
 // Every app with a package name and a service account has a poll, first due now.
 inline constexpr std::string_view add_missing_polls
   = "INSERT INTO store_b_voided_polls (app_id, window_start, page_token, high_water,"

@@ -51,7 +51,20 @@ upkeep_repository::upkeep_repository(connection& c)
       st.exchange(soci::use(key_app_id_, "key_app_id"));
       st.exchange(soci::use(key_version_, "key_version"));
       st.exchange(soci::use(key_owner_, "key_owner"));
+    })),
+    orders_due_(prepare(c.session(), std::string(q::orders_due), [this](soci::statement& st) {
+      st.exchange(soci::into(found_app_id_));
+      st.exchange(soci::into(found_token_));
+      st.exchange(soci::into(found_order_id_));
+      st.exchange(soci::use(batch_size_, "batch_size"));
     })) {}
+
+std::vector<upkeep_repository::order_due> upkeep_repository::orders_due(int limit) {
+  std::vector<order_due> out;
+  batch_size_ = limit;
+  for_each_row(orders_due_, [&] { out.push_back({found_app_id_, found_token_, found_order_id_}); });
+  return out;
+}
 
 std::function<void(soci::statement&)> upkeep_repository::bind_candidates() {
   return [this](soci::statement& st) {

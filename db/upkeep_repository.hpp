@@ -66,6 +66,15 @@ public:
   bool store(const std::string& owner, const model::store_b::voided_poll& p, model::unix_ms now,
              std::optional<model::unix_ms> keep_lease_until);
 
+  // (app id, purchase token, order id) of up to `limit` purchase orders whose
+  // order is to be read (db/sql_upkeep.hpp orders_due).
+  struct order_due {
+    std::string app_id;
+    std::string purchase_token;
+    std::string order_id;
+  };
+  std::vector<order_due> orders_due(int limit);
+
 private:
   // The two sweeps' statements read and bind the same members.
   std::function<void(soci::statement&)> bind_candidates();
@@ -87,12 +96,15 @@ private:
   std::string key_app_id_;
   long long key_version_ = 0;
   std::string key_owner_;
+  std::string found_token_;
+  std::string found_order_id_;
 
   soci::statement candidates_;             // Play subscriptions
   soci::statement transaction_candidates_; // StoreKit 2 subscriptions
   soci::statement add_missing_;
   soci::statement claim_;
   soci::statement store_;
+  soci::statement orders_due_;
 };
 
 } // namespace receiptd::db

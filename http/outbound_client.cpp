@@ -292,8 +292,12 @@ struct outbound_client::impl {
     curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, this);
     if (!opts.ca_file.empty())
       curl_easy_setopt(h, CURLOPT_CAINFO, opts.ca_file.c_str());
-    if (req.method == "POST") {
+    if (req.method == "POST" || req.method == "PUT") {
       curl_easy_setopt(h, CURLOPT_POST, 1L);
+      // A PUT with a body (Send Consumption Information): POST's body handling
+      // under another method name.
+      if (req.method == "PUT")
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
       curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body_size()));
       if (req.shared_body) {
         curl_easy_setopt(h, CURLOPT_READFUNCTION, read_body);

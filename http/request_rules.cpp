@@ -130,7 +130,10 @@ const std::string& health_body() {
 namespace {
 
 ph::Method method_of(const route_info& r) {
-  return r.deletes ? ph::Method::Delete : r.post ? ph::Method::Post : ph::Method::Get;
+  return r.deletes ? ph::Method::Delete
+         : r.puts  ? ph::Method::Put
+         : r.post  ? ph::Method::Post
+                   : ph::Method::Get;
 }
 
 // HEAD is allowed wherever GET is (RFC 9110 §9.3.2).

@@ -107,6 +107,21 @@ constexpr route_info table[] = {
    .deletes = true,
    .templated = true,
    .resource = true},
+  // Asks the App Store first (the customer's transaction history), then writes
+  // through the persistence pool: the validator's kind of work, not a resource read.
+  {.id = route::server_customer_restore,
+   .name = "server_customer_restore",
+   .post = true,
+   .path = "/server/customers/{}/restore",
+   .token = model::token_kind::server,
+   .templated = true},
+  {.id = route::server_purchase_consumption,
+   .name = "server_purchase_consumption",
+   .path = "/server/in_app_purchases/{}/consumption",
+   .token = model::token_kind::server,
+   .puts = true,
+   .templated = true,
+   .resource = true},
 };
 
 } // namespace
@@ -120,7 +135,7 @@ const route_info& info(route r) {
 }
 
 std::string_view allowed_methods(const route_info& r) {
-  return r.deletes ? "DELETE" : r.post ? "POST" : "GET, HEAD";
+  return r.deletes ? "DELETE" : r.puts ? "PUT" : r.post ? "POST" : "GET, HEAD";
 }
 
 std::string record_path(model::record_kind kind, std::string_view id) {

@@ -35,6 +35,8 @@ enum class route {
   server_customer_purchases, // GET  /server/customers/{user_identifier}/in_app_purchases
   server_grant_add,          // POST /server/customers/{user}/entitlements/{name}/grants
   server_grant_remove,       // DELETE /server/customers/{user}/entitlements/{name}/grants/{id}
+  server_customer_restore,   // POST /server/customers/{user_identifier}/restore
+  server_purchase_consumption, // PUT /server/in_app_purchases/{id}/consumption
 };
 
 struct route_info {
@@ -65,6 +67,8 @@ struct route_info {
   bool operational = false;
   // DELETE (else `post` decides between POST and GET).
   bool deletes = false;
+  // PUT (else as above).
+  bool puts = false;
   // A path with parameters ("/server/customers/{}/in_app_purchases"): each {}
   // is one path segment, handed on in order (inbound_request::params).
   bool templated = false;

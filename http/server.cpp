@@ -743,9 +743,15 @@ void sweep(connection_state& c, steady_clock::time_point now, const config::http
   } else if (c.receiving) {
     if (age > s.body_timeout)
       time_out(c, "the request did not arrive within http.body-timeout");
-  } else if (c.awaited || !c.kept_alive) {
+  } else if (c.awaited) {
     if (age > s.header_timeout)
       time_out(c, "the request line and headers did not arrive within http.header-timeout");
+  } else if (!c.kept_alive) {
+    // Opened and never sent a byte: closed without an answer, as an idle kept-alive
+    // one is. A 408 there would race the request a pooling client may be sending at
+    // that moment and be read as that request's answer.
+    if (age > s.header_timeout)
+      time_out(c, nullptr);
   } else if (age > s.keepalive_timeout) {
     time_out(c, nullptr);
   }

@@ -29,10 +29,11 @@ bool is_postgresql_file_key(std::string_view key) {
 // `value` as a parameter value in the style of `quote` (0: bare when it can be);
 // nullopt when SOCI's SQLite form cannot hold it ("…" with a '"' inside).
 std::optional<std::string> quoted(const std::string& value, char quote, bool libpq) {
-  bool needs = value.find_first_of(libpq ? " '\\" : " ") != std::string::npos;
-  if (!needs && quote == 0)
-    return value;
+  if (libpq && quote == 0)
+    return libpq_quoted(value); // bare unless a blank of any kind, ' or \ needs quotes
   if (!libpq) { // SOCI's SQLite backend: "…", no escapes
+    if (value.find(' ') == std::string::npos && quote == 0)
+      return value;
     if (value.find('"') != std::string::npos)
       return std::nullopt;
     return '"' + value + '"';

@@ -79,6 +79,33 @@ struct play_installments {
   bool operator==(const play_installments&) const = default;
 };
 
+// What Play's orders resource (orders.get / orders.batchGet) says an order
+// cost, in milliunits of its currency (Money units and nanos): what the buyer
+// paid (total, tax included), the tax in it, and what was refunded of it
+// (the full refund's or the partial refunds' totals).
+struct play_price {
+  std::optional<std::int64_t> price;
+  std::optional<std::string> currency_code; // ISO 4217
+  std::optional<std::int64_t> tax;
+  std::optional<std::int64_t> refunded;
+
+  bool operator==(const play_price&) const = default;
+};
+
+// One line item of a one-time purchase (purchases.productsv2 productLineItem:
+// its productId and productOfferDetails), and what its order's line item cost.
+struct play_line_item {
+  std::string product_id;
+  std::optional<int> quantity;
+  std::optional<int> refundable_quantity;
+  std::optional<bool> consumed; // consumptionState CONSUMPTION_STATE_CONSUMED
+  std::optional<std::string> offer_id;
+  std::optional<std::string> purchase_option_id;
+  play_price cost;
+
+  bool operator==(const play_line_item&) const = default;
+};
+
 // The in_app_purchase resource of a purchase order: purchase data, then the
 // Play Developer API's answer where it says more.
 struct play_purchase {
@@ -118,6 +145,20 @@ struct play_purchase {
   std::optional<unix_ms> allow_extend_after;
   std::optional<play_installments> installments;
   std::optional<std::string> deferred_product_id;
+  // productsv2 (Billing Library 8 one-time products): the purchase option and
+  // offer the claimed product was bought with; every line item of the purchase,
+  // in Play's order, when it has more than one (each is a purchase of its own:
+  // model/purchases/observe.cpp). latest_order_id holds a one-time purchase's
+  // orderId too: the order its price comes from.
+  std::optional<std::string> offer_id;
+  std::optional<std::string> purchase_option_id;
+  std::vector<play_line_item> line_items;
+  // The claimed product's price (its order line item's, or the order's when the
+  // order has one line item), and when the order was last read: none when it is
+  // still to be read (the upload's orders call failed, or a refund may have
+  // changed it: the orders sweep reads it).
+  play_price cost;
+  std::optional<unix_ms> order_read_at;
   // Refunded or charged back, as Play's voided purchases list says:
   // when, why (voidedReason 0–7), by whom (voidedSource 0 user, 1 developer,
   // 2 Google) and, for a quantity-based partial refund, how many. A voided
@@ -196,6 +237,10 @@ struct apple_in_app_purchase {
   std::optional<bool> is_trial_period;               // 1713 (undocumented)
   std::optional<bool> is_in_intro_offer_period;      // 1719
   std::optional<int> product_type;                   // 1707 (undocumented)
+  // Why the App Store Server API's transaction history contradicts this
+  // purchase (absent from it, another product or bundle): set, the receipt
+  // does not prove it, whatever the receipt's own state. Not in the receipt.
+  std::optional<std::string> store_contradiction;
 };
 
 struct receipt_record : record_base {

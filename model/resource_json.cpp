@@ -198,6 +198,9 @@ json::object in_app_purchase_json(const apple_in_app_purchase& p) {
     {"web_order_line_item_id", opt(p.web_order_line_item_id)},
     {"is_trial_period", opt_value(p.is_trial_period)},
     {"is_in_intro_offer_period", opt_value(p.is_in_intro_offer_period)},
+    // Why the App Store's transaction history contradicts it: the receipt does
+    // not prove this purchase (null: nothing contradicts it).
+    {"store_contradiction", opt(p.store_contradiction)},
   };
 }
 

@@ -254,8 +254,14 @@ std::vector<observation> observe(const receipt_record& r, const observe_options&
     const auto& key = p.original_transaction_id.empty() ? p.transaction_id : p.original_transaction_id;
     if (key.empty())
       continue;
+    // An entry Apple's transaction history contradicts is the unit only when
+    // nothing else of its purchase is left.
     auto& slot = newest[key];
-    if (!slot || p.purchase_date.value_or(0) >= slot->purchase_date.value_or(0))
+    bool contradicted = p.store_contradiction.has_value();
+    bool slot_contradicted = slot && slot->store_contradiction.has_value();
+    if (!slot || (slot_contradicted && !contradicted)
+        || (contradicted == slot_contradicted
+            && p.purchase_date.value_or(0) >= slot->purchase_date.value_or(0)))
       slot = &p;
     auto bought = p.original_purchase_date ? p.original_purchase_date : p.purchase_date;
     if (bought) {
@@ -268,6 +274,8 @@ std::vector<observation> observe(const receipt_record& r, const observe_options&
   for (const auto& [key, p] : newest) {
     observation o;
     from_record(o, r, record_kind::store_a_receipt, opts);
+    if (p->store_contradiction)
+      o.proves = false; // Apple's history says otherwise: the receipt is no source of it
     o.market = marketplace::store_a;
     // Xcode's test receipts number transactions from 0 on every machine.
     o.key = r.env == environment::xcode ? r.receipt_hash + ":" + key : key;
@@ -378,7 +386,42 @@ std::vector<observation> observe(const purchase_order_record& r, const observe_o
     o.user_identifier = p.account_id;
     o.binds_user = true;
   }
-  return {o};
+  // What its order cost (Play's orders resource), once read.
+  if (p.cost.price || p.cost.currency_code) {
+    o.price = p.cost.price;
+    o.currency_code = p.cost.currency_code;
+  }
+  if (p.line_items.size() < 2)
+    return {o};
+  // A productsv2 purchase of several products (Billing Library 8): one token,
+  // one purchase per line item, as a unified receipt holds one per product. The
+  // first line item in Play's order keeps the token as its key (what a
+  // one-product purchase has), the others are "token:productId" — the same
+  // keys whichever of the products an upload names. A line item's quantity is
+  // its purchase's quantity (one purchase of n units, as the App Store's
+  // quantity), its state and refunds the token's.
+  std::vector<observation> out;
+  for (std::size_t i = 0; i < p.line_items.size(); ++i) {
+    const auto& item = p.line_items[i];
+    observation each = o;
+    if (i > 0) {
+      each.key = r.purchase_token + ":" + item.product_id;
+      each.unit = each.key;
+    }
+    each.product_id = item.product_id;
+    each.quantity = item.quantity;
+    each.type.reset(); // said only by a consumption
+    if (item.consumed && *item.consumed)
+      each.type = purchase_type::consumable;
+    each.price.reset();
+    each.currency_code.reset();
+    if (item.cost.price || item.cost.currency_code) {
+      each.price = item.cost.price;
+      each.currency_code = item.cost.currency_code;
+    }
+    out.push_back(std::move(each));
+  }
+  return out;
 }
 
 std::optional<observation> observe(const std::string& app_id,

@@ -113,6 +113,10 @@ struct purchase {
   std::vector<source> sources;         // newest last, at most max_sources
   bool notified = false; // a verified store notification spoke of it (a proof too)
   std::optional<unix_ms> last_synced_at; // the newest store answer or notification
+  // The latest refund request a store made of it, as compact JSON text
+  // (received_at, deadline_at, state, answered_at, sent, store_status): set
+  // by the refund answerer, never by a fold.
+  std::optional<std::string> refund_request;
   unix_ms created_at = 0;
   unix_ms updated_at = 0;
   std::int64_t versions = 0; // +1 on every change

@@ -5,6 +5,8 @@
 #include <boost/json/parse.hpp>
 
 #include "model/encoding.hpp"
+#include "model/store_a/jws.hpp"
+#include "model/upload_request.hpp"
 
 namespace receiptd::model::purchases {
 
@@ -178,6 +180,39 @@ result<grant_request> parse_grant_request(std::string_view body, unix_ms now) {
   if (!errors.empty())
     return errors;
   return g;
+}
+
+result<restore_request> parse_restore_request(std::string_view body) {
+  boost::system::error_code ec;
+  auto doc = boost::json::parse(body, ec);
+  if (ec || !doc.is_object())
+    return field_error{"", "invalid_json", "the body is not a JSON object"};
+  const auto& o = doc.get_object();
+  const auto* id = o.if_contains("transaction_id");
+  const auto* jws = o.if_contains("signed_transaction");
+  if ((id == nullptr) == (jws == nullptr))
+    return field_error{"transaction_id", "missing",
+                       "give transaction_id or signed_transaction, one of them"};
+  restore_request out;
+  if (id) {
+    bool ok = id->is_string() && !id->get_string().empty() && id->get_string().size() <= 64;
+    if (ok)
+      for (unsigned char c : id->get_string())
+        ok = ok && c > 0x20 && c < 0x7f;
+    if (!ok)
+      return field_error{"transaction_id", "invalid",
+                         "transaction_id is an App Store transaction id: 1 to 64 visible ASCII "
+                         "characters"};
+    out.transaction_id = std::string(id->get_string());
+    return out;
+  }
+  if (!jws->is_string() || jws->get_string().size() > max_signed_transaction_length
+      || !store_a::split_jws(jws->get_string()))
+    return field_error{"signed_transaction", "invalid_jws",
+                       "signed_transaction must be a compact JWS: three base64url segments "
+                       "joined by '.', at most 64 KiB"};
+  out.signed_transaction = std::string(jws->get_string());
+  return out;
 }
 
 } // namespace receiptd::model::purchases

@@ -52,4 +52,14 @@ struct grant_request {
 };
 result<grant_request> parse_grant_request(std::string_view body, unix_ms now);
 
+// POST /server/customers/{user}/restore: {"transaction_id": "…"} (any of the
+// customer's App Store transaction ids, 1–64 visible ASCII characters) or
+// {"signed_transaction": JWS} (three base64url segments, at most 64 KiB; its
+// signature is the caller's to check), exactly one of them.
+struct restore_request {
+  std::optional<std::string> transaction_id;
+  std::optional<std::string> signed_transaction;
+};
+result<restore_request> parse_restore_request(std::string_view body);
+
 } // namespace receiptd::model::purchases

@@ -270,6 +270,9 @@ json::object purchase_json(const purchase& p, const std::vector<std::string>& en
   o["current_period_end_at"] = timestamp_json(p.current_period_end_at.value);
   o["grace_period_end_at"] = timestamp_json(p.grace_period_end_at.value);
   o["last_synced_at"] = timestamp_json(p.last_synced_at);
+  // The latest refund request the store made of it and what was answered
+  // (model/purchases/refund_request.hpp): null when none.
+  o["refund_request"] = metadata_json(p.refund_request);
   o["created_at"] = timestamp_json(p.created_at);
   o["updated_at"] = timestamp_json(p.updated_at);
   json::array names;
@@ -321,6 +324,7 @@ std::string facts_json(const purchase& p) {
   o["purchased_at"] = opt(p.purchased_at);
   o["last_synced_at"] = opt(p.last_synced_at);
   o["notified"] = p.notified;
+  o["refund_request"] = opt(p.refund_request);
   json::array sources;
   for (const auto& s : p.sources)
     sources.emplace_back(json::object{
@@ -383,6 +387,8 @@ result<bool> read_facts(purchase& p, std::string_view text) {
   p.last_synced_at = number(o, "last_synced_at");
   if (const auto* n = o.if_contains("notified"); n && n->is_bool())
     p.notified = n->get_bool();
+  if (const auto* r = o.if_contains("refund_request"); r && r->is_string())
+    p.refund_request = std::string(r->get_string());
   p.sources.clear();
   if (const auto* s = o.if_contains("sources"); s && s->is_array())
     for (const auto& item : s->get_array()) {

@@ -81,26 +81,4 @@ std::optional<std::string> transaction_to_confirm(const receipt_record& r) {
   return newest->transaction_id;
 }
 
-std::string apply_server_answer(receipt_record& r, const std::string& transaction_id,
-                                const store_verdict& v, std::string_view signed_info,
-                                const trust_anchors& anchors) {
-  auto contradiction = [&](const signed_transaction& t) -> std::string {
-    if (t.transaction_id != transaction_id)
-      return "the App Store's answer is about another transaction than the receipt's";
-    if (t.bundle_id != r.bundle_id)
-      return "the App Store's transaction belongs to another bundle than the receipt";
-    return {};
-  };
-  return apply_server_transaction(r, v, signed_info, anchors, contradiction,
-                                  [&](const signed_transaction& t) {
-                                    for (auto& p : r.in_app_purchases)
-                                      if (p.transaction_id == transaction_id) {
-                                        if (t.expires_date)
-                                          p.expires_date = t.expires_date;
-                                        if (t.revocation_date)
-                                          p.cancellation_date = t.revocation_date;
-                                      }
-                                  });
-}
-
 } // namespace receiptd::model::store_a

@@ -36,20 +36,11 @@ void apply_store_verdict(receipt_record& r, const store_verdict& v,
 // `automatic` — only for an app with Server API credentials.
 bool confirm_with_server_api(const receipt_record& r, confirmation how, bool app_has_key);
 
-// The in-app transaction the Server API is asked about: the newest purchase's
+// The in-app transaction whose history the Server API is asked for: the newest purchase's
 // (latest purchase date; the last in receipt order among equals); nullopt when
 // the receipt holds none.
 std::optional<std::string> transaction_to_confirm(const receipt_record& r);
 
-// How the Server API's answer about `transaction_id` lands on the receipt: a
-// confirmed answer counts only once its signedTransactionInfo verifies like an
-// upload and names that transaction and the receipt's bundle (else unusable:
-// pending; or store_rejected when it is another transaction or bundle). Then
-// the receipt is validated and that purchase takes the answer's expiry and
-// revocation (as cancellation_date). Returns why a confirmed answer was
-// unusable, else "" (transaction_record.hpp's apply_server_answer).
-std::string apply_server_answer(receipt_record& r, const std::string& transaction_id,
-                                const store_verdict& v, std::string_view signed_info,
-                                const trust_anchors& anchors);
+// How the Server API confirms it: model/store_a/history.hpp apply_history.
 
 } // namespace receiptd::model::store_a

@@ -1,5 +1,6 @@
 #include "model/store_b/play_api.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <utility>
 
@@ -56,8 +57,115 @@ void enrich_product(const boost::json::object& o, play_purchase& p, store_verdic
     p.account_id = std::move(id);
   if (auto region = bounded_text(o, "regionCode"))
     p.region_code = std::move(region);
+  if (auto order = bounded_text(o, "orderId"))
+    p.latest_order_id = std::move(order);
   auto type = json_int(o.if_contains("purchaseType"));
   p.is_test = type && *type == 0;
+  v.env = p.is_test ? environment::sandbox : environment::production;
+}
+
+// A count in 0..INT_MAX at `key` (proto3 JSON may write an int32 as a string).
+std::optional<int> count_at(const boost::json::object& o, const char* key) {
+  auto n = json_int(o.if_contains(key));
+  if (!n || *n < 0 || *n > INT_MAX)
+    return std::nullopt;
+  return static_cast<int>(*n);
+}
+
+// One productLineItem: productId and productOfferDetails (quantity,
+// refundableQuantity, consumptionState, offerId, purchaseOptionId); nullopt
+// for an item without a product id.
+std::optional<play_line_item> line_item_of(const boost::json::value& v) {
+  if (!v.is_object())
+    return std::nullopt;
+  const auto& item = v.get_object();
+  auto product = bounded_text(item, "productId");
+  if (!product)
+    return std::nullopt;
+  play_line_item out;
+  out.product_id = std::move(*product);
+  if (auto* d = item.if_contains("productOfferDetails"); d && d->is_object()) {
+    const auto& details = d->get_object();
+    out.quantity = count_at(details, "quantity");
+    out.refundable_quantity = count_at(details, "refundableQuantity");
+    if (auto c = json_text(details, "consumptionState"); !c.empty())
+      out.consumed = c == "CONSUMPTION_STATE_CONSUMED";
+    out.offer_id = bounded_text(details, "offerId");
+    out.purchase_option_id = bounded_text(details, "purchaseOptionId");
+  }
+  return out;
+}
+
+// androidpublisher#productPurchaseV2 (purchases.productsv2): one purchase
+// token, one or more line items (Billing Library 8: several products, each
+// with its purchase option and offer); purchaseStateContext.purchaseState
+// PURCHASED, PENDING or CANCELLED; acknowledgementState by name;
+// testPurchaseContext only on a licence tester's purchase.
+void enrich_product_v2(const boost::json::object& o, play_purchase& p, store_verdict& v) {
+  p.kind = product_kind::product;
+  std::vector<play_line_item> items;
+  if (auto* list = o.if_contains("productLineItem"); list && list->is_array()) {
+    for (const auto& entry : list->get_array()) {
+      if (items.size() == max_line_items) {
+        v.outcome = store_outcome::unreachable;
+        v.detail = "productsv2 answered more than " + std::to_string(max_line_items)
+          + " line items";
+        return;
+      }
+      auto item = line_item_of(entry);
+      // One purchase per product: a product listed twice is read once.
+      if (item && std::none_of(items.begin(), items.end(), [&](const play_line_item& i) {
+            return i.product_id == item->product_id;
+          }))
+        items.push_back(std::move(*item));
+    }
+  }
+  // The token must be for the product the upload claims (one of its line items).
+  auto claimed = std::find_if(items.begin(), items.end(),
+                              [&](const play_line_item& i) { return i.product_id == p.product_id; });
+  if (claimed == items.end()) {
+    v.outcome = store_outcome::rejected;
+    v.detail = items.empty() ? std::string("the purchase names no product")
+                             : "the purchase token is for product \""
+        + items.front().product_id.substr(0, 150) + "\", not \"" + p.product_id.substr(0, 150)
+        + "\"";
+    return;
+  }
+  p.quantity = claimed->quantity;
+  p.refundable_quantity = claimed->refundable_quantity;
+  if (claimed->consumed && *claimed->consumed)
+    p.consumed = true;
+  p.offer_id = claimed->offer_id;
+  p.purchase_option_id = claimed->purchase_option_id;
+  if (items.size() > 1) {
+    for (auto& item : items) // what an earlier orders call said of each stays
+      for (const auto& known : p.line_items)
+        if (known.product_id == item.product_id)
+          item.cost = known.cost;
+    p.line_items = std::move(items);
+  } else {
+    p.line_items.clear();
+  }
+  if (auto* ctx = o.if_contains("purchaseStateContext"); ctx && ctx->is_object()) {
+    auto s = json_text(ctx->get_object(), "purchaseState");
+    p.purchase_state = s == "PURCHASED" ? purchase_state::purchased
+      : s == "CANCELLED"                ? purchase_state::cancelled
+      : s == "PENDING"                  ? purchase_state::pending
+                                        : purchase_state::unknown;
+  }
+  if (auto a = json_text(o, "acknowledgementState"); !a.empty())
+    p.acknowledged = a == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED";
+  // purchaseCompletionTime: when it became PURCHASED (none while pending).
+  if (auto t = parse_rfc3339(json_text(o, "purchaseCompletionTime")))
+    p.purchase_time = *t;
+  if (auto order = bounded_text(o, "orderId"))
+    p.latest_order_id = std::move(order);
+  if (auto id = bounded_text(o, "obfuscatedExternalAccountId"))
+    p.account_id = std::move(id);
+  if (auto region = bounded_text(o, "regionCode"))
+    p.region_code = std::move(region);
+  auto* test = o.if_contains("testPurchaseContext");
+  p.is_test = test && test->is_object();
   v.env = p.is_test ? environment::sandbox : environment::production;
 }
 
@@ -195,6 +303,8 @@ std::string purchase_url(std::string_view api_base, purchase_api api, std::strin
   if (api == purchase_api::products) {
     url += "/purchases/products/";
     url += url_encode(product_id);
+  } else if (api == purchase_api::products_v2) {
+    url += "/purchases/productsv2";
   } else {
     url += "/purchases/subscriptionsv2";
   }
@@ -226,6 +336,8 @@ store_verdict classify_purchase_response(purchase_api api, int status, std::stri
     v.detail = code;
     if (api == purchase_api::products)
       enrich_product(doc.get_object(), purchase, v);
+    else if (api == purchase_api::products_v2)
+      enrich_product_v2(doc.get_object(), purchase, v);
     else
       enrich_subscription(doc.get_object(), purchase, v);
     if (purchase.voided_time) // Play's voided list said so: the API's state does not undo it
@@ -236,7 +348,7 @@ store_verdict classify_purchase_response(purchase_api api, int status, std::stri
     v.outcome = store_outcome::confirmed;
     v.detail = "HTTP 410 (gone: expired)";
     purchase.kind
-      = api == purchase_api::products ? product_kind::product : product_kind::subscription;
+      = api == purchase_api::subscriptions_v2 ? product_kind::subscription : product_kind::product;
     // Google forgets a subscription some time after it expired: that is what it is.
     if (api == purchase_api::subscriptions_v2) {
       purchase.subscription_state = "SUBSCRIPTION_STATE_EXPIRED";

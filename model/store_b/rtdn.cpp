@@ -258,9 +258,10 @@ void parse_developer_notification(std::string_view decoded, rtdn& n, field_error
       n.refund_type = k.integer("refundType", false);
       break;
     case rtdn_kind::pending_refund_review:
-      // pendingRefundToken, orderId, refundReason: for orders.reviewrefund,
-      // which receiptd does not call; the orderId names it in the record.
+      // pendingRefundToken and orderId: what orders.reviewrefund answers
+      // (model/purchases/refund_request.hpp); refundReason is not kept.
       n.order_id = k.text("orderId", max_id_bytes, false);
+      n.refund_token = k.text("pendingRefundToken", max_token_bytes, false);
       break;
     case rtdn_kind::test:
     case rtdn_kind::other:

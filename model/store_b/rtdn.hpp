@@ -42,6 +42,9 @@ struct rtdn {
   std::string purchase_token;          // empty for a test notification
   std::string product_id;              // subscriptionId / sku; empty for voided and test
   std::optional<std::string> order_id; // voidedPurchaseNotification.orderId
+  // pendingRefundReviewNotification.pendingRefundToken: what orders.reviewrefund
+  // answers (its orderId is order_id).
+  std::optional<std::string> refund_token;
   std::optional<int> product_type;     // voided: 1 subscription, 2 one-time
   std::optional<int> refund_type;      // voided: 1 full, 2 quantity-based partial
   // other: the key the kind arrived under ("…Notification", at most 64 bytes

@@ -215,6 +215,7 @@ bool apply_voided(purchase_order_record& r, const voided_purchase& v) {
   p.voided_reason = v.voided_reason;
   p.voided_source = v.voided_source;
   p.voided_quantity = v.voided_quantity;
+  p.order_read_at.reset(); // the order's refunds changed: the orders sweep reads them
   return true;
 }
 

@@ -173,6 +173,10 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       --log->deliveries_held[d.endpoint_id];
       return true;
     },
+    [=](claim_refunds_atom, const std::string&, std::int64_t, std::int32_t) {
+      return actors::refund_works{};
+    },
+    [=](finish_atom, const model::purchases::refund_request&) { return true; },
     [=](refresh_atom, model::record_kind kind, std::int64_t, std::int32_t) {
       ++log->refresh_sweeps;
       log->refresh_kinds.push_back(kind);
@@ -188,6 +192,10 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
         return std::nullopt;
       log->voided_pages.push_back({poll, page, keep});
       return static_cast<std::int32_t>(page.size());
+    },
+    [=](orders_atom, std::int32_t) { return actors::orders_due_list{}; },
+    [=](apply_orders_atom, const std::string&, const actors::order_reads&) {
+      return std::int32_t{0};
     },
   };
 }
@@ -269,6 +277,7 @@ fake_store_b(store_b_client_actor::stateful_pointer<store_b_fake_state> self,
       ++self->state.acknowledgements;
       return self->state.acknowledged;
     },
+    [=](refund_atom, store_refund_answer&) { return store_refund_reply{}; },
     [=](voided_atom, store_b_voided_query& q) -> caf::result<model::store_b::voided_page> {
       self->state.voided_queries.push_back(q);
       auto& pages = self->state.voided_pages;
@@ -279,6 +288,9 @@ fake_store_b(store_b_client_actor::stateful_pointer<store_b_fake_state> self,
       auto page = std::move(pages.front());
       pages.erase(pages.begin());
       return page;
+    },
+    [=](orders_atom, store_b_orders_query&) {
+      return caf::result<actors::play_orders>(caf::make_error(caf::sec::unexpected_message));
     },
     [=](http_done_atom, http_done&) {},
     [=](tick_atom) { answer_past_deadline(self); },
@@ -300,6 +312,12 @@ holding_store(store_b_client_actor::stateful_pointer<holding_store_state> self, 
     [=](voided_atom, store_b_voided_query&) {
       return caf::result<model::store_b::voided_page>(
         caf::make_error(caf::sec::unexpected_message));
+    },
+    [=](orders_atom, store_b_orders_query&) {
+      return caf::result<actors::play_orders>(caf::make_error(caf::sec::unexpected_message));
+    },
+    [=](refund_atom, store_refund_answer&) {
+      return caf::result<store_refund_reply>(caf::make_error(caf::sec::unexpected_message));
     },
     [=](http_done_atom, http_done&) {},
     [=](tick_atom) { answer_past_deadline(self); },

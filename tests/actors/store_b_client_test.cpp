@@ -18,9 +18,14 @@ using namespace receiptd::test;
 namespace {
 
 constexpr const char* token_uri = "https://oauth2.example.test/token";
+// A one-time product is asked of productsv2 first.
 constexpr const char* purchase_url = "https://play.example.test/androidpublisher/v3/applications/"
-                                     "com.example/purchases/products/gold/tokens/purchase-1";
-constexpr const char* play_ok = R"({"productId":"gold","purchaseState":0})";
+                                     "com.example/purchases/productsv2/tokens/purchase-1";
+constexpr const char* products_v1_url = "https://play.example.test/androidpublisher/v3/"
+                                        "applications/com.example/purchases/products/gold/tokens/"
+                                        "purchase-1";
+constexpr const char* play_ok = R"({"productLineItem":[{"productId":"gold"}],)"
+                                R"("purchaseStateContext":{"purchaseState":"PURCHASED"}})";
 
 // Google's service-account JSON with a generated key (one key per test binary:
 // RSA key generation is slow).
@@ -194,4 +199,90 @@ TEST_CASE("checks arriving while the token is fetched share that fetch", "[actor
   b.answer(2, 200, play_ok);
   CHECK(confirmed(first));
   CHECK(confirmed(second));
+}
+
+TEST_CASE("productsv2 answers 404: products.get is asked, with the same token",
+          "[actors][store_b][productsv2]") {
+  store_b_bench b;
+  auto answer = b.check();
+  b.answer(0, 200, token_answer("token-1"));
+  REQUIRE(b.is_play_call(1, "token-1"));
+  b.answer(1, 404, R"({"error":{"code":404,"status":"NOT_FOUND"}})");
+  REQUIRE(b.transport.size() == 3);
+  CHECK(b.transport[2].url == products_v1_url);
+  CHECK(has_header(b.transport[2], "Authorization: Bearer token-1"));
+  CHECK_FALSE(answer->has_value());
+  b.answer(2, 200, R"({"productId":"gold","purchaseState":0,"quantity":2})");
+  REQUIRE(confirmed(answer));
+  CHECK((*answer)->purchase.quantity == 2);
+  CHECK(b.transport.size() == 3);
+}
+
+TEST_CASE("productsv2 refusing otherwise (400, 5xx) is its answer: no products.get",
+          "[actors][store_b][productsv2]") {
+  store_b_bench b;
+  auto answer = b.check();
+  b.answer(0, 200, token_answer("token-1"));
+  b.answer(1, 503, R"({"error":{"code":503}})");
+  REQUIRE(answer->has_value());
+  CHECK((*answer)->verdict.outcome == model::store_outcome::unreachable);
+  CHECK(b.transport.size() == 2);
+}
+
+TEST_CASE("a confirmed purchase naming an order: orders.get fills its cost; a failure leaves it "
+          "to the sweep",
+          "[actors][store_b][orders]") {
+  store_b_bench b;
+  const std::string v2_with_order
+    = R"({"productLineItem":[{"productId":"gold"}],"orderId":"GPA.1-2-3",)"
+      R"("purchaseStateContext":{"purchaseState":"PURCHASED"}})";
+  const std::string order_url
+    = "https://play.example.test/androidpublisher/v3/applications/com.example/orders/GPA.1-2-3";
+  SECTION("read") {
+    auto answer = b.check();
+    b.answer(0, 200, token_answer("token-1"));
+    b.answer(1, 200, v2_with_order);
+    REQUIRE(b.transport.size() == 3);
+    CHECK(b.transport[2].url == order_url);
+    CHECK_FALSE(answer->has_value());
+    b.answer(2, 200,
+             R"({"orderId":"GPA.1-2-3","total":{"currencyCode":"EUR","units":"1","nanos":990000000},)"
+             R"("tax":{"currencyCode":"EUR","units":"0","nanos":320000000}})");
+    REQUIRE(confirmed(answer));
+    const auto& p = (*answer)->purchase;
+    CHECK(p.cost.price == 1990);
+    CHECK(p.cost.currency_code == std::optional<std::string>("EUR"));
+    CHECK(p.cost.tax == 320);
+    CHECK(p.order_read_at.has_value());
+  }
+  SECTION("the orders API fails: still confirmed, the cost unknown and the order still to read") {
+    auto answer = b.check();
+    b.answer(0, 200, token_answer("token-1"));
+    b.answer(1, 200, v2_with_order);
+    b.answer(2, 503, R"({"error":{"code":503}})");
+    REQUIRE(confirmed(answer));
+    CHECK_FALSE((*answer)->purchase.cost.price);
+    CHECK_FALSE((*answer)->purchase.order_read_at);
+    CHECK((*answer)->purchase.latest_order_id == std::optional<std::string>("GPA.1-2-3"));
+  }
+}
+
+TEST_CASE("the orders sweep's query: orders.batchGet with every id, repeated",
+          "[actors][store_b][orders]") {
+  store_b_bench b;
+  store_b_orders_query q{{"t", 0}, b.app, {"GPA.1", "GPA.2"}};
+  auto answer = b.ask<play_orders, orders_atom>(b.client, std::move(q));
+  b.run();
+  b.answer(0, 200, token_answer("token-1"));
+  REQUIRE(b.transport.size() == 2);
+  CHECK(b.transport[1].url
+        == "https://play.example.test/androidpublisher/v3/applications/com.example/"
+           "orders:batchGet?orderIds=GPA.1&orderIds=GPA.2");
+  b.answer(1, 200,
+           R"({"orders":[{"orderId":"GPA.1","total":{"currencyCode":"USD","units":"2"}},)"
+           R"({"orderId":"GPA.2","total":{"currencyCode":"USD","nanos":500000000}}]})");
+  REQUIRE(answer->has_value());
+  REQUIRE((*answer)->size() == 2);
+  CHECK((**answer)[0].cost.price == 2000);
+  CHECK((**answer)[1].cost.price == 500);
 }

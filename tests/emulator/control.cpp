@@ -67,6 +67,8 @@ public:
       return get ? json_reply(200, state_.calls_json()) : not_allowed();
     if (route == "/requests")
       return get ? json_reply(200, state_.requests_json()) : not_allowed();
+    if (route == "/refund_answers")
+      return get ? json_reply(200, state_.refund_answers_json()) : not_allowed();
     if (route == "/stores")
       return get ? stores() : not_allowed();
     if (route == "/tls/certificate") // PEM: what a client of the _h2 ports trusts
@@ -115,12 +117,16 @@ public:
       {"/store_a/transactions", false, &control::register_transaction},
       {"/store_a/app_transactions", false, &control::register_app_transaction},
       {"/store_a/notifications", false, &control::notification},
+      {"/store_a/history", true, &control::history},
       {"/store_b/service_accounts", false, &control::service_account},
       {"/store_b/token_lifetime", true, &control::token_lifetime},
       {"/store_b/purchases", false, &control::register_purchase},
       {"/store_b/accept_unregistered", true, &control::accept_unregistered},
       {"/store_b/acknowledge_failures", true, &control::acknowledge_failures},
+      {"/refund_failures", true, &control::refund_failures},
       {"/store_b/voided", false, &control::register_voided},
+      {"/store_b/orders", false, &control::register_order},
+      {"/store_b/orders_failures", true, &control::orders_failures},
     };
     for (const auto& r : json_routes) {
       if (route != r.path)
@@ -347,6 +353,7 @@ private:
     t.body = f.any("body");
     t.retry_after = f.text("retry_after");
     t.signed_transaction_info = f.text("signed_transaction_info");
+    t.customer = f.text("customer").value_or("");
     // Members a later JWSTransactionDecodedPayload has (offerType,
     // revocationType, commitmentInfo, …), signed as given after the others.
     if (auto extra = f.any("payload_extra")) {
@@ -464,6 +471,22 @@ private:
     return ok(std::move(answer));
   }
 
+  // Get Transaction History's page size and an injected failing page.
+  reply history(const boost::json::object& o) {
+    field_reader f(o);
+    history_setting h;
+    if (auto size = f.integer("page_size", 1, 1000))
+      h.page_size = static_cast<int>(*size);
+    if (auto page = f.integer("fail_page", 0, 1000000))
+      h.fail_page = static_cast<int>(*page);
+    if (auto status = f.integer("fail_status", 100, 599))
+      h.fail_status = static_cast<int>(*status);
+    if (!f.error().empty())
+      return bad_request(f.error());
+    state_.set_history(h);
+    return ok();
+  }
+
   // Takes {"client_email","public_key_pem"} or a service-account JSON file as
   // is ({"client_email","private_key",…}): only the public half is kept.
   reply service_account(const boost::json::object& o) {
@@ -524,6 +547,16 @@ private:
       else
         p.line_item = line->get_object();
     }
+    p.productsv2 = f.boolean("productsv2").value_or(true);
+    p.products = f.boolean("products").value_or(true);
+    if (auto items = f.any("product_line_items")) {
+      if (!items->is_array())
+        f.fail("product_line_items", "must be an array");
+      else
+        p.product_line_items = items->get_array();
+    }
+    p.offer_id = f.text("offer_id");
+    p.purchase_option_id = f.text("purchase_option_id");
     if (auto status = f.integer("http_status", 100, 599))
       p.http_status = static_cast<int>(*status);
     p.body = f.any("body");
@@ -566,6 +599,135 @@ private:
     acknowledge_failure_setting failures{static_cast<int>(*count),
                                          static_cast<int>(status.value_or(503))};
     state_.set_acknowledge_failures(failures);
+    return ok({{"count", failures.count}, {"status", failures.status}});
+  }
+
+  // {"count":2,"status":503}: the next `count` orders calls fail; 0 clears.
+  reply orders_failures(const boost::json::object& o) {
+    field_reader f(o);
+    auto count = f.integer("count", 0, 1000000, true);
+    auto status = f.integer("status", 100, 599);
+    if (!f.error().empty())
+      return bad_request(f.error());
+    acknowledge_failure_setting failures{static_cast<int>(*count),
+                                         static_cast<int>(status.value_or(503))};
+    state_.set_orders_failures(failures);
+    return ok({{"count", failures.count}, {"status", failures.status}});
+  }
+
+  // "1.99" → Money {"currencyCode","units":"1","nanos":990000000}; nullopt when
+  // it is not a non-negative decimal of at most 9 fraction digits.
+  static std::optional<boost::json::object> money(const std::string& currency,
+                                                  const std::string& text) {
+    auto dot = text.find('.');
+    auto whole = text.substr(0, dot);
+    auto frac = dot == std::string::npos ? std::string() : text.substr(dot + 1);
+    auto digits = [](const std::string& t) {
+      return std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    if (whole.empty() || whole.size() > 15 || frac.size() > 9 || !digits(whole) || !digits(frac))
+      return std::nullopt;
+    frac.resize(9, '0');
+    return boost::json::object{{"currencyCode", currency},
+                               {"units", std::to_string(std::stoll(whole))},
+                               {"nanos", std::stoi(frac)}};
+  }
+
+  // An order for orders.get / orders.batchGet: `body` verbatim, or one built
+  // from decimal amounts (total, tax, each line item's, a full refund's, the
+  // partial refunds').
+  reply register_order(const boost::json::object& o) {
+    field_reader f(o);
+    auto package = f.text("package_name", true);
+    auto id = f.text("order_id", true);
+    auto body = f.any("body");
+    auto token = f.text("purchase_token");
+    auto currency = f.text("currency_code").value_or("USD");
+    auto total = f.text("total");
+    auto tax = f.text("tax").value_or("0");
+    auto refunded = f.text("refunded");
+    auto items = f.any("line_items");
+    auto partial = f.any("partial_refunds");
+    if (body && !body->is_object())
+      f.fail("body", "must be an object");
+    if (!body && !total)
+      f.fail("total", "is required without body");
+    if (!f.error().empty())
+      return bad_request(f.error());
+    play_order order{*package, *id, {}};
+    if (body) {
+      order.body = body->get_object();
+    } else {
+      auto m = [&](const std::string& text) { return money(currency, text); };
+      auto total_m = m(*total), tax_m = m(tax);
+      if (!total_m || !tax_m)
+        return bad_request("total and tax must be decimals such as \"1.99\"");
+      boost::json::object b{{"orderId", *id},
+                            {"state", refunded ? "REFUNDED" : "PROCESSED"},
+                            {"total", *total_m},
+                            {"tax", *tax_m}};
+      if (token)
+        b["purchaseToken"] = *token;
+      boost::json::array lines;
+      if (items) {
+        if (!items->is_array())
+          return bad_request("line_items must be an array");
+        for (const auto& item : items->get_array()) {
+          if (!item.is_object())
+            return bad_request("line_items must hold objects");
+          field_reader li(item.get_object());
+          auto product = li.text("product_id", true);
+          auto line_total = li.text("total", true);
+          auto line_tax = li.text("tax").value_or("0");
+          if (!li.error().empty())
+            return bad_request("line_items: " + li.error());
+          auto lt = m(*line_total), lx = m(line_tax);
+          if (!lt || !lx)
+            return bad_request("line_items: total and tax must be decimals");
+          lines.push_back(boost::json::object{
+            {"productId", *product}, {"total", *lt}, {"tax", *lx}, {"listingPrice", *lt}});
+        }
+        b["lineItems"] = std::move(lines);
+      }
+      boost::json::object history;
+      if (refunded) {
+        auto r = m(*refunded);
+        if (!r)
+          return bad_request("refunded must be a decimal");
+        history["refundEvent"] = boost::json::object{{"refundDetails", boost::json::object{{"total", *r}}}};
+      }
+      if (partial) {
+        if (!partial->is_array())
+          return bad_request("partial_refunds must be an array");
+        boost::json::array events;
+        for (const auto& p : partial->get_array()) {
+          auto r = p.is_string() ? m(std::string(p.get_string())) : std::nullopt;
+          if (!r)
+            return bad_request("partial_refunds must hold decimals");
+          events.push_back(boost::json::object{{"refundDetails", boost::json::object{{"total", *r}}}});
+        }
+        history["partialRefundEvents"] = std::move(events);
+      }
+      if (!history.empty())
+        b["orderHistory"] = std::move(history);
+      order.body = std::move(b);
+    }
+    state_.add_order(std::move(order));
+    return ok();
+  }
+
+  // {"count":2,"status":503,"retry_after":"1"}: the next `count` refund
+  // answers (either store) fail with that status; 0 clears.
+  reply refund_failures(const boost::json::object& o) {
+    field_reader f(o);
+    auto count = f.integer("count", 0, 1000000, true);
+    auto status = f.integer("status", 100, 599);
+    auto retry_after = f.text("retry_after");
+    if (!f.error().empty())
+      return bad_request(f.error());
+    refund_failure_setting failures{static_cast<int>(*count),
+                                    static_cast<int>(status.value_or(503)), retry_after};
+    state_.set_refund_failures(failures);
     return ok({{"count", failures.count}, {"status", failures.status}});
   }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "model/encoding.hpp"
@@ -166,7 +167,7 @@ TEST_CASE("control: unknown paths, bad JSON, zero counters, store listing") {
   CHECK(calls.content_type.find("application/json") == 0);
   CHECK(
     json::serialize(calls.json())
-    == R"({"store_a":{"production":0,"sandbox":0,"server_api_production":0,"server_api_sandbox":0,"server_api_unauthorized":0,"subscription_statuses_production":0,"subscription_statuses_sandbox":0,"app_transaction_production":0,"app_transaction_sandbox":0},"store_b":{"token":0,"products":0,"subscriptionsv2":0,"acknowledge":0,"voidedpurchases":0}})");
+    == R"({"store_a":{"production":0,"sandbox":0,"server_api_production":0,"server_api_sandbox":0,"server_api_unauthorized":0,"subscription_statuses_production":0,"subscription_statuses_sandbox":0,"history_production":0,"history_sandbox":0,"consumption":0,"app_transaction_production":0,"app_transaction_sandbox":0},"store_b":{"token":0,"products":0,"subscriptionsv2":0,"acknowledge":0,"voidedpurchases":0,"productsv2":0,"orders":0,"reviewrefund":0}})");
 
   auto stores = client.get(emulator.control_url("/control/stores")).json();
   CHECK(stores.at("store_a").at("mode").as_string() == "up");
@@ -385,6 +386,109 @@ TEST_CASE("store_b purchase endpoints") {
             .status
           == 404);
     CHECK(f.client.post(f.emulator.store_b_url(product), "").status == 404);
+  }
+}
+
+TEST_CASE("store_b productsv2 and orders") {
+  store_b_fixture f;
+  const std::string pkg = "com.example.v2";
+  const auto v2 = [&](const std::string& token) {
+    return "/androidpublisher/v3/applications/" + pkg + "/purchases/productsv2/tokens/" + token;
+  };
+  f.register_purchase({{"package_name", pkg},
+                       {"product_id", "gems_100"},
+                       {"token", "tok-v2"},
+                       {"test", true},
+                       {"quantity", 3},
+                       {"purchase_option_id", "pack"},
+                       {"order_id", "GPA.3312-0000-0000-00002"},
+                       {"purchase_time_ms", 1700000000123}});
+
+  SECTION("productsv2: one line item from the registration") {
+    auto r = f.get_b(v2("tok-v2"), f.access_token);
+    REQUIRE(r.status == 200);
+    auto o = r.json().as_object();
+    CHECK(o.at("kind").as_string() == "androidpublisher#productPurchaseV2");
+    auto item = o.at("productLineItem").at(0);
+    CHECK(item.at("productId").as_string() == "gems_100");
+    CHECK(item.at("productOfferDetails").at("quantity").as_int64() == 3);
+    CHECK(item.at("productOfferDetails").at("refundableQuantity").as_int64() == 3);
+    CHECK(item.at("productOfferDetails").at("purchaseOptionId").as_string() == "pack");
+    CHECK(item.at("productOfferDetails").at("consumptionState").as_string()
+          == "CONSUMPTION_STATE_YET_TO_BE_CONSUMED");
+    CHECK(o.at("purchaseStateContext").at("purchaseState").as_string() == "PURCHASED");
+    CHECK(o.at("orderId").as_string() == "GPA.3312-0000-0000-00002");
+    CHECK(o.at("purchaseCompletionTime").as_string() == "2023-11-14T22:13:20.123Z");
+    CHECK(o.at("acknowledgementState").as_string() == "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED");
+    CHECK(o.at("testPurchaseContext").at("fopType").as_string() == "TEST");
+  }
+  SECTION("productsv2: registered line items, states, and what it does not know") {
+    f.register_purchase({{"package_name", pkg},
+                         {"product_id", "premium"},
+                         {"token", "tok-two"},
+                         {"purchase_state", 2},
+                         {"product_line_items",
+                          json::array{json::object{{"productId", "premium"}},
+                                      json::object{{"productId", "gems_100"}}}}});
+    auto two = f.get_b(v2("tok-two"), f.access_token);
+    REQUIRE(two.status == 200);
+    CHECK(two.json().at("productLineItem").as_array().size() == 2);
+    CHECK(two.json().at("purchaseStateContext").at("purchaseState").as_string() == "PENDING");
+    CHECK_FALSE(two.json().as_object().contains("purchaseCompletionTime"));
+    f.register_purchase({{"package_name", pkg},
+                         {"product_id", "premium"},
+                         {"token", "tok-v1"},
+                         {"productsv2", false}});
+    CHECK(f.get_b(v2("tok-v1"), f.access_token).status == 404);
+    CHECK(f.get_b(products_path(pkg, "premium", "tok-v1"), f.access_token).status == 200);
+    CHECK(f.get_b(v2("tok-unknown"), f.access_token).status == 404);
+    CHECK(f.get_b(v2("tok-v2"), "").status == 401);
+    f.register_purchase({{"package_name", pkg},
+                         {"product_id", "premium"},
+                         {"token", "tok-503"},
+                         {"http_status", 503}});
+    CHECK(f.get_b(v2("tok-503"), f.access_token).status == 503);
+  }
+  SECTION("orders.get and orders.batchGet, and failures on demand") {
+    auto order = [&](const char* id, const char* total) {
+      auto r = f.client.post(f.emulator.control_url("/control/store_b/orders"),
+                             json::serialize(json::object{{"package_name", pkg},
+                                                          {"order_id", id},
+                                                          {"currency_code", "EUR"},
+                                                          {"total", total},
+                                                          {"tax", "0.32"},
+                                                          {"refunded", "0.50"}}));
+      REQUIRE(r.status == 200);
+    };
+    order("GPA.1", "1.99");
+    order("GPA.2", "10");
+    const auto base = "/androidpublisher/v3/applications/" + pkg + "/orders";
+    auto one = f.get_b(base + "/GPA.1", f.access_token);
+    REQUIRE(one.status == 200);
+    CHECK(one.json().at("orderId").as_string() == "GPA.1");
+    CHECK(one.json().at("total")
+          == json::parse(R"({"currencyCode":"EUR","units":"1","nanos":990000000})"));
+    CHECK(one.json().at("orderHistory").at("refundEvent").at("refundDetails").at("total").at(
+            "nanos")
+          == 500000000);
+    CHECK(f.get_b(base + "/GPA.9", f.access_token).status == 404);
+    // Over HTTP/1.1 the emulator reads a comma list (Pistache keeps one orderIds).
+    auto both = f.get_b(base + ":batchGet?orderIds=GPA.2,GPA.1", f.access_token);
+    REQUIRE(both.status == 200);
+    REQUIRE(both.json().at("orders").as_array().size() == 2);
+    CHECK(both.json().at("orders").at(0).at("orderId").as_string() == "GPA.2");
+    CHECK(f.get_b(base + ":batchGet?orderIds=GPA.2,GPA.9", f.access_token).status == 404);
+    CHECK(f.get_b(base + ":batchGet?orderIds=GPA.2,GPA.2", f.access_token).status == 400);
+    CHECK(f.get_b(base + ":batchGet", f.access_token).status == 400);
+    REQUIRE(f.client
+              .post(f.emulator.control_url("/control/store_b/orders_failures"),
+                    R"({"count":1,"status":429})")
+              .status
+            == 200);
+    CHECK(f.get_b(base + "/GPA.1", f.access_token).status == 429);
+    CHECK(f.get_b(base + "/GPA.1", f.access_token).status == 200);
+    auto calls = f.client.get(f.emulator.control_url("/control/calls")).json();
+    CHECK(calls.at("store_b").at("orders").to_number<std::uint64_t>() == 8);
   }
 }
 

@@ -79,8 +79,20 @@ struct delayed {
 void split_target(std::string_view target, store_request& r) {
   auto q = target.find('?');
   r.path = std::string(target.substr(0, q));
-  if (q != std::string_view::npos) // the first of a repeated parameter, as Pistache keeps it
-    r.query = parse_form(target.substr(q + 1));
+  if (q == std::string_view::npos)
+    return;
+  auto query = target.substr(q + 1);
+  r.query = parse_form(query); // the first of a repeated parameter, as Pistache keeps it
+  // Every orderIds of orders.batchGet (a repeated parameter).
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    auto pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    constexpr std::string_view key = "orderIds=";
+    if (pair.starts_with(key))
+      if (auto id = percent_decode(pair.substr(key.size()), true))
+        r.order_ids.push_back(std::move(*id));
+  }
 }
 
 const char* content_type(content_kind k) {

@@ -391,8 +391,12 @@ TEST_CASE("store_a server API: a registered transaction answers at its host") {
             .status
           == 404);
     CHECK(f.client
-            .get(f.emulator.store_a_url("/inApps/v2/history/" + id),
+            .get(f.emulator.store_a_url("/inApps/v1/history/" + id),
                  {"Authorization: Bearer " + f.jwt()})
+            .status
+          == 404);
+    CHECK(f.client
+            .get(f.emulator.store_a_url("/inApps/v2/history"), {"Authorization: Bearer " + f.jwt()})
             .status
           == 404);
     CHECK(f.client.post(f.emulator.store_a_url(transaction_path(true, id)), "").status == 404);
@@ -995,6 +999,116 @@ TEST_CASE("store_a notifications: signedRenewalInfo from the shared renewal payl
     json::serialize(renewal)
     == R"({"originalTransactionId":"2000000400000000","productId":"com.example.receiptd.monthly",)"
        R"("autoRenewStatus":0,"signedDate":1717243200000,"environment":"Production"})");
+}
+
+namespace {
+
+http_result history(server_api_fixture& f, bool sandbox, const std::string& id,
+                    const std::string& revision = "", std::string token = "") {
+  if (token.empty())
+    token = f.jwt();
+  auto path = std::string(sandbox ? "/sandbox" : "") + "/inApps/v2/history/" + id
+    + (revision.empty() ? "" : "?revision=" + revision);
+  return f.client.get(f.emulator.store_a_url(path), {"Authorization: Bearer " + token});
+}
+
+std::vector<std::string> transaction_ids(const json::value& page, const std::string& root_pem) {
+  std::vector<std::string> out;
+  for (const auto& jws : page.at("signedTransactions").as_array())
+    out.emplace_back(
+      checked_payload(std::string(jws.as_string()), root_pem).at("transactionId").as_string());
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("Get Transaction History v2: the customer's transactions, paged by revision") {
+  server_api_fixture f;
+  auto of = [](const std::string& id, const std::string& customer) {
+    auto o = minimal_transaction(id, "Sandbox");
+    o["customer"] = customer;
+    return o;
+  };
+  for (const auto* id : {"2000000500000001", "2000000500000002", "2000000500000003"})
+    f.register_transaction(of(id, "alice"));
+  f.register_transaction(of("2000000500000009", "bob"));
+  auto production = of("2000000500000004", "alice");
+  production["environment"] = "Production";
+  f.register_transaction(production);
+
+  SECTION("one page: every transaction of the customer at this host, in order") {
+    auto r = history(f, true, "2000000500000002");
+    REQUIRE(r.status == 200);
+    auto j = r.json();
+    CHECK(j.at("hasMore") == false);
+    CHECK(j.at("environment") == "Sandbox");
+    CHECK(j.at("bundleId").as_string() == bundle_id);
+    CHECK(j.at("appAppleId") == 1234567890);
+    CHECK(j.at("revision").is_string());
+    CHECK(transaction_ids(j, f.root_pem)
+          == std::vector<std::string>{"2000000500000001", "2000000500000002", "2000000500000003"});
+    auto p = checked_payload(std::string(j.at("signedTransactions").at(0).as_string()), f.root_pem);
+    CHECK(p.at("environment") == "Sandbox");
+    CHECK(product_verdict(std::string(j.at("signedTransactions").at(0).as_string()), f.root_pem)
+            .reason
+          == receiptd::model::fraud_reason::none);
+    CHECK(f.calls("history_sandbox") == 1);
+    CHECK(f.calls("server_api_sandbox") == 0);
+  }
+  SECTION("page size set by the test: pages follow the revision until hasMore is false") {
+    REQUIRE(f.client.post(f.emulator.control_url("/control/store_a/history"), R"({"page_size":2})")
+              .status
+            == 200);
+    auto first = history(f, true, "2000000500000001").json();
+    CHECK(first.at("hasMore") == true);
+    CHECK(transaction_ids(first, f.root_pem)
+          == std::vector<std::string>{"2000000500000001", "2000000500000002"});
+    auto second = history(f, true, "2000000500000001", std::string(first.at("revision").as_string()))
+                    .json();
+    CHECK(second.at("hasMore") == false);
+    CHECK(transaction_ids(second, f.root_pem) == std::vector<std::string>{"2000000500000003"});
+    CHECK(history(f, true, "2000000500000001", "garbage").status == 400);
+    CHECK(f.calls("history_sandbox") == 3);
+  }
+  SECTION("a failing page on demand, and the store modes") {
+    REQUIRE(f.client
+              .post(f.emulator.control_url("/control/store_a/history"),
+                    R"({"page_size":2,"fail_page":1,"fail_status":503})")
+              .status
+            == 200);
+    auto first = history(f, true, "2000000500000001");
+    REQUIRE(first.status == 200);
+    auto failed = history(f, true, "2000000500000001",
+                          std::string(first.json().at("revision").as_string()));
+    CHECK(failed.status == 503);
+    CHECK(failed.body == R"({"errorCode":5000000,"errorMessage":"An unknown error occurred."})");
+    CHECK(f.client.post(f.emulator.control_url("/control/store_a/history"), R"({"page_size":0})")
+            .status
+          == 400);
+    REQUIRE(f.client.post(f.emulator.control_url("/control/reset"), "").status == 200);
+    f.register_key({{"issuer_id", issuer_id},
+                    {"key_id", key_id},
+                    {"bundle_id", bundle_id},
+                    {"public_key_pem", public_key_pem(f.key.key())}});
+    f.register_transaction(of("2000000500000001", "alice"));
+    REQUIRE(f.client
+              .put(f.emulator.control_url("/control/stores/store_a/mode"),
+                   R"({"mode":"error","status":503})")
+              .status
+            == 200);
+    CHECK(history(f, true, "2000000500000001").status == 503);
+  }
+  SECTION("unknown here, or a bad JWT") {
+    CHECK(history(f, false, "2000000500000001").body == not_found_body); // a Sandbox one
+    CHECK(history(f, true, "1").body == not_found_body);
+    auto production_page = history(f, false, "2000000500000004").json();
+    CHECK(transaction_ids(production_page, f.root_pem)
+          == std::vector<std::string>{"2000000500000004"});
+    auto r = history(f, true, "2000000500000001", "", "not.a-jwt");
+    CHECK(r.status == 401);
+    CHECK(r.body.empty());
+    CHECK(f.calls("server_api_unauthorized") == 1);
+  }
 }
 
 // ---- Get App Transaction Info

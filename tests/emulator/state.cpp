@@ -1,5 +1,6 @@
 #include "state.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "model/encoding.hpp"
@@ -74,14 +75,19 @@ void emulator_state::reset() {
     transactions_.clear();
     transactions_registered_ = 0;
     app_transactions_.clear();
+    history_ = {};
     service_accounts_.clear();
     token_lifetime_ = default_token_lifetime;
     tokens_.clear();
     purchases_.clear();
     unregistered_.clear();
     acknowledge_failures_ = {};
+    orders_.clear();
+    orders_failures_ = {};
     voided_.clear();
     voided_order_ids_ = 0;
+    refund_answers_.clear();
+    refund_failures_ = {};
   }
   for (auto& c : calls_)
     c = 0;
@@ -181,6 +187,30 @@ emulator_state::transactions_of(const std::string& original_transaction_id) cons
   return out;
 }
 
+std::vector<apple_transaction> emulator_state::history_of(const std::string& bundle_id,
+                                                          const std::string& customer) const {
+  std::shared_lock lock(mutex_);
+  std::vector<apple_transaction> out;
+  for (const auto& [id, t] : transactions_)
+    if (t.fields.bundle_id == bundle_id && t.customer == customer)
+      out.push_back(t);
+  std::sort(out.begin(), out.end(),
+            [](const apple_transaction& a, const apple_transaction& b) {
+              return a.registered < b.registered;
+            });
+  return out;
+}
+
+void emulator_state::set_history(history_setting setting) {
+  std::unique_lock lock(mutex_);
+  history_ = setting;
+}
+
+history_setting emulator_state::history() const {
+  std::shared_lock lock(mutex_);
+  return history_;
+}
+
 // ---- Store B
 
 void emulator_state::add_service_account(const std::string& client_email,
@@ -251,6 +281,34 @@ std::optional<int> emulator_state::take_acknowledge_failure() {
   return acknowledge_failures_.status;
 }
 
+void emulator_state::add_order(play_order order) {
+  std::unique_lock lock(mutex_);
+  auto key = std::pair{order.package_name, order.order_id};
+  orders_[key] = std::move(order);
+}
+
+std::optional<play_order> emulator_state::order(const std::string& package_name,
+                                                const std::string& order_id) const {
+  std::shared_lock lock(mutex_);
+  auto it = orders_.find(std::pair{package_name, order_id});
+  if (it == orders_.end())
+    return std::nullopt;
+  return it->second;
+}
+
+void emulator_state::set_orders_failures(acknowledge_failure_setting failures) {
+  std::unique_lock lock(mutex_);
+  orders_failures_ = failures;
+}
+
+std::optional<int> emulator_state::take_orders_failure() {
+  std::unique_lock lock(mutex_);
+  if (orders_failures_.count <= 0)
+    return std::nullopt;
+  --orders_failures_.count;
+  return orders_failures_.status;
+}
+
 void emulator_state::add_voided(play_voided voided) {
   std::unique_lock lock(mutex_);
   auto token = voided.token;
@@ -308,6 +366,9 @@ boost::json::object emulator_state::calls_json() const {
       {"server_api_unauthorized", n(call_kind::store_a_server_api_unauthorized)},
       {"subscription_statuses_production", n(call_kind::store_a_subscription_statuses_production)},
       {"subscription_statuses_sandbox", n(call_kind::store_a_subscription_statuses_sandbox)},
+      {"history_production", n(call_kind::store_a_history_production)},
+      {"history_sandbox", n(call_kind::store_a_history_sandbox)},
+      {"consumption", n(call_kind::store_a_consumption)},
       {"app_transaction_production", n(call_kind::store_a_app_transaction_production)},
       {"app_transaction_sandbox", n(call_kind::store_a_app_transaction_sandbox)}}},
     {"store_b",
@@ -315,8 +376,40 @@ boost::json::object emulator_state::calls_json() const {
       {"products", n(call_kind::store_b_products)},
       {"subscriptionsv2", n(call_kind::store_b_subscriptionsv2)},
       {"acknowledge", n(call_kind::store_b_acknowledge)},
-      {"voidedpurchases", n(call_kind::store_b_voidedpurchases)}}},
+      {"voidedpurchases", n(call_kind::store_b_voidedpurchases)},
+      {"productsv2", n(call_kind::store_b_productsv2)},
+      {"orders", n(call_kind::store_b_orders)},
+      {"reviewrefund", n(call_kind::store_b_reviewrefund)}}},
   };
+}
+
+void emulator_state::record_refund_answer(refund_answer_record r) {
+  std::unique_lock lock(mutex_);
+  refund_answers_.push_back(std::move(r));
+}
+
+boost::json::array emulator_state::refund_answers_json() const {
+  std::shared_lock lock(mutex_);
+  boost::json::array out;
+  for (const auto& r : refund_answers_)
+    out.push_back(boost::json::object{{"store", r.store},
+                                      {"key", r.key},
+                                      {"environment", r.environment},
+                                      {"body", r.body}});
+  return out;
+}
+
+void emulator_state::set_refund_failures(refund_failure_setting s) {
+  std::unique_lock lock(mutex_);
+  refund_failures_ = std::move(s);
+}
+
+std::optional<refund_failure_setting> emulator_state::take_refund_failure() {
+  std::unique_lock lock(mutex_);
+  if (refund_failures_.count <= 0)
+    return std::nullopt;
+  --refund_failures_.count;
+  return refund_failures_;
 }
 
 void emulator_state::log_request(logged_request request) {

@@ -77,6 +77,17 @@ struct apple_transaction {
   std::optional<int> statuses_http_status;
   std::optional<boost::json::value> statuses_body; // answered verbatim when set
   std::uint64_t registered = 0; // registration order (set by register_transaction)
+  // Get Transaction History: the customer it belongs to; the history a
+  // transaction id names is every transaction of its bundle and customer.
+  std::string customer;
+};
+
+// POST /control/store_a/history: Get Transaction History's page size, and a
+// page (0-based, every history) answered with a failure instead.
+struct history_setting {
+  int page_size = 20; // Apple's
+  std::optional<int> fail_page;
+  int fail_status = 503;
 };
 
 // An app transaction Get App Transaction Info knows (POST
@@ -128,11 +139,28 @@ struct play_purchase {
   // subscriptionsv2: keys merged into the line item (a null value removes the
   // emulator's own key, e.g. latestSuccessfulOrderId).
   std::optional<boost::json::object> line_item;
+  // productsv2: false → it answers 404 (a purchase only products.get knows);
+  // product_line_items (Google's productLineItem objects, verbatim) replace the
+  // emulator's own one line item; offer_id / purchase_option_id go into it.
+  bool productsv2 = true;
+  // products: false → products.get answers 404 (a purchase only productsv2 knows).
+  bool products = true;
+  std::optional<boost::json::array> product_line_items;
+  std::optional<std::string> offer_id;
+  std::optional<std::string> purchase_option_id;
   std::optional<int> http_status;                // GETs only: acknowledge ignores both
   std::optional<boost::json::value> body;
   std::optional<std::string> retry_after; // sent with http_status (not 200), verbatim
   std::string developer_payload; // the last acknowledge's developerPayload (products.get echoes it)
   int acknowledge_calls = 0;     // acknowledge calls naming this purchase, whatever the answer
+};
+
+// An order orders.get / orders.batchGet answer (POST /control/store_b/orders):
+// the Order object as sent.
+struct play_order {
+  std::string package_name;
+  std::string order_id;
+  boost::json::object body;
 };
 
 // A voided purchase the voidedpurchases list reports (POST /control/store_b/voided).
@@ -150,6 +178,20 @@ struct play_voided {
 
 // POST /control/store_b/acknowledge_failures: the next `count` acknowledge
 // calls answer `status`.
+// Refund answers (Send Consumption Information, orders.reviewrefund) as
+// received, and the failures injected into them.
+struct refund_answer_record {
+  std::string store;       // "store_a", "store_b"
+  std::string key;         // the transaction id, the order id
+  std::string environment; // store_a: "Production", "Sandbox"; store_b: the package name
+  std::string body;
+};
+struct refund_failure_setting {
+  int count = 0;
+  int status = 503;
+  std::optional<std::string> retry_after;
+};
+
 struct acknowledge_failure_setting {
   int count = 0;
   int status = 503;
@@ -166,11 +208,17 @@ enum class call_kind {
   store_a_subscription_statuses_sandbox,
   store_a_app_transaction_production, // Get App Transaction Info
   store_a_app_transaction_sandbox,
+  store_a_history_production,
+  store_a_history_sandbox,
   store_b_token,
   store_b_products,
   store_b_subscriptionsv2,
   store_b_acknowledge, // products and subscriptions :acknowledge
   store_b_voidedpurchases,
+  store_b_productsv2,
+  store_b_orders, // orders.get and orders.batchGet
+  store_a_consumption,     // Send Consumption Information, either host
+  store_b_reviewrefund,    // orders.reviewrefund
   count_
 };
 
@@ -216,6 +264,11 @@ public:
   std::optional<apple_app_transaction> app_transaction(const std::string& any_id) const;
   // Every registered transaction with this original_transaction_id.
   std::vector<apple_transaction> transactions_of(const std::string& original_transaction_id) const;
+  // Every registered transaction of this bundle and customer, in registration order.
+  std::vector<apple_transaction> history_of(const std::string& bundle_id,
+                                            const std::string& customer) const;
+  void set_history(history_setting setting);
+  history_setting history() const;
 
   // ---- Store B
   void add_service_account(const std::string& client_email, std::shared_ptr<EVP_PKEY> key);
@@ -244,6 +297,11 @@ public:
   void set_acknowledge_failures(acknowledge_failure_setting failures); // count 0: none
   // One injected failure, consumed: the status to answer, or nullopt.
   std::optional<int> take_acknowledge_failure();
+  void add_order(play_order order); // the same package and order id again replaces it
+  std::optional<play_order> order(const std::string& package_name,
+                                  const std::string& order_id) const;
+  void set_orders_failures(acknowledge_failure_setting failures); // count 0: none
+  std::optional<int> take_orders_failure();
   // Adds a voided entry (the same token again replaces it).
   void add_voided(play_voided voided);
   std::vector<play_voided> voided(const std::string& package_name) const;
@@ -259,6 +317,13 @@ public:
   void accept_unregistered(const std::string& package_name,
                            std::optional<unregistered_policy> policy); // nullopt: stop
   std::optional<unregistered_policy> unregistered(const std::string& package_name) const;
+
+  // ---- Refund answers
+  void record_refund_answer(refund_answer_record r);
+  boost::json::array refund_answers_json() const;
+  void set_refund_failures(refund_failure_setting s);
+  // The failure the next refund answer gets, if one is still injected.
+  std::optional<refund_failure_setting> take_refund_failure();
 
   // ---- Counters and request log
   void count(call_kind kind);
@@ -276,14 +341,19 @@ private:
   std::unordered_map<std::string, apple_transaction> transactions_;        // by transaction id
   std::uint64_t transactions_registered_ = 0;
   std::unordered_map<std::string, apple_app_transaction> app_transactions_; // by appTransactionId
+  history_setting history_;
   std::unordered_map<std::string, std::shared_ptr<EVP_PKEY>> service_accounts_;
   std::int64_t token_lifetime_ = default_token_lifetime;
   std::unordered_map<std::string, std::int64_t> tokens_; // access token → expiry (unix ms)
   std::unordered_map<std::string, play_purchase> purchases_;
   std::unordered_map<std::string, unregistered_policy> unregistered_; // by package name
   acknowledge_failure_setting acknowledge_failures_;
+  std::map<std::pair<std::string, std::string>, play_order> orders_; // by (package, order id)
+  acknowledge_failure_setting orders_failures_;
   std::unordered_map<std::string, play_voided> voided_; // by purchase token
   std::uint64_t voided_order_ids_ = 0;
+  std::vector<refund_answer_record> refund_answers_;
+  refund_failure_setting refund_failures_;
 
   std::array<std::atomic<std::uint64_t>, static_cast<std::size_t>(call_kind::count_)> calls_{};
 

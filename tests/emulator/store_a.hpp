@@ -3,6 +3,7 @@
 // Server API's Get Transaction Info and Get All Subscription Statuses
 // (PROTOCOL.md "Store A — App Store Server API").
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,18 @@ reply app_transaction_info(emulator_state& state, bool sandbox_host, const std::
 // (what the Server API answers).
 std::string signed_app_transaction(const emulator_state& state, const apple_app_transaction& t,
                                    std::string_view environment, bool device);
+
+// GET /inApps/v2/history/{id}[?revision=r] and its /sandbox twin (Get
+// Transaction History v2): the JWT as above, then one page of the history of
+// the named transaction's bundle and customer. `query`: the request's.
+reply transaction_history(emulator_state& state, bool sandbox_host,
+                          const std::string& transaction_id, std::string_view authorization,
+                          const std::map<std::string, std::string>& query);
+
+// PUT /inApps/v2/transactions/consumption/{id} and the same under /sandbox:
+// Send Consumption Information, recorded (GET /control/refund_answers).
+reply consumption(emulator_state& state, bool sandbox_host, const std::string& transaction_id,
+                  std::string_view authorization, std::string_view body);
 
 // The transaction as a StoreKit JWS signed by the emulator's PKI, with
 // `environment` ("Production"/"Sandbox") and signedDate = now.

@@ -11,6 +11,8 @@
 #include <chrono>
 #include <tuple>
 
+#include <boost/json/parse.hpp>
+
 #include "jwt.hpp"
 #include "renewal_info.hpp"
 #include "state.hpp"
@@ -240,6 +242,56 @@ reply app_transaction_info(emulator_state& state, bool sandbox_host, const std::
   return json_reply(200, boost::json::object{{"signedAppTransactionInfo", info}});
 }
 
+// Send Consumption Information (App Store Server API 1.19): the JWT, then the
+// ConsumptionRequest's required fields as Apple checks them — customerConsented
+// true (InvalidCustomerConsentedError otherwise), deliveryStatus one of the
+// five, sampleContentProvided a boolean; consumptionPercentage 0–100000 and 0
+// unless DELIVERED; refundPreference one of three. Recorded, answered 202.
+reply consumption(emulator_state& state, bool sandbox_host, const std::string& transaction_id,
+                  std::string_view authorization, std::string_view body) {
+  if (!authorized(state, authorization)) {
+    state.count(call_kind::store_a_server_api_unauthorized);
+    return empty_reply(401);
+  }
+  if (auto failure = state.take_refund_failure())
+    return status_reply(failure->status, failure->retry_after);
+  boost::system::error_code ec;
+  auto doc = boost::json::parse(body, ec);
+  if (ec || !doc.is_object())
+    return apple_error(400, 4000000, "Invalid request.");
+  const auto& o = doc.as_object();
+  auto* consented = o.if_contains("customerConsented");
+  if (!consented || !consented->is_bool() || !consented->as_bool())
+    return apple_error(400, 4000183, "Invalid request. The customer consented field is invalid.");
+  static constexpr std::string_view statuses[] = {"DELIVERED", "UNDELIVERED_QUALITY_ISSUE",
+                                                  "UNDELIVERED_WRONG_ITEM",
+                                                  "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER"};
+  auto* delivery = o.if_contains("deliveryStatus");
+  if (!delivery || !delivery->is_string()
+      || std::find(std::begin(statuses), std::end(statuses), std::string_view(delivery->as_string()))
+        == std::end(statuses))
+    return apple_error(400, 4000182, "Invalid request. The delivery status field is invalid.");
+  auto* sample = o.if_contains("sampleContentProvided");
+  if (!sample || !sample->is_bool())
+    return apple_error(400, 4000186, "Invalid request. The sample content provided field is invalid.");
+  if (auto* pct = o.if_contains("consumptionPercentage")) {
+    if (!pct->is_int64() || pct->as_int64() < 0 || pct->as_int64() > 100000
+        || (pct->as_int64() != 0 && delivery->as_string() != "DELIVERED"))
+      return apple_error(400, 4000187,
+                         "Invalid request. The consumption percentage field is invalid.");
+  }
+  if (auto* pref = o.if_contains("refundPreference")) {
+    static constexpr std::string_view prefs[] = {"DECLINE", "GRANT_FULL", "GRANT_PRORATED"};
+    if (!pref->is_string()
+        || std::find(std::begin(prefs), std::end(prefs), std::string_view(pref->as_string()))
+          == std::end(prefs))
+      return apple_error(400, 4000188, "Invalid request. The refund preference field is invalid.");
+  }
+  state.record_refund_answer(
+    {"store_a", transaction_id, sandbox_host ? "Sandbox" : "Production", std::string(body)});
+  return empty_reply(202);
+}
+
 reply subscription_statuses(emulator_state& state, bool sandbox_host,
                             const std::string& transaction_id, std::string_view authorization,
                             const std::vector<std::string>& status_filter) {
@@ -287,6 +339,54 @@ reply subscription_statuses(emulator_state& state, bool sandbox_host,
                                         {"bundleId", named->fields.bundle_id},
                                         {"appAppleId", 1234567890},
                                         {"data", std::move(data)}});
+}
+
+reply transaction_history(emulator_state& state, bool sandbox_host,
+                          const std::string& transaction_id, std::string_view authorization,
+                          const std::map<std::string, std::string>& query) {
+  if (!authorized(state, authorization)) {
+    state.count(call_kind::store_a_server_api_unauthorized);
+    return empty_reply(401);
+  }
+  state.count(sandbox_host ? call_kind::store_a_history_sandbox
+                           : call_kind::store_a_history_production);
+  const std::string_view host_environment = sandbox_host ? "Sandbox" : "Production";
+  auto named = state.transaction(transaction_id);
+  if (!named || !known_at(*named, host_environment))
+    return transaction_not_found();
+  // The revision is the offset of the page it asks for: opaque to receiptd.
+  constexpr std::string_view prefix = "emulator-revision-";
+  std::size_t offset = 0;
+  if (auto it = query.find("revision"); it != query.end()) {
+    const auto& r = it->second;
+    const auto digits = std::string_view(r).substr(std::min(r.size(), prefix.size()));
+    if (!r.starts_with(prefix) || digits.empty() || digits.size() > 9
+        || !std::all_of(digits.begin(), digits.end(),
+                        [](char c) { return c >= '0' && c <= '9'; }))
+      return apple_error(400, 4000005, "Invalid request revision."); // InvalidRequestRevisionError
+    offset = std::stoul(std::string(digits));
+  }
+  const auto setting = state.history();
+  const auto page_size = static_cast<std::size_t>(setting.page_size);
+  if (setting.fail_page && offset / page_size == static_cast<std::size_t>(*setting.fail_page))
+    return status_reply(setting.fail_status);
+  std::vector<apple_transaction> history;
+  for (auto& t : state.history_of(named->fields.bundle_id, named->customer))
+    if (known_at(t, host_environment))
+      history.push_back(std::move(t));
+  boost::json::array page;
+  for (std::size_t i = offset; i < history.size() && i < offset + page_size; ++i)
+    page.push_back(boost::json::string(
+      history[i].signed_transaction_info ? *history[i].signed_transaction_info
+                                         : signed_transaction(state, history[i], host_environment)));
+  const std::size_t next = std::min(history.size(), offset + page_size);
+  return json_reply(200, boost::json::object{
+                           {"revision", std::string(prefix) + std::to_string(next)},
+                           {"bundleId", named->fields.bundle_id},
+                           {"appAppleId", 1234567890},
+                           {"environment", host_environment},
+                           {"hasMore", next < history.size()},
+                           {"signedTransactions", std::move(page)}});
 }
 
 } // namespace receiptd::emulator

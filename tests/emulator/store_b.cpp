@@ -103,6 +103,47 @@ boost::json::object product_body(const play_purchase& p) {
   return o;
 }
 
+// androidpublisher#productPurchaseV2 (purchases.productsv2): purchase_state 0
+// PURCHASED, 1 CANCELLED, 2 PENDING; one line item of the registered product
+// unless product_line_items are registered.
+boost::json::object product_v2_body(const play_purchase& p) {
+  boost::json::array items;
+  if (p.product_line_items) {
+    items = *p.product_line_items;
+  } else {
+    boost::json::object details{{"quantity", p.quantity.value_or(1)},
+                                {"consumptionState", p.consumption_state == 1
+                                                       ? "CONSUMPTION_STATE_CONSUMED"
+                                                       : "CONSUMPTION_STATE_YET_TO_BE_CONSUMED"}};
+    if (p.quantity)
+      details["refundableQuantity"]
+        = p.refundable_quantity.value_or(p.purchase_state == 1 ? 0 : *p.quantity);
+    if (p.offer_id)
+      details["offerId"] = *p.offer_id;
+    if (p.purchase_option_id)
+      details["purchaseOptionId"] = *p.purchase_option_id;
+    items.push_back(
+      boost::json::object{{"productId", p.product_id}, {"productOfferDetails", std::move(details)}});
+  }
+  auto state = p.purchase_state == 0 ? "PURCHASED"
+    : p.purchase_state == 1          ? "CANCELLED"
+    : p.purchase_state == 2          ? "PENDING"
+                                     : "PURCHASE_STATE_UNSPECIFIED";
+  boost::json::object o{
+    {"kind", "androidpublisher#productPurchaseV2"},
+    {"productLineItem", std::move(items)},
+    {"purchaseStateContext", {{"purchaseState", state}}},
+    {"orderId", p.order_id},
+    {"regionCode", p.region_code},
+    {"acknowledgementState",
+     p.acknowledged ? "ACKNOWLEDGEMENT_STATE_ACKNOWLEDGED" : "ACKNOWLEDGEMENT_STATE_PENDING"}};
+  if (p.purchase_state == 0)
+    o["purchaseCompletionTime"] = rfc3339(p.purchase_time_ms);
+  if (p.test)
+    o["testPurchaseContext"] = {{"fopType", "TEST"}};
+  return o;
+}
+
 std::string subscription_state(const play_purchase& p) {
   if (p.subscription_state)
     return *p.subscription_state;
@@ -295,9 +336,26 @@ reply purchase_endpoint(const emulator_state& state, const purchase_query& query
     return error_reply(401);
 
   auto purchase = state.purchase(query.token);
+  if (query.v2) {
+    // productsv2 knows one-time products only; a purchase registered without
+    // it (productsv2: false, or a products.get body) is one only products.get
+    // knows; unregistered tokens are left to products.get too.
+    if (!purchase || purchase->kind != "product" || !purchase->productsv2
+        || (purchase->body && purchase->http_status.value_or(200) == 200))
+      return error_reply(404);
+    if (purchase->package_name != query.package_name)
+      return error_reply(400);
+    if (purchase->http_status && *purchase->http_status != 200) {
+      auto r = purchase->body ? json_reply(*purchase->http_status, *purchase->body)
+                              : error_reply(*purchase->http_status);
+      r.retry_after = purchase->retry_after;
+      return r;
+    }
+    return json_reply(200, product_v2_body(*purchase));
+  }
   if (!purchase)
     purchase = unregistered_purchase(state, query);
-  if (!purchase)
+  if (!purchase || (!query.subscription && !purchase->products))
     return error_reply(404);
   const bool is_subscription = purchase->kind == "subscription";
   if (purchase->package_name != query.package_name || is_subscription != query.subscription
@@ -316,6 +374,35 @@ reply purchase_endpoint(const emulator_state& state, const purchase_query& query
   }
   return json_reply(200,
                     query.subscription ? subscription_body(*purchase) : product_body(*purchase));
+}
+
+// orders.get answers the Order; orders.batchGet answers {"orders":[…]} in the
+// order asked, and fails whole — 404 — when one of them is not this
+// package's (Google: "If any order ID is not found or does not match the
+// provided package, the entire request will fail"); 1–1000 distinct ids.
+reply orders_endpoint(emulator_state& state, const std::string& package_name,
+                      const std::vector<std::string>& order_ids, bool batch,
+                      std::string_view authorization) {
+  if (!bearer_is_live(state, authorization))
+    return error_reply(401);
+  if (auto failure = state.take_orders_failure())
+    return error_reply(*failure);
+  if (order_ids.empty() || order_ids.size() > 1000)
+    return invalid_argument("orderIds must name between 1 and 1000 orders");
+  for (std::size_t i = 0; i < order_ids.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (order_ids[i] == order_ids[j])
+        return invalid_argument("orderIds must be distinct");
+  boost::json::array orders;
+  for (const auto& id : order_ids) {
+    auto order = state.order(package_name, id);
+    if (!order)
+      return json_reply(404, google_error(404, "Order not found.", "notFound"));
+    orders.push_back(order->body);
+  }
+  if (!batch)
+    return json_reply(200, orders.front());
+  return json_reply(200, boost::json::object{{"orders", std::move(orders)}});
 }
 
 // purchases.products.acknowledge / purchases.subscriptions.acknowledge: "If
@@ -459,6 +546,43 @@ reply voided_purchases_endpoint(const emulator_state& state, const std::string& 
     answer["voidedPurchases"] = std::move(list);
   }
   return json_reply(200, answer);
+}
+
+// orders.reviewrefund (Play Developer API): the bearer token, then the
+// request's required fields — pendingRefundToken a non-empty string,
+// sampleContentProvided a boolean, refundPreference DECLINE, APPROVE or
+// NEUTRAL; consumptionPercentageMilliunits 0–100000 when given. Recorded,
+// answered with an empty object.
+reply review_refund_endpoint(emulator_state& state, const std::string& package_name,
+                             const std::string& order_id, std::string_view authorization,
+                             std::string_view body) {
+  if (!bearer_is_live(state, authorization))
+    return error_reply(401);
+  if (auto failure = state.take_refund_failure()) {
+    auto r = json_reply(failure->status, google_error(failure->status, "injected failure"));
+    if (failure->retry_after)
+      r.retry_after = *failure->retry_after;
+    return r;
+  }
+  auto o = parse_object(body);
+  if (!o)
+    return invalid_argument("Invalid JSON payload received.");
+  auto* token = o->if_contains("pendingRefundToken");
+  if (!token || !token->is_string() || token->as_string().empty())
+    return invalid_argument("pendingRefundToken is required.");
+  auto* sample = o->if_contains("sampleContentProvided");
+  if (!sample || !sample->is_bool())
+    return invalid_argument("sampleContentProvided is required.");
+  auto* pref = o->if_contains("refundPreference");
+  if (!pref || !pref->is_string()
+      || (pref->as_string() != "DECLINE" && pref->as_string() != "APPROVE"
+          && pref->as_string() != "NEUTRAL"))
+    return invalid_argument("Invalid value at 'refund_preference'.");
+  if (auto* pct = o->if_contains("consumptionPercentageMilliunits"))
+    if (!pct->is_int64() || pct->as_int64() < 0 || pct->as_int64() > 100000)
+      return invalid_argument("Invalid value at 'consumption_percentage_milliunits'.");
+  state.record_refund_answer({"store_b", order_id, package_name, std::string(body)});
+  return json_reply(200, boost::json::object{});
 }
 
 } // namespace receiptd::emulator

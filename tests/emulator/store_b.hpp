@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/json/object.hpp>
 
@@ -23,12 +24,25 @@ struct purchase_query {
   std::string package_name;
   std::string product_id; // products: productId; subscriptions:acknowledge: subscriptionId
   std::string token;
+  bool v2 = false; // productsv2.getproductpurchasev2 (no product in the path)
 };
 
 // GET …/purchases/products/{productId}/tokens/{token} and
 // GET …/purchases/subscriptionsv2/tokens/{token}.
 reply purchase_endpoint(const emulator_state& state, const purchase_query& query,
                         std::string_view authorization);
+
+// GET …/applications/{package}/orders/{orderId} (order_ids: that one) and
+// GET …/applications/{package}/orders:batchGet?orderIds=… (batch).
+reply orders_endpoint(emulator_state& state, const std::string& package_name,
+                      const std::vector<std::string>& order_ids, bool batch,
+                      std::string_view authorization);
+
+// POST androidpublisher/v3/applications/{package}/orders/{orderId}:reviewrefund,
+// recorded (GET /control/refund_answers).
+reply review_refund_endpoint(emulator_state& state, const std::string& package_name,
+                             const std::string& order_id, std::string_view authorization,
+                             std::string_view body);
 
 // POST …/purchases/products/{productId}/tokens/{token}:acknowledge and
 // POST …/purchases/subscriptions/{subscriptionId}/tokens/{token}:acknowledge.

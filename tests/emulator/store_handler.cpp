@@ -20,9 +20,11 @@ namespace {
 // A request matched to one of the emulated endpoints.
 struct route {
   std::optional<call_kind> kind; // nullopt: no such endpoint
-  purchase_query purchase;       // Store B purchase endpoints (voidedpurchases: the package)
-  std::string transaction_id;    // App Store Server API
+  purchase_query purchase;       // Store B purchase endpoints (voidedpurchases, orders: the package)
+  std::string order_id;          // orders.get (batchGet: none, the query names them)
+  std::string transaction_id;    // App Store Server API; Play's order id (reviewrefund)
   bool post = false;
+  bool sandbox = false; // Send Consumption Information's host
 };
 
 route route_store_a(std::string_view method, std::string_view path) {
@@ -51,16 +53,36 @@ route route_store_a(std::string_view method, std::string_view path) {
     }
     return r;
   }
+  // PUT [sandbox/]inApps/v2/transactions/consumption/{transactionId}.
+  if (method == "PUT" && s.size() == (sandbox ? 6u : 5u)) {
+    const std::size_t b = sandbox ? 1 : 0;
+    if (s[b] != "inApps" || s[b + 1] != "v2" || s[b + 2] != "transactions"
+        || s[b + 3] != "consumption")
+      return r;
+    auto id = percent_decode(s[b + 4], false);
+    if (!id || id->empty())
+      return r;
+    r.kind = call_kind::store_a_consumption;
+    r.sandbox = sandbox;
+    r.transaction_id = std::move(*id);
+    return r;
+  }
   if (method != "GET" || s.size() != (sandbox ? 5u : 4u))
     return r;
   const std::size_t base = sandbox ? 1 : 0;
   const bool statuses = s[base + 2] == "subscriptions";
-  if (s[base] != "inApps" || s[base + 1] != "v1" || (s[base + 2] != "transactions" && !statuses))
+  // [sandbox/]inApps/v2/history/{transactionId}: Get Transaction History v2.
+  const bool history = s[base] == "inApps" && s[base + 1] == "v2" && s[base + 2] == "history";
+  if (!history
+      && (s[base] != "inApps" || s[base + 1] != "v1"
+          || (s[base + 2] != "transactions" && !statuses)))
     return r;
   auto id = percent_decode(s[base + 3], false);
   if (!id || id->empty())
     return r;
-  if (statuses)
+  if (history)
+    r.kind = sandbox ? call_kind::store_a_history_sandbox : call_kind::store_a_history_production;
+  else if (statuses)
     r.kind = sandbox ? call_kind::store_a_subscription_statuses_sandbox
                      : call_kind::store_a_subscription_statuses_production;
   else
@@ -77,7 +99,9 @@ bool counted_by_endpoint(call_kind kind) {
   return kind == call_kind::store_a_subscription_statuses_production
     || kind == call_kind::store_a_subscription_statuses_sandbox
     || kind == call_kind::store_a_app_transaction_production
-    || kind == call_kind::store_a_app_transaction_sandbox;
+    || kind == call_kind::store_a_app_transaction_sandbox
+    || kind == call_kind::store_a_history_production
+    || kind == call_kind::store_a_history_sandbox;
 }
 
 route route_store_b(std::string_view method, std::string_view path) {
@@ -104,8 +128,27 @@ route route_store_b(std::string_view method, std::string_view path) {
       return r;
     s.push_back(std::move(*decoded));
   }
-  if (s.size() < 6 || s[0] != "androidpublisher" || s[1] != "v3" || s[2] != "applications"
-      || s[4] != "purchases")
+  // POST androidpublisher/v3/applications/{package}/orders/{orderId}:reviewrefund.
+  constexpr std::string_view reviewrefund = ":reviewrefund";
+  if (r.post && s.size() == 6 && s[0] == "androidpublisher" && s[1] == "v3"
+      && s[2] == "applications" && s[4] == "orders" && s[5].size() > reviewrefund.size()
+      && std::string_view(s[5]).ends_with(reviewrefund)) {
+    r.kind = call_kind::store_b_reviewrefund;
+    r.purchase.package_name = s[3];
+    r.transaction_id = s[5].substr(0, s[5].size() - reviewrefund.size());
+    return r;
+  }
+  if (s.size() < 5 || s[0] != "androidpublisher" || s[1] != "v3" || s[2] != "applications")
+    return r;
+  //   GET  orders/{orderId}, orders:batchGet
+  if (!r.post && ((s.size() == 5 && s[4] == "orders:batchGet") || (s.size() == 6 && s[4] == "orders"))) {
+    r.kind = call_kind::store_b_orders;
+    r.purchase.package_name = s[3];
+    if (s.size() == 6)
+      r.order_id = s[5];
+    return r;
+  }
+  if (s.size() < 6 || s[4] != "purchases")
     return r;
   if (!r.post && s.size() == 6 && s[5] == "voidedpurchases") {
     r.kind = call_kind::store_b_voidedpurchases;
@@ -130,6 +173,9 @@ route route_store_b(std::string_view method, std::string_view path) {
   } else if (!acknowledging && s.size() == 8 && s[5] == "subscriptionsv2" && s[6] == "tokens") {
     r.kind = call_kind::store_b_subscriptionsv2;
     r.purchase = {true, s[3], "", s[7]};
+  } else if (!acknowledging && s.size() == 8 && s[5] == "productsv2" && s[6] == "tokens") {
+    r.kind = call_kind::store_b_productsv2;
+    r.purchase = {false, s[3], "", s[7], true};
   }
   return r;
 }
@@ -208,16 +254,30 @@ reply answer(store_id store, emulator_state& state, const route& r, const store_
     case call_kind::store_a_app_transaction_sandbox:
       return app_transaction_info(state, *r.kind == call_kind::store_a_app_transaction_sandbox,
                                   r.transaction_id, authorization);
+    case call_kind::store_a_history_production:
+    case call_kind::store_a_history_sandbox:
+      return transaction_history(state, *r.kind == call_kind::store_a_history_sandbox,
+                                 r.transaction_id, authorization, request.query);
     case call_kind::store_b_token:
       return token_endpoint(state, request.body);
     case call_kind::store_b_products:
     case call_kind::store_b_subscriptionsv2:
+    case call_kind::store_b_productsv2:
       return purchase_endpoint(state, r.purchase, authorization);
+    case call_kind::store_b_orders:
+      return orders_endpoint(state, r.purchase.package_name,
+                             r.order_id.empty() ? request.order_ids : std::vector{r.order_id},
+                             r.order_id.empty(), authorization);
     case call_kind::store_b_acknowledge:
       return acknowledge_endpoint(state, r.purchase, authorization, request.body);
     case call_kind::store_b_voidedpurchases:
       return voided_purchases_endpoint(state, r.purchase.package_name, request.query,
                                        authorization);
+    case call_kind::store_a_consumption:
+      return consumption(state, r.sandbox, r.transaction_id, authorization, request.body);
+    case call_kind::store_b_reviewrefund:
+      return review_refund_endpoint(state, r.purchase.package_name, r.transaction_id,
+                                    authorization, request.body);
     case call_kind::store_a_server_api_unauthorized: // a counter, not an endpoint
     case call_kind::count_:
       break;
@@ -290,6 +350,16 @@ void store_handler::onRequest(const Http::Request& request, Http::ResponseWriter
   const auto& q = request.query();
   for (auto it = q.parameters_begin(); it != q.parameters_end(); ++it)
     in.query[it->first] = percent_decode(it->second, true).value_or(it->second);
+  if (auto ids = in.query.find("orderIds"); ids != in.query.end()) {
+    std::string_view rest = ids->second;
+    for (;;) {
+      auto comma = rest.find(',');
+      in.order_ids.emplace_back(rest.substr(0, comma));
+      if (comma == std::string_view::npos)
+        break;
+      rest.remove_prefix(comma + 1);
+    }
+  }
   auto h = handle_store_request(store_, *state_, in);
   if (h.delay) {
     delays_->schedule(delay_queue::clock::now() + *h.delay, *listener_, generation,

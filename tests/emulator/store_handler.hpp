@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "http_util.hpp"
 #include "state.hpp"
@@ -22,6 +23,10 @@ struct store_request {
   std::map<std::string, std::string> query; // percent-decoded, '+' as a space
   std::string authorization;                // the Authorization header, or ""
   std::string body;
+  // orders.batchGet's orderIds, each one: the h2 listener reads every repeated
+  // orderIds; the HTTP/1.1 one only the first (Pistache 0.0.5 keeps one value
+  // of a repeated parameter), read as a comma list too.
+  std::vector<std::string> order_ids;
 };
 
 // What to answer, and after how long (slow mode).

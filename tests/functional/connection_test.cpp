@@ -283,6 +283,24 @@ TEST_CASE("a body that does not arrive within http.body-timeout gets 408, and th
   CHECK(c.closed_within(seconds(2)));
 }
 
+TEST_CASE("a connection that never sends a byte is closed after http.header-timeout, without "
+          "an answer",
+          "[http][timeouts]") {
+  auto& s = the_suite();
+  auto service = timed_service(s, "receiptd-silent");
+  service.start();
+  raw_connection c(service.port());
+  auto opened = clock_type::now();
+  // Nothing arrives but the end of the stream: no 408 a client could take for the
+  // answer to a request it sends at that moment.
+  auto got = c.read_for(seconds(6));
+  auto after = elapsed_ms(opened);
+  INFO("got \"" << got << "\" after " << after << " ms");
+  CHECK(got.empty());
+  CHECK(after >= 2900);
+  CHECK(after <= 5500); // header-timeout 3 s; the sweep runs four times a second
+}
+
 TEST_CASE("an idle kept-alive connection is closed after http.keepalive-timeout, without an "
           "answer",
           "[http][timeouts][keepalive]") {

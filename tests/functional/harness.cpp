@@ -293,6 +293,9 @@ std::vector<std::string> service_args(const std::string& dir, const test_support
     // transaction_refresh_test.cpp): elsewhere a poll would add store calls to
     // tests that count them.
     "--store-b.voided-purchases=false", "--store-b.refresh-interval=0s",
+    // The orders API adds a call to every Play upload and a sweep: on in the
+    // receiptds of store_b_products_v2_test.cpp only.
+    "--store-b.orders=false",
     "--store-a.refresh-interval=0s", "--http.threads=2", "--scheduler.max-threads=2",
     // The notification tests sign fixed 2024 dates; the bound on a notification's
     // age has its own test (purchases_test.cpp) with the default.

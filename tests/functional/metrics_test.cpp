@@ -223,17 +223,17 @@ TEST_CASE("/metrics counts known traffic exactly, in the Prometheus text format"
     CHECK(m.value("receiptd_fraud_total", {{"store", "store_b"}, {"reason", "invalid_signature"}})
           == 1);
     CHECK(m.sum("receiptd_fraud_total") == 1);
-    // One access token for the app, then one products.get per upload the
+    // One access token for the app, then one productsv2 call per upload the
     // signature check let through.
     auto calls = [&](const char* call, const char* outcome) {
       return m.value("receiptd_store_requests_total",
                      {{"store", "store_b"}, {"call", call}, {"outcome", outcome}});
     };
     CHECK(calls("token", "ok") == 1);
-    CHECK(calls("products", "ok") == 3);
+    CHECK(calls("products_v2", "ok") == 3);
     CHECK(m.sum("receiptd_store_requests_total") == 4);
     CHECK(m.value("receiptd_store_request_duration_seconds_count",
-                  {{"store", "store_b"}, {"call", "products"}})
+                  {{"store", "store_b"}, {"call", "products_v2"}})
           == 3);
     // The four stored uploads went through group commits: however they were
     // batched, the batch sizes add up to four.
@@ -292,7 +292,7 @@ TEST_CASE("/metrics counts known traffic exactly, in the Prometheus text format"
     CHECK((retry_after >= 1 && retry_after <= 1)); // retry.initial 200ms, rounded up
     // The store's failure is in the log, once however many calls failed.
     CHECK(eventually([&] {
-      return svc.log().find("store_b products call failed: no answer") != std::string::npos;
+      return svc.log().find("store_b products_v2 call failed: no answer") != std::string::npos;
     }));
     // One job on this database, in whichever state the scheduler has it now.
     auto m = scraped(svc);
@@ -304,7 +304,7 @@ TEST_CASE("/metrics counts known traffic exactly, in the Prometheus text format"
         >= 1;
     }));
     auto down = scraped(svc);
-    CHECK(down.sum("receiptd_store_requests_total", {{"call", "products"}, {"outcome", "error"}})
+    CHECK(down.sum("receiptd_store_requests_total", {{"call", "products_v2"}, {"outcome", "error"}})
           >= 1);
     CHECK(down.value("receiptd_revalidation_jobs_claimed_total").value_or(0) >= 1);
     s.emulator.set_mode("store_b", "up");

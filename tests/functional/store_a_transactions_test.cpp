@@ -21,9 +21,10 @@ std::string code_of(const json::value& v) {
 }
 
 // Server API calls the emulator saw for this transaction id, at one host.
-int calls(suite& s, const std::string& transaction_id, bool sandbox) {
+int calls(suite& s, const std::string& transaction_id, bool sandbox,
+          const std::string& endpoint = "/inApps/v1/transactions/") {
   auto log = s.emulator.control("GET", "/control/requests");
-  auto path = std::string(sandbox ? "/sandbox" : "") + "/inApps/v1/transactions/" + transaction_id;
+  auto path = std::string(sandbox ? "/sandbox" : "") + endpoint + transaction_id;
   int n = 0;
   for (auto& r : log.as_array())
     if (str(r.at("store")) == "store_a" && str(r.at("path")) == path)
@@ -361,16 +362,20 @@ TEST_CASE("a unified receipt of an app with Server API credentials is confirmed 
   auto receipt = model::base64_encode(
     test_support::make_unified_receipt(p, test_support::apple_like_signer(s.pki)));
 
-  SECTION("the newest transaction is asked about; verifyReceipt is not") {
+  SECTION("the history from the newest transaction is asked for; verifyReceipt is not") {
     auto f = fields(app, newer);
     f["expires_date_ms"] = 1893456000000; // what Apple knows now: renewed until 2030
     register_transaction(s, f);
+    auto coins = fields(app, older);
+    coins["product_id"] = app.bundle_id + ".coins";
+    coins["type"] = "Consumable";
+    register_transaction(s, coins);
     auto r = s.service.post("/client/store_a/receipts",
                             json::serialize(json::object{{"receipt", receipt}}), app.token);
     INFO(r.body);
     REQUIRE(r.status == 200);
-    CHECK(calls(s, newer, true) == 1);
-    CHECK(calls(s, older, true) + calls(s, older, false) == 0);
+    CHECK(calls(s, newer, true, "/inApps/v2/history/") == 1);
+    CHECK(calls(s, newer, true) + calls(s, older, true) + calls(s, older, false) == 0);
     int verify_receipt = 0;
     auto log = s.emulator.control("GET", "/control/requests");
     for (auto& q : log.as_array())
@@ -384,6 +389,8 @@ TEST_CASE("a unified receipt of an app with Server API credentials is confirmed 
     REQUIRE(purchases.size() == 2);
     CHECK(str(purchases[0].at("transaction_id")) == newer);
     CHECK(purchases[0].at("expires_date").at("ms") == 1893456000000);
+    CHECK(purchases[0].at("store_contradiction").is_null());
+    CHECK(purchases[1].at("store_contradiction").is_null());
   }
   SECTION("Apple does not know it: store_rejected") {
     auto f = fields(app, newer);

@@ -121,6 +121,8 @@ model::receipt_record full_receipt(const std::string& app_id, const std::string&
     p.is_trial_period = i % 2 == 0;
     p.is_in_intro_offer_period = i % 3 == 0;
     p.product_type = i % 4;
+    if (i % 2 == 1)
+      p.store_contradiction = "absent from the App Store's transaction history";
     r.in_app_purchases.push_back(p);
   }
   r.state = model::validation_state::rejected;
@@ -191,6 +193,7 @@ void check_same(const model::apple_in_app_purchase& got, const model::apple_in_a
   CHECK(got.is_trial_period == want.is_trial_period);
   CHECK(got.is_in_intro_offer_period == want.is_in_intro_offer_period);
   CHECK(got.product_type == want.product_type);
+  CHECK(got.store_contradiction == want.store_contradiction);
 }
 
 } // namespace

@@ -252,6 +252,38 @@ TEST_CASE("a customer lookup reads only the purchases its answer shows, answerin
             .purchases.empty());
   }
 
+  SECTION("a customer's grants come with the lookup, with purchases or without, and only "
+          "theirs") {
+    auto grant_to = [&](const std::string& user, const std::string& entitlement) {
+      model::purchases::grant g;
+      g.id = model::make_uuid();
+      g.app_id = app.id;
+      g.user_identifier = user;
+      g.entitlement = entitlement;
+      g.starts_at = t0;
+      g.expires_at = t0 + 500 * day;
+      g.created_at = t0;
+      REQUIRE_OK(d.add_grant(g, t0));
+    };
+    grant_to("erin", "pro");
+    grant_to("erin", "premium");
+    grant_to("gina", "pro"); // no purchase at all
+    const auto env = model::environment::production;
+    auto erin = REQUIRE_OK(d.find_customer_answer(app.id, "erin", env, t0 + day));
+    CHECK(erin.grants.size() == 2);
+    CHECK_FALSE(erin.purchases.empty());
+    auto gina = REQUIRE_OK(d.find_customer_answer(app.id, "gina", env, t0 + day));
+    CHECK(gina.purchases.empty());
+    REQUIRE(gina.grants.size() == 1);
+    CHECK(gina.grants[0].entitlement == "pro");
+    auto frank = REQUIRE_OK(d.find_customer_answer(app.id, "frank", env, t0 + day));
+    CHECK(frank.purchases.size() == 1);
+    CHECK(frank.grants.empty());
+    CHECK(REQUIRE_OK(d.find_customer_answer(app.id, "erin", model::environment::sandbox, t0 + day))
+            .grants.empty());
+    check_lookup(d, app, "erin", times);
+  }
+
   SECTION("purchases stored before the lookup's columns get them when receiptd starts") {
     execute_sql(f.url, "UPDATE purchases SET active_until = NULL, recency = 0");
     execute_sql(f.url, "DELETE FROM data_backfills WHERE name = 'purchase_lookup_columns'");

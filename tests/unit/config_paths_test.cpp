@@ -57,6 +57,10 @@ TEST_CASE("PostgreSQL URLs: libpq's file parameters resolve, nothing else", "[co
         == "postgresql://dbname=r sslcert='/etc/it\\'s/my cert.pem'");
   CHECK(resolve_database_url("/etc/receiptd", "postgresql://password='a b' sslkey=k.pem")
         == "postgresql://password='a b' sslkey=/etc/receiptd/k.pem");
+  // A bare value may hold any blank libpq skips (a newline after a backslash):
+  // resolved, it is quoted, so the parameters after it stay the same ones.
+  CHECK(resolve_database_url("/etc/receiptd", "postgresql://sslcrldir=a\\\nb=c dbname=r")
+        == "postgresql://sslcrldir='/etc/receiptd/a\nb=c' dbname=r");
 }
 
 TEST_CASE("URLs that do not parse, or of other databases, are left to the database to refuse",

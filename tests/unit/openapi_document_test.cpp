@@ -191,7 +191,7 @@ TEST_CASE("every route, with its method, is a path of the OpenAPI document", "[o
     REQUIRE(!path.empty());
     const auto& entry = paths.at(path);
     CHECK(entry.ref.empty()); // the neutral path holds the operations
-    CHECK(entry.methods.count(r.deletes ? "delete" : r.post ? "post" : "get") == 1);
+    CHECK(entry.methods.count(r.deletes ? "delete" : r.puts ? "put" : r.post ? "post" : "get") == 1);
     described.insert(path);
 
     if (r.alias.empty())

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 
 #include <boost/json/parse.hpp>
@@ -826,6 +827,71 @@ TEST_CASE("customer and grant parameters are checked", "[purchases]") {
   CHECK_FALSE(parse_grant_request(R"({"expires_at":1})", t0)); // in the past
   CHECK_FALSE(parse_grant_request(R"({"duration":"5y"})", t0));
   CHECK_FALSE(parse_grant_request("not json", t0));
+}
+
+TEST_CASE("a restore names one transaction: its id or its signed form", "[purchases][restore]") {
+  auto id = parse_restore_request(R"({"transaction_id":"2000000000000001"})");
+  REQUIRE(id);
+  CHECK(id->transaction_id == std::string("2000000000000001"));
+  CHECK_FALSE(id->signed_transaction);
+  auto jws = parse_restore_request(R"({"signed_transaction":"eyJh.eyJi.c2ln"})");
+  REQUIRE(jws);
+  CHECK(jws->signed_transaction == std::string("eyJh.eyJi.c2ln"));
+  struct bad {
+    const char* body;
+    const char* field;
+    const char* code;
+  };
+  for (const auto& b : {bad{"{}", "transaction_id", "missing"},
+                        bad{R"({"transaction_id":"1","signed_transaction":"a.b.c"})",
+                            "transaction_id", "missing"},
+                        bad{R"({"transaction_id":1})", "transaction_id", "invalid"},
+                        bad{R"({"transaction_id":""})", "transaction_id", "invalid"},
+                        bad{R"({"transaction_id":"a b"})", "transaction_id", "invalid"},
+                        bad{R"({"signed_transaction":"no dots"})", "signed_transaction",
+                            "invalid_jws"},
+                        bad{R"({"signed_transaction":7})", "signed_transaction", "invalid_jws"},
+                        bad{"[1]", "", "invalid_json"}, bad{"", "", "invalid_json"}}) {
+    INFO(b.body);
+    auto r = parse_restore_request(b.body);
+    REQUIRE_FALSE(r);
+    REQUIRE(r.err().fields().size() == 1);
+    CHECK(r.err().fields()[0].field == b.field);
+    CHECK(r.err().fields()[0].code == b.code);
+  }
+  CHECK_FALSE(parse_restore_request(
+    R"({"transaction_id":")" + std::string(65, '1') + R"("})"));
+}
+
+TEST_CASE("a receipt's purchase Apple's history contradicts proves nothing", "[purchases]") {
+  receipt_record r;
+  r.id = "r1";
+  r.app_id = "app";
+  r.bundle_id = "com.example";
+  r.state = validation_state::validated;
+  apple_in_app_purchase kept, contradicted, renewal;
+  kept.product_id = "com.example.lifetime";
+  kept.transaction_id = kept.original_transaction_id = "1";
+  contradicted.product_id = "com.example.coins";
+  contradicted.transaction_id = contradicted.original_transaction_id = "2";
+  contradicted.store_contradiction = "absent from the App Store's transaction history";
+  // A subscription whose newest renewal is contradicted: its older one is the unit.
+  renewal.product_id = "com.example.monthly";
+  renewal.transaction_id = renewal.original_transaction_id = "3";
+  renewal.purchase_date = 1000;
+  auto newest = renewal;
+  newest.transaction_id = "4";
+  newest.purchase_date = 2000;
+  newest.store_contradiction = "the App Store's transaction history names another product";
+  r.in_app_purchases = {kept, contradicted, renewal, newest};
+  std::map<std::string, observation> by_key;
+  for (auto& o : observe(r, {}))
+    by_key[o.key] = o;
+  REQUIRE(by_key.size() == 3);
+  CHECK(by_key["1"].proves);
+  CHECK_FALSE(by_key["2"].proves);
+  CHECK(by_key["3"].proves);
+  CHECK(by_key["3"].unit == "3");
 }
 
 TEST_CASE("a product id too long for an index entry is grouped by its digest", "[purchases]") {

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "model/encoding.hpp"
+#include "model/store_a/history.hpp"
 #include "model/store_a/server_api.hpp"
 #include "tests/support/crypto/test_ca.hpp"
 
@@ -304,4 +305,55 @@ TEST_CASE("Get Transaction Info answers map onto the status table", "[server_api
     auto long_error = classify(0, "", "", std::string(1000, 'e') + "\n\x01");
     CHECK(long_error.verdict.outcome == store_outcome::unreachable);
   }
+}
+
+TEST_CASE("Get Transaction History: its URL and how a page reads", "[server_api][history]") {
+  CHECK(transaction_history_url("https://api.storekit.apple.com/", "2000000000000001")
+        == "https://api.storekit.apple.com/inApps/v2/history/2000000000000001");
+  CHECK(transaction_history_url("https://api.storekit-sandbox.apple.com", "1 2", "a&b=c")
+        == "https://api.storekit-sandbox.apple.com/inApps/v2/history/1%202?revision=a%26b%3Dc");
+  const unix_ms now = utc(2024, 6, 1);
+
+  auto page = classify_transaction_history(
+    200,
+    R"({"revision":"r2","bundleId":"com.example","appAppleId":1,"environment":"Sandbox",)"
+    R"("hasMore":true,"signedTransactions":["a.b.c","d.e.f"]})",
+    "", "", now);
+  CHECK(page.verdict.outcome == store_outcome::confirmed);
+  CHECK(page.verdict.env == environment::sandbox);
+  CHECK(page.has_more);
+  CHECK(page.revision == "r2");
+  CHECK(page.bundle_id == "com.example");
+  CHECK(page.signed_transactions == std::vector<std::string>{"a.b.c", "d.e.f"});
+
+  auto last = classify_transaction_history(
+    200, R"({"revision":"r3","environment":"Production","hasMore":false,"signedTransactions":[]})",
+    "", "", now);
+  CHECK(last.verdict.outcome == store_outcome::confirmed);
+  CHECK(last.verdict.env == environment::production);
+  CHECK_FALSE(last.has_more);
+
+  for (const char* bad : {R"({"hasMore":true,"signedTransactions":[]})", // nowhere to go on
+                          R"({"revision":"r","signedTransactions":[]})",
+                          R"({"revision":"r","hasMore":false})",
+                          R"({"revision":"r","hasMore":false,"signedTransactions":[1]})",
+                          R"({"revision":"r","hasMore":false,"signedTransactions":[""]})",
+                          R"({"revision":5,"hasMore":false,"signedTransactions":[]})",
+                          "<html></html>", "[]"}) {
+    INFO(bad);
+    auto a = classify_transaction_history(200, bad, "", "", now);
+    CHECK(a.verdict.outcome == store_outcome::unreachable);
+    CHECK(a.signed_transactions.empty());
+  }
+  auto unknown = classify_transaction_history(
+    404, R"({"errorCode":4040010,"errorMessage":"Transaction id not found."})", "", "", now);
+  CHECK(unknown.verdict.outcome == store_outcome::rejected);
+  CHECK(unknown.transaction_not_found);
+  auto limited = classify_transaction_history(
+    429, R"({"errorCode":4290000,"errorMessage":"Rate limit exceeded."})", "", "2", now);
+  CHECK(limited.verdict.outcome == store_outcome::unreachable);
+  CHECK(limited.retry_after_ms == 2000);
+  CHECK(classify_transaction_history(401, "", "", "", now).verdict.operator_problem);
+  CHECK(classify_transaction_history(0, "", "timeout", "", now).verdict.outcome
+        == store_outcome::unreachable);
 }

@@ -13,6 +13,7 @@
 
 #include "model/encoding.hpp"
 #include "model/resource_json.hpp"
+#include "model/store_a/history.hpp"
 #include "model/store_a/receipt_record.hpp"
 #include "model/store_a/transaction_record.hpp"
 #include "model/store_a/trust.hpp"
@@ -581,87 +582,107 @@ TEST_CASE("store-a.confirm-with text", "[transaction_record][server_api]") {
     CHECK_FALSE(sa::parse_confirmation(bad));
 }
 
-TEST_CASE("the Server API's answer on a unified receipt", "[transaction_record][server_api]") {
+TEST_CASE("the transaction history confirms every purchase of a unified receipt",
+          "[transaction_record][server_api][history]") {
   auto receipt = [] {
     return unified_receipt({bought("2000000000000041", ts::utc(2024, 5, 1, 12)),
-                            bought("2000000000000042", ts::utc(2024, 6, 1, 12))});
+                            bought("2000000000000042", ts::utc(2024, 6, 1, 12)),
+                            bought("2000000000000043", ts::utc(2024, 4, 1, 12),
+                                   "com.example.receiptd.lifetime")});
   };
-  const std::string id = "2000000000000042";
-
-  SECTION("confirmed: validated; expiry and revocation land on that purchase only") {
-    auto r = receipt();
-    const auto before = r.in_app_purchases[0];
+  auto entry = [](std::string id, std::string product = "com.example.receiptd.monthly") {
     auto t = fields();
+    t.transaction_id = std::move(id);
+    t.product_id = std::move(product);
     t.environment = "Production";
-    t.expires_date = ts::utc(2024, 8, 1, 12);
-    t.revocation_date = ts::utc(2024, 6, 20);
-    t.revocation_reason = 0;
-    auto why = sa::apply_server_answer(
-      r, id, verdict_of(store_outcome::confirmed, "HTTP 200", environment::sandbox), jws_of(t),
-      anchors());
-    CHECK(why.empty());
+    return t;
+  };
+  auto verified = [](std::vector<ts::transaction_fields> entries) {
+    std::vector<std::string> jws;
+    for (const auto& t : entries)
+      jws.push_back(jws_of(t));
+    auto h = sa::verified_history(jws, bundle, std::nullopt, anchors());
+    INFO((h ? std::string() : h.err().message()));
+    REQUIRE(h);
+    return std::move(h).value();
+  };
+  const auto confirmed = verdict_of(store_outcome::confirmed, "HTTP 200", environment::production);
+
+  SECTION("every purchase in the history: validated, each takes its own expiry and revocation") {
+    auto r = receipt();
+    auto a = entry("2000000000000041");
+    a.expires_date = ts::utc(2024, 6, 1, 12);
+    a.revocation_date = ts::utc(2024, 5, 20);
+    a.revocation_reason = 1;
+    auto b = entry("2000000000000042");
+    b.expires_date = ts::utc(2024, 8, 1, 12);
+    auto c = entry("2000000000000043", "com.example.receiptd.lifetime");
+    c.original_transaction_id = "2000000000000001";
+    c.expires_date.reset();
+    sa::apply_history(r, confirmed, verified({a, b, c}));
     CHECK(r.state == validation_state::validated);
     CHECK(r.fraud == fraud_reason::none);
-    CHECK(r.env == environment::production); // the payload's
-    CHECK(r.in_app_purchases.size() == 2);
+    CHECK(r.env == environment::production);
+    CHECK(r.store_detail == "HTTP 200");
+    CHECK(r.in_app_purchases[0].cancellation_date == ts::utc(2024, 5, 20));
+    CHECK(r.in_app_purchases[0].cancellation_reason == 1);
     CHECK(r.in_app_purchases[1].expires_date == ts::utc(2024, 8, 1, 12));
-    CHECK(r.in_app_purchases[1].cancellation_date == ts::utc(2024, 6, 20));
-    CHECK(r.in_app_purchases[0].expires_date == before.expires_date);
-    CHECK_FALSE(r.in_app_purchases[0].cancellation_date);
-  }
-  SECTION("confirmed without expiry or revocation: the receipt's own dates stay") {
-    auto r = receipt();
-    const auto expiry = r.in_app_purchases[1].expires_date;
-    auto t = fields();
-    t.expires_date.reset();
-    CHECK(sa::apply_server_answer(r, id, verdict_of(store_outcome::confirmed), jws_of(t), anchors())
-            .empty());
-    CHECK(r.state == validation_state::validated);
-    CHECK(r.in_app_purchases[1].expires_date == expiry);
     CHECK_FALSE(r.in_app_purchases[1].cancellation_date);
+    for (const auto& p : r.in_app_purchases)
+      CHECK_FALSE(p.store_contradiction);
   }
-  SECTION("an answer about another transaction, or another bundle: store_rejected") {
-    auto other = fields();
-    other.transaction_id = "2000000000000041"; // in the receipt, but not the one asked about
+  SECTION("absent or another product: that purchase is contradicted, the others stand") {
     auto r = receipt();
-    CHECK(
-      sa::apply_server_answer(r, id, verdict_of(store_outcome::confirmed), jws_of(other), anchors())
-        .empty());
+    sa::apply_history(r, confirmed,
+                      verified({entry("2000000000000042"),
+                                entry("2000000000000043", "com.example.receiptd.other")}));
+    CHECK(r.state == validation_state::validated);
+    REQUIRE(r.in_app_purchases[0].store_contradiction);
+    CHECK(r.in_app_purchases[0].store_contradiction->find("absent") != std::string::npos);
+    CHECK_FALSE(r.in_app_purchases[1].store_contradiction);
+    REQUIRE(r.in_app_purchases[2].store_contradiction);
+    CHECK(r.in_app_purchases[2].store_contradiction->find("another product") != std::string::npos);
+    CHECK(r.store_detail.find("2 of 3 purchases contradicted") != std::string::npos);
+
+    // A later history that holds them lifts the contradiction.
+    auto c = entry("2000000000000043", "com.example.receiptd.lifetime");
+    sa::apply_history(r, confirmed, verified({entry("2000000000000041"),
+                                              entry("2000000000000042"), c}));
+    for (const auto& p : r.in_app_purchases)
+      CHECK_FALSE(p.store_contradiction);
+  }
+  SECTION("none of the receipt's purchases in the history: store_rejected") {
+    auto r = receipt();
+    sa::apply_history(r, confirmed, verified({entry("2000000000000099")}));
     CHECK(r.state == validation_state::rejected);
     CHECK(r.fraud == fraud_reason::store_rejected);
-    CHECK(r.in_app_purchases[0].expires_date == receipt().in_app_purchases[0].expires_date);
-
-    auto foreign = fields();
-    foreign.bundle_id = "com.example.other";
-    auto r2 = receipt();
-    sa::apply_server_answer(r2, id, verdict_of(store_outcome::confirmed), jws_of(foreign),
-                            anchors());
-    CHECK(r2.fraud == fraud_reason::store_rejected);
-    CHECK(r2.store_detail.find("bundle") != std::string::npos);
   }
-  SECTION("unusable answers: pending, and why") {
-    for (const auto& info : {jws_of(fields(), stranger_pki()), std::string("x")}) {
-      auto r = receipt();
-      auto why
-        = sa::apply_server_answer(r, id, verdict_of(store_outcome::confirmed), info, anchors());
-      CHECK_FALSE(why.empty());
-      CHECK(r.state == validation_state::pending);
-      CHECK(r.fraud == fraud_reason::none);
-      CHECK(r.store_detail == why);
-      CHECK(r.in_app_purchases[1].expires_date == receipt().in_app_purchases[1].expires_date);
-    }
-  }
-  SECTION("verdicts without an answer pass through") {
+  SECTION("verdicts without a history pass through") {
     auto r = receipt();
-    CHECK(sa::apply_server_answer(r, id, verdict_of(store_outcome::unreachable, "HTTP 500"), "",
-                                  anchors())
-            .empty());
+    sa::apply_history(r, verdict_of(store_outcome::unreachable, "HTTP 500"), {});
     CHECK(r.state == validation_state::pending);
     CHECK(r.store_detail == "HTTP 500");
-    auto r2 = receipt();
-    sa::apply_server_answer(r2, id, verdict_of(store_outcome::rejected, "HTTP 404"), "", anchors());
-    CHECK(r2.state == validation_state::rejected);
-    CHECK(r2.fraud == fraud_reason::store_rejected);
+    for (const auto& p : r.in_app_purchases)
+      CHECK_FALSE(p.store_contradiction);
+    sa::apply_history(r, verdict_of(store_outcome::rejected, "HTTP 404"), {});
+    CHECK(r.fraud == fraud_reason::store_rejected);
+  }
+  SECTION("an entry that does not verify, or of another bundle or environment: unusable") {
+    auto foreign = entry("2000000000000042");
+    foreign.bundle_id = "com.example.other";
+    auto sandbox = entry("2000000000000041");
+    sandbox.environment = "Sandbox";
+    const std::vector<std::vector<std::string>> bad{
+      {jws_of(entry("2000000000000042"), stranger_pki())},
+      {"x"},
+      {jws_of(foreign)},
+      {jws_of(entry("2000000000000042")), jws_of(sandbox)},
+    };
+    for (const auto& jws : bad) {
+      auto h = sa::verified_history(jws, bundle, std::nullopt, anchors());
+      CHECK_FALSE(h);
+    }
+    CHECK_FALSE(sa::verified_history({jws_of(entry("1"))}, bundle, environment::sandbox, anchors()));
   }
 }
 

@@ -489,6 +489,7 @@ TEST_CASE("a pending refund review is recorded with its order id", "[rtdn]") {
   REQUIRE(r);
   CHECK(r->kind == rtdn_kind::pending_refund_review);
   CHECK(r->order_id == "GPA.1234-5678-9012-34567");
+  CHECK(r->refund_token == "prt-1"); // what orders.reviewrefund answers
   CHECK(r->purchase_token.empty());
   CHECK_FALSE(names_purchase(*r));
   CHECK_FALSE(asks_subscriptions(*r));

@@ -1,4 +1,4 @@
--- 018: StoreKit 2 app transactions (AppTransaction.jwsRepresentation; the App
+-- 020: StoreKit 2 app transactions (AppTransaction.jwsRepresentation; the App
 -- Store Server API's Get App Transaction Info): the customer's purchase or
 -- download of the app itself, what entitlements by original application
 -- version read (model/store_a/app_transaction.hpp).
