@@ -241,6 +241,25 @@ std::string apply_server_answer(app_transaction_record& r, const store_verdict& 
   return {};
 }
 
+namespace {
+
+// As a transaction's (records.cpp): the app transaction binds the user a
+// genuine upload named; another user is a transfer the app's policy allows or
+// refuses.
+std::optional<bool> transfer_check(const app_transaction_record& existing,
+                                   const app_transaction_record& incoming) {
+  const bool proven = existing.state == validation_state::validated || !existing.is_fraud();
+  const auto& bound = existing.echo.user_identifier;
+  const auto& named = incoming.echo.user_identifier;
+  if (!proven || !bound || bound->empty() || !named || named->empty() || *named == *bound)
+    return false;
+  if (!incoming.terms.transfers.allows(static_cast<int>(existing.previous_users.size())))
+    return std::nullopt;
+  return true;
+}
+
+} // namespace
+
 app_transaction_record merge_reupload(const app_transaction_record& existing,
                                       const app_transaction_record& incoming) {
   const bool incoming_local_fail = rejected_locally(incoming.state, incoming.fraud);
@@ -249,6 +268,12 @@ app_transaction_record merge_reupload(const app_transaction_record& existing,
   if (existing.state == validation_state::validated
       && incoming.fraud == fraud_reason::store_rejected)
     return existing;
+  auto transfer = transfer_check(existing, incoming);
+  if (!transfer) {
+    auto out = existing;
+    out.terms.refused = bound_to_other_user();
+    return out;
+  }
   const bool keep_verdict = existing.state == validation_state::validated
     && incoming.state == validation_state::pending;
   app_transaction_record out = keep_verdict ? existing : incoming;
@@ -261,10 +286,26 @@ app_transaction_record merge_reupload(const app_transaction_record& existing,
     out.echo.user_identifier = existing.echo.user_identifier;
   if (!out.echo.metadata)
     out.echo.metadata = existing.echo.metadata;
+  out.previous_users = existing.previous_users;
+  if (*transfer)
+    out.previous_users.push_back(*existing.echo.user_identifier);
   out.terms = incoming.terms;
   // This upload's device check is the one the answer reports.
   out.device = incoming.device;
   return out;
+}
+
+void trim_rejected_proof(app_transaction_record& r) {
+  if (!rejected_locally(r.state, r.fraud) || r.signed_app_transaction.size() <= max_rejected_proof_bytes)
+    return;
+  if (!r.proof_size)
+    r.proof_size = static_cast<std::int64_t>(r.signed_app_transaction.size());
+  r.signed_app_transaction.resize(max_rejected_proof_bytes);
+  r.signed_app_transaction.shrink_to_fit();
+}
+
+bool needs_job(const app_transaction_record& r) {
+  return r.state == validation_state::pending;
 }
 
 } // namespace receiptd::model::store_a

@@ -74,7 +74,7 @@ device_verification check_device(const app_transaction& t,
                                  const std::optional<std::string>& nonce,
                                  const std::optional<std::string>& device_id);
 
-// The stored app transaction (db/migrations/018): the record fields every proof
+// The stored app transaction (db/migrations/020): the record fields every proof
 // has, then the JWS as received and what it says.
 struct app_transaction_record : record_base {
   // The re-upload key, with app_id: appTransactionId once the JWS verified
@@ -111,10 +111,21 @@ std::string apply_server_answer(app_transaction_record& r, const store_verdict& 
 
 // A re-upload of the same app transaction keeps id and created_at and takes
 // the new echo fields and verdict, except that an upload failing its own local
-// check never touches a record that passed its own, and a validated record is
-// not downgraded by a pending verdict (records.hpp, merge_reupload).
+// check never touches a record that passed its own, a validated record is
+// not downgraded by a pending verdict, and naming another user than the bound
+// one is a transfer the app's policy allows (the previous owner recorded) or
+// refuses (terms.refused: 409 bound_to_other_user), as records.hpp's
+// merge_reupload does for transactions.
 app_transaction_record merge_reupload(const app_transaction_record& existing,
                                       const app_transaction_record& incoming);
+
+// A JWS its own check refused is kept as its first max_rejected_proof_bytes
+// (records.hpp, trim_rejected_proof).
+void trim_rejected_proof(app_transaction_record& r);
+
+// Whether the record keeps a revalidation job: pending (Get App Transaction
+// Info not answered yet).
+bool needs_job(const app_transaction_record& r);
 
 // ---- Get App Transaction Info ----------------------------------------------
 
@@ -139,3 +150,8 @@ app_transaction_info_answer classify_app_transaction_info(int http_status, std::
                                                           unix_ms now);
 
 } // namespace receiptd::model::store_a
+
+namespace receiptd::model {
+// Beside the other records' (records.hpp), for the code written for any record.
+using store_a::trim_rejected_proof;
+} // namespace receiptd::model

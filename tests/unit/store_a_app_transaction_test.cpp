@@ -288,6 +288,36 @@ TEST_CASE("versions compare numerically, component by component", "[entitlements
   }
 }
 
+TEST_CASE("an app transaction re-upload naming another user: the app's transfer policy",
+          "[app_transaction]") {
+  auto first = record_for(signed_app_transaction(), {{"user_identifier", "u-1"}});
+  first.id = "11111111-1111-4111-8111-111111111111";
+  first.state = validation_state::validated;
+  auto again = record_for(signed_app_transaction(), {{"user_identifier", "u-2"}});
+
+  SECTION("transfer: it moves, the previous owner recorded") {
+    again.terms.transfers = {transfer_policy::kind::transfer};
+    auto moved = sa::merge_reupload(first, again);
+    CHECK_FALSE(moved.terms.refused);
+    CHECK(moved.echo.user_identifier == "u-2");
+    CHECK(moved.previous_users == previous_owners{"u-1"});
+  }
+  SECTION("keep: refused with bound_to_other_user, the record unchanged") {
+    again.terms.transfers = {transfer_policy::kind::keep};
+    auto kept = sa::merge_reupload(first, again);
+    REQUIRE(kept.terms.refused);
+    CHECK(kept.terms.refused->code == "bound_to_other_user");
+    CHECK(kept.echo.user_identifier == "u-1");
+  }
+  SECTION("the same user, or none named: no transfer") {
+    again.terms.transfers = {transfer_policy::kind::keep};
+    again.echo.user_identifier = "u-1";
+    CHECK_FALSE(sa::merge_reupload(first, again).terms.refused);
+    again.echo.user_identifier.reset();
+    CHECK(sa::merge_reupload(first, again).echo.user_identifier == "u-1");
+  }
+}
+
 TEST_CASE("entitlements granted by the original application version", "[entitlements]") {
   auto r = ent::with_offering({}, "premium", "early_buyers",
                               ent::pattern_subject::original_application_version_before, {"2.0"});
