@@ -209,3 +209,62 @@ TEST_CASE("app transaction uploads that are not one: 422 with the field, or 401"
   CHECK(s.service.post(app_transactions, body_of(device), "not-a-token").status == 401);
   CHECK(s.service.get(std::string(app_transactions) + "/nope", app.token).status == 404);
 }
+
+TEST_CASE("a customer's app transaction grants by its original application version",
+          "[app_transaction][customer]") {
+  auto& s = the_suite();
+  auto app = create_storekit_app(s, unique_package("apptxcust"));
+  // Paid until 2.0, free since: the early buyers keep "pro".
+  auto set = s.ctl({"entitlement", "set", app.name, "pro", "--offering=paid_app",
+                    "--original-application-version-before=2.0"});
+  INFO(set.err << set.out);
+  REQUIRE(set.code == 0);
+  REQUIRE(s.ctl({"entitlement", "set", app.name, "premium", "--offering=monthly",
+                 "--pattern=\\.monthly$"})
+            .code
+          == 0);
+  auto customer = [&](const std::string& user, const std::string& query) {
+    auto r = s.service.get("/client/customers/" + user + query, app.token);
+    INFO(r.body);
+    REQUIRE(r.status == 200);
+    return r.json().at("customer");
+  };
+  auto early = unique("early");
+  auto late = unique("late");
+  auto nobody = unique("nobody");
+  upload(s, app,
+         body_of(register_app_transaction(s, app, fresh_transaction_id(),
+                                          {{"original_application_version", "1.9.3"}}),
+                 ",\"user_identifier\":\"" + early + "\""),
+         200);
+  upload(s, app,
+         body_of(register_app_transaction(s, app, fresh_transaction_id(),
+                                          {{"original_application_version", "2.1"}}),
+                 ",\"user_identifier\":\"" + late + "\""),
+         200);
+
+  auto e = customer(early, "?environment=sandbox");
+  auto pro = e.at("entitlements").at("pro");
+  CHECK(pro.at("is_active") == true);
+  CHECK(pro.at("expires_at").is_null());
+  CHECK(str(pro.at("offering")) == "paid_app");
+  CHECK(str(pro.at("ownership")) == "purchased");
+  CHECK(str(pro.at("original_application_version")) == "1.9.3");
+  CHECK(e.at("entitlements").at("premium").at("is_active") == false);
+
+  CHECK(customer(late, "?environment=sandbox").at("entitlements").at("pro").at("is_active")
+        == false);
+  CHECK(customer(nobody, "?environment=sandbox").at("entitlements").at("pro").at("is_active")
+        == false);
+  // A sandbox app transaction grants only in answers that ask for sandbox.
+  CHECK(customer(early, "").at("entitlements").at("pro").at("is_active") == false);
+  // Another app's token knows nothing of this customer's app transaction.
+  auto other = create_storekit_app(s, unique_package("apptxcust2"), false);
+  REQUIRE(s.ctl({"entitlement", "set", other.name, "pro", "--offering=paid_app",
+                 "--original-application-version-before=2.0"})
+            .code
+          == 0);
+  auto r = s.service.get("/client/customers/" + early + "?environment=sandbox", other.token);
+  REQUIRE(r.status == 200);
+  CHECK(r.json().at("customer").at("entitlements").at("pro").at("is_active") == false);
+}

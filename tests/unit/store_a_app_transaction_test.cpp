@@ -11,6 +11,7 @@
 #include <string>
 
 #include "model/entitlements/matcher.hpp"
+#include "model/purchases/customer.hpp"
 #include "model/store_a/app_transaction.hpp"
 #include "model/store_a/trust.hpp"
 #include "model/upload_request.hpp"
@@ -316,6 +317,38 @@ TEST_CASE("an app transaction re-upload naming another user: the app's transfer 
     again.echo.user_identifier.reset();
     CHECK(sa::merge_reupload(first, again).echo.user_identifier == "u-1");
   }
+}
+
+TEST_CASE("a customer's answer with the original versions of their app transactions",
+          "[app_transaction][entitlements]") {
+  auto r = ent::with_offering({}, "pro", "paid_app",
+                              ent::pattern_subject::original_application_version_before, {"2.0"});
+  REQUIRE(r);
+  auto m = ent::matcher::compile(*r);
+  REQUIRE(m);
+  auto rules = purchases::rules_of(*m);
+  CHECK(rules->matches_versions());
+  CHECK(rules->version_tags("1.10") == std::vector<std::string>{"pro/paid_app"});
+  CHECK(rules->version_tags("2.1").empty());
+  CHECK_FALSE(purchases::no_entitlements()->matches_versions());
+
+  auto pro = [&](const std::vector<std::string>& versions) {
+    return purchases::customer_json("u-1", environment::production, {}, {}, *rules, now, versions)
+      .at("customer")
+      .at("entitlements")
+      .at("pro")
+      .as_object();
+  };
+  auto granted = pro({"2.3", "1.4"});
+  CHECK(granted.at("is_active") == true);
+  CHECK(granted.at("ownership") == "purchased");
+  CHECK(granted.at("offering") == "paid_app");
+  CHECK(granted.at("original_application_version") == "1.4");
+  CHECK(granted.at("expires_at").is_null());
+  auto not_granted = pro({"2.3"});
+  CHECK(not_granted.at("is_active") == false);
+  CHECK(not_granted.if_contains("original_application_version") == nullptr);
+  CHECK(pro({}).at("is_active") == false);
 }
 
 TEST_CASE("entitlements granted by the original application version", "[entitlements]") {
