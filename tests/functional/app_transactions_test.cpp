@@ -120,6 +120,28 @@ TEST_CASE("an app transaction confirmed by Get App Transaction Info",
   }
 }
 
+TEST_CASE("an app transaction re-uploaded for another user: the app's transfer policy",
+          "[app_transaction][409]") {
+  auto& s = the_suite();
+  auto app = create_storekit_app(s, unique_package("apptxmove"));
+  auto device = register_app_transaction(s, app, fresh_transaction_id());
+  auto first = upload(s, app, body_of(device, R"(,"user_identifier":"ann")"), 200);
+
+  SECTION("transfer (the default): it moves, the previous owner recorded") {
+    auto moved = upload(s, app, body_of(device, R"(,"user_identifier":"bob")"), 200);
+    CHECK(moved.at("id") == first.at("id"));
+    CHECK(str(moved.at("user_identifier")) == "bob");
+    CHECK(moved.at("previous_user_identifiers") == json::array{"ann"});
+  }
+  SECTION("keep: 409 bound_to_other_user, the record unchanged") {
+    REQUIRE(s.ctl({"app", "update", app.name, "--transfer-policy=keep"}).code == 0);
+    auto refused = upload(s, app, body_of(device, R"(,"user_identifier":"bob")"), 409);
+    CHECK(code_of(refused) == "bound_to_other_user");
+    CHECK(field_of(refused) == "user_identifier");
+    CHECK(str(get(s, app, str(first.at("id"))).at("user_identifier")) == "ann");
+  }
+}
+
 TEST_CASE("an app transaction during a store outage: 206, validated by its retry job",
           "[app_transaction][206]") {
   auto& s = the_suite();
