@@ -161,6 +161,13 @@ TEST_CASE("an app transaction during a store outage: 206, validated by its retry
   CHECK(!sent.header("retry-after").empty());
   CHECK(eventually([&] { return str(get(s, app, record_id).at("validation_state")) == "validated"; }));
   CHECK(info_calls(s, id, true) >= 1);
+  // The operator's view: the record and what the store said.
+  auto shown = s.ctl({"record", "show", record_id});
+  INFO(shown.err << shown.out);
+  REQUIRE(shown.code == 0);
+  CHECK(str(shown.json.at("kind")) == "store_a_app_transaction");
+  CHECK(str(shown.json.at("app_transaction_id")) == id);
+  CHECK(!str(shown.json.at("store_detail")).empty());
 
   SECTION("a 503 or 429 of Get App Transaction Info itself: 206 too") {
     auto other = fresh_transaction_id();
