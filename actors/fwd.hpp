@@ -24,6 +24,12 @@ using persistence_calls = caf::typed_actor<
                   model::receipt_record>::with<bool>,
   caf::replies_to<complete_atom, trace_context, model::validation_job,
                   model::transaction_record>::with<bool>,
+  caf::replies_to<complete_atom, trace_context, model::validation_job,
+                  model::store_a::app_transaction_record>::with<bool>,
+  // store an app transaction upload (insert or re-upload merge, job kept in
+  // step; not group-committed: it folds into no purchase); the stored record
+  caf::replies_to<save_atom, trace_context, model::store_a::app_transaction_record,
+                  model::unix_ms>::with<model::store_a::app_transaction_record>,
   caf::replies_to<reschedule_atom, trace_context, model::validation_job>::with<bool>,
   // the auth revision now (db::database::auth_revision): the token cache's check
   caf::replies_to<auth_revision_atom>::with<std::int64_t>,
@@ -122,6 +128,8 @@ using store_a_client_actor = caf::typed_actor<
   caf::replies_to<refresh_atom, store_a_transaction_check>::with<store_a_statuses_answer>,
   // the customer's whole transaction history (every page), Get Transaction History v2
   caf::replies_to<history_atom, store_a_transaction_check>::with<store_a_history_answer>,
+  // Get App Transaction Info, by the app transaction's appTransactionId
+  caf::replies_to<app_transaction_atom, store_a_transaction_check>::with<store_a_transaction_answer>,
   // Send Consumption Information: a CONSUMPTION_REQUEST answered
   caf::replies_to<refund_atom, store_refund_answer>::with<store_refund_reply>,
   caf::reacts_to<http_done_atom, http_done>, // internal: a transfer finished

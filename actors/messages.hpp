@@ -19,6 +19,7 @@
 #include "model/app.hpp"
 #include "model/entitlements/matcher.hpp"
 #include "model/records.hpp"
+#include "model/store_a/app_transaction.hpp"
 #include "model/store_a/notification.hpp"
 #include "model/store_a/server_api.hpp"
 #include "model/store_b/licence_key.hpp"
@@ -198,6 +199,9 @@ struct store_a_transaction_check {
   store_deadline deadline;
 };
 
+// Also Get App Transaction Info's answer (app_transaction_atom, asked by the app
+// transaction's appTransactionId): signed_transaction_info then holds its
+// signedAppTransactionInfo (model/store_a/app_transaction.hpp).
 struct store_a_transaction_answer {
   // confirmed: the answer carried signed_transaction_info, which the validator
   // still verifies and compares (model/store_a/transaction_record.hpp).
@@ -249,7 +253,10 @@ struct store_refund_reply {
 // A due revalidation job with what it needs, as the persistence pool claims it.
 struct claimed_job {
   model::validation_job job;
-  std::optional<model::any_record> record; // none: it has vanished
+  std::optional<model::any_record> record; // none: it has vanished (or an app transaction's job)
+  // The record of a store_a_app_transaction job (an app transaction is no
+  // any_record: it names no purchase).
+  std::optional<model::store_a::app_transaction_record> app_transaction;
   std::optional<model::app> app;
 };
 using claimed_jobs = std::vector<claimed_job>;

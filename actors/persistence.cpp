@@ -414,6 +414,7 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
   using po = model::purchase_order_record;
   using rr = model::receipt_record;
   using tr = model::transaction_record;
+  using at = model::store_a::app_transaction_record;
   constexpr bool read = false, write = true;
   return {
     [=](authenticate_atom, trace_context ctx, std::string hash) -> caf::result<authenticated> {
@@ -454,6 +455,14 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
     },
     [=](complete_atom, trace_context& ctx, model::validation_job& j, tr& r) {
       return complete(self, ctx, j, r);
+    },
+    [=](complete_atom, trace_context& ctx, model::validation_job& j, at& r) {
+      return complete(self, ctx, j, r);
+    },
+    // An app transaction is saved alone, not in a group commit: it folds into
+    // no purchase, and app transactions are uploaded once per install.
+    [=](save_atom a, trace_context& ctx, at& r, model::unix_ms first_attempt_at) {
+      return forward<at>(self, write, a, std::move(ctx), std::move(r), first_attempt_at);
     },
     [=](reschedule_atom a, trace_context ctx, model::validation_job j) {
       auto* m = self->state.instruments;

@@ -200,6 +200,16 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
       return run<found_record>(
         self, ctx, "get", [&](db::database& db) -> model::result<found_record> {
           found_record out;
+          if (kind == model::record_kind::store_a_app_transaction) {
+            auto t = db.find_app_transaction(id);
+            if (!t)
+              return t.err();
+            if (*t) {
+              out.app_id = (*t)->app_id;
+              out.json = boost::json::serialize(model::resource_json(**t));
+            }
+            return out;
+          }
           auto r = find_record(db, kind, id);
           if (!r)
             return r.err();
@@ -248,21 +258,31 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
                                  for (auto& job : *jobs) {
                                    claimed_job c;
                                    c.job = std::move(job);
-                                   auto r = find_record(db, c.job.kind, c.job.record_id);
-                                   if (!r)
-                                     return r.err();
-                                   c.record = std::move(*r);
+                                   bool found = false;
+                                   if (c.job.kind == model::record_kind::store_a_app_transaction) {
+                                     auto r = db.find_app_transaction(c.job.record_id);
+                                     if (!r)
+                                       return r.err();
+                                     c.app_transaction = std::move(*r);
+                                     found = c.app_transaction.has_value();
+                                   } else {
+                                     auto r = find_record(db, c.job.kind, c.job.record_id);
+                                     if (!r)
+                                       return r.err();
+                                     c.record = std::move(*r);
+                                     found = c.record.has_value();
+                                   }
                                    auto a = db.find_app(c.job.app_id);
                                    if (!a)
                                      return a.err();
                                    c.app = std::move(*a);
-                                   if (!c.record || !c.app) {
+                                   if (!found || !c.app) {
                                      // Deleted by hand, or its app is: nothing
                                      // left to revalidate, so the job goes too.
                                      if (auto dropped = db.drop_job(c.job); !dropped)
                                        return dropped.err();
                                      log_warn("job " + c.job.id + " dropped: its "
-                                              + (c.record ? "app" : "record") + " is gone");
+                                              + (found ? "app" : "record") + " is gone");
                                      continue;
                                    }
                                    out.push_back(std::move(c));
@@ -284,6 +304,22 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
         const model::transaction_record& r) -> caf::result<bool> {
       return run<bool>(self, ctx, "complete_job",
                        [&](db::database& db) { return db.complete_job(job, r); });
+    },
+    [=](complete_atom, const trace_context& ctx, const model::validation_job& job,
+        const model::store_a::app_transaction_record& r) -> caf::result<bool> {
+      return run<bool>(self, ctx, "complete_job",
+                       [&](db::database& db) { return db.complete_job(job, r); });
+    },
+    [=](save_atom, const trace_context& ctx, const model::store_a::app_transaction_record& r,
+        model::unix_ms first_attempt_at) -> caf::result<model::store_a::app_transaction_record> {
+      return run<model::store_a::app_transaction_record>(
+        self, ctx, "save_app_transaction",
+        [&](db::database& db) -> model::result<model::store_a::app_transaction_record> {
+          auto saved = db.save_app_transaction(r, first_attempt_at);
+          if (!saved)
+            return saved.err();
+          return std::move(saved->record);
+        });
     },
     [=](reschedule_atom, const trace_context& ctx,
         const model::validation_job& job) -> caf::result<bool> {

@@ -64,8 +64,17 @@ http::reply customer(db::database& db, const resource_request& r, const std::str
   auto view = db.find_customer_answer(r.app_id, *user, *env, now);
   if (!view)
     return unavailable(view.err());
-  return ok(
-    mp::customer_json(*user, *env, view->purchases, view->grants, *mp::rules_of(r.rules), now));
+  auto rules = mp::rules_of(r.rules);
+  // The customer's app transactions, only for an app whose rules read the
+  // original application version (one more indexed query).
+  std::vector<std::string> versions;
+  if (rules->matches_versions()) {
+    auto found = db.original_application_versions(r.app_id, *user, *env);
+    if (!found)
+      return unavailable(found.err());
+    versions = std::move(*found);
+  }
+  return ok(mp::customer_json(*user, *env, view->purchases, view->grants, *rules, now, versions));
 }
 
 // GET /server/customers/{user}/in_app_purchases?cursor=&limit=: newest first.

@@ -10,6 +10,7 @@
 #include "actors/log.hpp"
 #include "actors/outbound_calls.hpp"
 #include "model/retry_after.hpp"
+#include "model/store_a/app_transaction.hpp"
 #include "model/store_a/history.hpp"
 #include "model/purchases/refund_request.hpp"
 #include "model/store_a/server_api.hpp"
@@ -38,6 +39,7 @@ struct call_metrics {
   const store_call* transaction_history = nullptr;
   const metrics::store_client_gauges* gauges = nullptr;
   const store_call* consumption = nullptr;
+  const store_call* app_transaction_info = nullptr;
 };
 
 struct state {
@@ -169,6 +171,11 @@ struct server_api_call {
 constexpr server_api_call<model::store_a::transaction_info_answer> transaction_info{
   "transaction_info", &call_metrics::transaction_info, &model::store_a::transaction_info_url,
   &model::store_a::classify_transaction_info};
+// Get App Transaction Info (App Store Server API 1.17): its own answer, the
+// same host selection, JWT and sandbox fallback as Get Transaction Info.
+constexpr server_api_call<model::store_a::app_transaction_info_answer> app_transaction_info{
+  "app_transaction_info", &call_metrics::app_transaction_info,
+  &model::store_a::app_transaction_info_url, &model::store_a::classify_app_transaction_info};
 constexpr server_api_call<model::store_a::subscription_statuses_answer> subscription_statuses{
   "subscription_statuses", &call_metrics::subscription_statuses,
   &model::store_a::subscription_statuses_url, &model::store_a::classify_subscription_statuses};
@@ -340,7 +347,8 @@ store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a
                           &instruments->store_call_of("store_a", "subscription_statuses"),
                           &instruments->store_call_of("store_a", "transaction_history"),
                           &instruments->store_client("store_a"),
-                          &instruments->store_call_of("store_a", "consumption")};
+                          &instruments->store_call_of("store_a", "consumption"),
+                          &instruments->store_call_of("store_a", "app_transaction_info")};
   self->state.calls
     = outbound_calls(*client, settings.max_concurrent, *trace, *clock, settings.max_queued);
   self->state.warnings = log_limiter(*clock);
@@ -368,6 +376,23 @@ store_a_client_actor::behavior_type store_a_client(pointer self, config::store_a
         [rp](model::store_a::transaction_info_answer a) mutable {
           rp.deliver(
             store_a_transaction_answer{std::move(a.verdict), std::move(a.signed_transaction_info)});
+        });
+      publish(self);
+      return rp;
+    },
+    [=](app_transaction_atom, store_a_transaction_check& check)
+      -> caf::typed_response_promise<store_a_transaction_answer> {
+      auto rp = self->make_response_promise<store_a_transaction_answer>();
+      auto c = std::make_shared<store_a_transaction_check>(std::move(check));
+      if (auto refused = without_credentials(self, *c->app)) {
+        rp.deliver(store_a_transaction_answer{std::move(*refused), {}});
+        return rp;
+      }
+      ask_server_api<model::store_a::app_transaction_info_answer>(
+        self, c, app_transaction_info, c->sandbox_first, false,
+        [rp](model::store_a::app_transaction_info_answer a) mutable {
+          rp.deliver(store_a_transaction_answer{std::move(a.verdict),
+                                                std::move(a.signed_app_transaction_info)});
         });
       publish(self);
       return rp;

@@ -9,6 +9,7 @@
 #include "actors/app_context.hpp"
 #include "actors/log.hpp"
 #include "actors/validator_steps.hpp"
+#include "model/store_a/app_transaction.hpp"
 #include "model/store_a/history.hpp"
 #include "model/store_a/receipt_record.hpp"
 #include "model/store_a/transaction_record.hpp"
@@ -192,6 +193,33 @@ void ask_store(caf::event_based_actor* self, const trace_context& ctx, const val
       });
 }
 
+// Get App Transaction Info, by the appTransactionId the JWS names (a record
+// without one was settled on its signature and is never pending), at the host
+// of its receiptType first.
+void ask_store(caf::event_based_actor* self, const trace_context& ctx, const validator_deps& deps,
+               app_context_ptr app, model::store_a::app_transaction_record r,
+               std::function<void(model::store_a::app_transaction_record)> k) {
+  store_a_transaction_check check{ctx, std::move(app),
+                                  r.transaction.app_transaction_id.value_or(""),
+                                  r.env != model::environment::production,
+                                  deadline_from_now(deps)};
+  auto shared = std::make_shared<model::store_a::app_transaction_record>(std::move(r));
+  self->request(deps.store_a, answered_by_deadline, app_transaction_atom_v, std::move(check))
+    .then(
+      [shared, k, trust = deps.trust](store_a_transaction_answer& a) {
+        auto unusable = model::store_a::apply_server_answer(*shared, a.verdict,
+                                                            a.signed_transaction_info, *trust);
+        if (!unusable.empty())
+          log_warn("app transaction " + shared->transaction.app_transaction_id.value_or(shared->id)
+                   + ": " + unusable);
+        k(std::move(*shared));
+      },
+      [shared, k](caf::error& e) {
+        model::apply_store_verdict(*shared, deadline_verdict(e));
+        k(std::move(*shared));
+      });
+}
+
 } // namespace steps
 
 namespace {
@@ -277,6 +305,24 @@ model::result<model::transaction_record> store_a_transaction_record(upload_run& 
   return model::store_a::make_record(*upload, app, verified, u.in.request.peer_ip, u.started_at);
 }
 
+model::result<model::store_a::app_transaction_record> store_a_app_transaction_record(upload_run& u) {
+  auto upload = model::parse_app_transaction_upload(take_body(u));
+  if (!upload)
+    return upload.err();
+  const auto& app = u.app->app;
+  if (app.bundle_id.empty())
+    return not_configured("this app has no Store A bundle id");
+  auto verified = model::store_a::verify_app_transaction_jws(upload->signed_app_transaction,
+                                                             *u.deps->trust);
+  // Our failure, not the app transaction's: no verdict, nothing stored.
+  if (verified.internal_error) {
+    log_warn("StoreKit 2 app transaction verification failed internally: " + verified.detail);
+    return model::error(model::errc::internal_error,
+                        "the app transaction could not be checked; retry later");
+  }
+  return model::store_a::make_record(*upload, app, verified, u.in.request.peer_ip, u.started_at);
+}
+
 // receiptd_fraud_total: the verdict an upload or a revalidation reached.
 template <class Record>
 void count_fraud(const validator_deps& deps, const Record& r) {
@@ -318,11 +364,14 @@ void validate_upload(caf::event_based_actor* self, inbound in, app_context_ptr a
       return settle(self, u, store_b_legacy_record(*u));
     case http::route::store_a_transaction_upload:
       return settle(self, u, store_a_transaction_record(*u));
+    case http::route::store_a_app_transaction_upload:
+      return settle(self, u, store_a_app_transaction_record(*u));
     case http::route::server_customer_restore:
       return restore_customer(self, u);
     case http::route::store_a_get:
     case http::route::store_b_get:
     case http::route::store_a_transaction_get:
+    case http::route::store_a_app_transaction_get:
     case http::route::store_a_notification:
     case http::route::store_b_notification:
     case http::route::health:
@@ -355,6 +404,23 @@ void revalidate(caf::event_based_actor* self, claimed_job cj, validator_deps_ptr
                 finish_job(self, deps, scheduler, job, std::move(r), root);
               });
   };
+  if (cj.app && cj.app_transaction) {
+    // An app transaction's job only ever revalidates: a settled one (a
+    // re-upload settled it since the claim) just ends its job.
+    auto app = make_app_context(*cj.app);
+    auto record = std::move(*cj.app_transaction);
+    if (!model::store_a::needs_job(record)) {
+      auto outcome = std::string(model::to_string(record.state));
+      return complete_job(self, *deps, cj.job, std::move(record), root,
+                          job_reporter(self, scheduler, cj.job.id, root), std::move(outcome));
+    }
+    using record_type = model::store_a::app_transaction_record;
+    return ask_store(self, root->child(), *deps, std::move(app), std::move(record),
+                     [=, job = cj.job](record_type r) {
+                       count_fraud(*deps, r);
+                       finish_job(self, deps, scheduler, job, std::move(r), root);
+                     });
+  }
   if (cj.app && cj.record)
     return std::visit([&](auto& record) { run(std::move(record)); }, *cj.record);
   log_warn("revalidation job " + cj.job.id + " has no record or app; left for its lease");

@@ -42,6 +42,9 @@ constexpr model::record_kind kind_of_record(const model::receipt_record&) {
 constexpr model::record_kind kind_of_record(const model::transaction_record&) {
   return model::record_kind::store_a_transaction;
 }
+constexpr model::record_kind kind_of_record(const model::store_a::app_transaction_record&) {
+  return model::record_kind::store_a_app_transaction;
+}
 
 // How an app follows a 206 (RFC 9110 §10.2.3, §10.2.2): Retry-After, the seconds
 // until the store is asked again (at least 1), and Location, where the record reads.
@@ -93,6 +96,9 @@ void ask_store(caf::event_based_actor* self, const trace_context& ctx, const val
 void ask_store(caf::event_based_actor* self, const trace_context& ctx, const validator_deps& deps,
                app_context_ptr app, model::transaction_record r,
                std::function<void(model::transaction_record)> k);
+void ask_store(caf::event_based_actor* self, const trace_context& ctx, const validator_deps& deps,
+               app_context_ptr app, model::store_a::app_transaction_record r,
+               std::function<void(model::store_a::app_transaction_record)> k);
 
 // POST /server/customers/{user}/restore (actors/restore.cpp): the customer's
 // App Store transaction history read, verified, saved all or none, answered

@@ -498,6 +498,18 @@ int record_command(const args& a, db::database& db) {
     print(a, o, text_lines(o));
     return 0;
   }
+  auto at = db.find_app_transaction(id);
+  if (!at)
+    return fail(at.err().message());
+  if (*at) {
+    auto o = model::app_transaction_json(**at);
+    o["kind"] = "store_a_app_transaction";
+    o["store_detail"] = (*at)->store_detail;
+    if ((*at)->proof_size)
+      o["proof_size"] = *(*at)->proof_size;
+    print(a, o, text_lines(o));
+    return 0;
+  }
   return fail("no record with id " + id);
 }
 

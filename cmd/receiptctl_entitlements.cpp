@@ -49,9 +49,12 @@ int store(const ctl_options& a, db::database& db, model::app& app, const ent::ru
 }
 
 int set(const ctl_options& a, db::database& db) {
-  if (a.words.size() != 4 || !a.given("offering") || a.patterns.empty())
+  const bool by_version = a.given("original-application-version")
+    || a.given("original-application-version-before");
+  if (a.words.size() != 4 || !a.given("offering") || (a.patterns.empty() && !by_version))
     return fail("usage: entitlement set APP ENTITLEMENT --offering=NAME --pattern=RE "
-                "[--pattern=RE ...]",
+                "[--pattern=RE ...] [--original-application-version=RE] "
+                "[--original-application-version-before=VERSION]",
                 2);
   std::string problem;
   auto app = find_app(db, a.words[2], problem);
@@ -60,11 +63,26 @@ int set(const ctl_options& a, db::database& db) {
   auto current = stored_rules(*app, problem);
   if (!current)
     return fail(problem);
-  auto changed = ent::with_offering(std::move(*current), a.words[3], a.offering,
-                                    ent::pattern_subject::product_id, a.patterns);
+  // Each subject given replaces that subject's patterns of the offering.
+  model::result<ent::rules> changed = std::move(*current);
+  auto n = std::set<std::string>(a.patterns.begin(), a.patterns.end()).size(); // each once
+  auto apply = [&](ent::pattern_subject subject, const std::vector<std::string>& expressions) {
+    if (changed)
+      changed = ent::with_offering(std::move(*changed), a.words[3], a.offering, subject,
+                                   expressions);
+  };
+  if (!a.patterns.empty())
+    apply(ent::pattern_subject::product_id, a.patterns);
+  if (a.given("original-application-version")) {
+    apply(ent::pattern_subject::original_application_version, {a.original_version});
+    ++n;
+  }
+  if (a.given("original-application-version-before")) {
+    apply(ent::pattern_subject::original_application_version_before, {a.original_version_before});
+    ++n;
+  }
   if (!changed)
     return fail(changed.err().message(), 2);
-  auto n = std::set<std::string>(a.patterns.begin(), a.patterns.end()).size(); // each once
   return store(a, db, *app, *changed,
                "Set " + a.words[3] + "/" + a.offering + " of app " + app->name + ": "
                  + std::to_string(n) + (n == 1 ? " pattern.\n" : " patterns.\n"));

@@ -41,13 +41,17 @@ constexpr command_doc commands[] = {
   {"token create", "APP [--kind=client|server]", "the same as token issue", "token", false, ""},
   {"token revoke", "TOKEN-OR-ID", "revoke by the token itself or its id", "", false, ""},
   {"token list", "APP", "an app's tokens (ids and kinds, never the tokens)", "", true, ""},
-  {"entitlement set", "APP ENTITLEMENT --offering=NAME --pattern=RE [--pattern=RE ...]",
-   "set the offering's product-id patterns (RE2, matched anywhere unless anchored)",
+  {"entitlement set",
+   "APP ENTITLEMENT --offering=NAME [--pattern=RE ...] [--original-application-version=RE] "
+   "[--original-application-version-before=VERSION]",
+   "set the offering's product-id patterns (RE2, matched anywhere unless anchored), or what "
+   "the original application version of the customer's app transaction must be",
    "entitlement", false, "Entitlements (what a purchase unlocks, by product id)"},
   {"entitlement list", "APP", "the app's entitlements, offerings and patterns", "", true, ""},
   {"entitlement remove", "APP ENTITLEMENT [--offering=NAME]",
    "remove an entitlement, or one of its offerings", "entitlement", false, ""},
-  {"record show", "ID", "a stored receipt, transaction or purchase order", "", true,
+  {"record show", "ID", "a stored receipt, transaction, app transaction or purchase order", "",
+   true,
    "Records and operations"},
   {"jobs", "", "pending revalidation and upkeep jobs", "", true, ""},
   {"trace", "TRACE-ID [TRACE OPTIONS]",
@@ -213,7 +217,13 @@ ctl_options::ctl_options() {
     .add(offering, "offering", "the offering (entitlement set needs it)")
     .add(pattern_, "pattern",
          "a product-id regular expression (RE2 syntax; matched anywhere unless anchored with "
-         "^ and $); repeat it for several");
+         "^ and $); repeat it for several")
+    .add(original_version, "original-application-version",
+         "an RE2 pattern on the original application version of the customer's StoreKit 2 "
+         "app transaction (AppTransaction.originalAppVersion)")
+    .add(original_version_before, "original-application-version-before",
+         "grant to customers whose app transaction's original application version comes "
+         "before this one (dotted numbers compared numerically: 1.9 < 1.10 < 2)");
   caf::config_option_adder{declared_, "?trace"}
     .add(trace_file, "trace-file", "the span file to read (default: receiptd's trace.file)")
     .add(wait, "wait",

@@ -78,6 +78,9 @@ public:
   // entitlement set / remove: the offering, and every --pattern given, in order.
   std::string offering;
   std::vector<std::string> patterns;
+  // entitlement set: a pattern on, or a bound of, the customer's original
+  // application version (StoreKit 2 app transactions).
+  std::string original_version, original_version_before;
   // trace (not given: receiptd's trace.file), and how long to wait for its spans.
   std::string trace_file;
   std::chrono::nanoseconds wait = std::chrono::seconds(5);

@@ -100,6 +100,12 @@ transaction_repository& sql_database::transactions() {
   return *transactions_;
 }
 
+app_transaction_repository& sql_database::app_transactions() {
+  if (!app_transactions_)
+    app_transactions_ = std::make_unique<app_transaction_repository>(conn());
+  return *app_transactions_;
+}
+
 job_queue& sql_database::jobs() {
   if (!jobs_)
     jobs_ = std::make_unique<job_queue>(conn());
@@ -157,6 +163,7 @@ void sql_database::drop_statements() noexcept {
   purchase_orders_.reset();
   receipts_.reset();
   transactions_.reset();
+  app_transactions_.reset();
   jobs_.reset();
   webhooks_.reset();
   notifications_.reset();
@@ -283,6 +290,8 @@ model::result<std::optional<any_record>> find_record(database& db, model::record
       return as_any(db.find_receipt(id));
     case model::record_kind::store_a_transaction:
       return as_any(db.find_transaction(id));
+    case model::record_kind::store_a_app_transaction: // not an any_record: find_app_transaction
+      return std::optional<any_record>();
     case model::record_kind::store_b_purchase_order:
       break;
   }

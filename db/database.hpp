@@ -31,6 +31,7 @@
 #include "model/purchases/refund_request.hpp"
 #include "model/purchases/rules.hpp"
 #include "model/records.hpp"
+#include "model/store_a/app_transaction.hpp"
 #include "model/store_a/notification.hpp"
 #include "model/store_b/rtdn.hpp"
 #include "model/store_b/orders_due.hpp"
@@ -213,6 +214,26 @@ public:
   virtual model::result<std::optional<model::transaction_record>>
   find_transaction(const std::string& id) = 0;
 
+  // ---- StoreKit 2 app transactions ------------------------------------------
+  // As save_transaction, keyed by (app, app_transaction_key), merged by
+  // model::store_a::merge_reupload (a transfer the app's policy refuses comes
+  // back in terms.refused, the stored record unchanged); a job while pending.
+  // App transactions fold into no purchase and write no event.
+  virtual model::result<saved<model::store_a::app_transaction_record>>
+  save_app_transaction(const model::store_a::app_transaction_record& incoming,
+                       model::unix_ms first_attempt_at)
+    = 0;
+  virtual model::result<std::optional<model::store_a::app_transaction_record>>
+  find_app_transaction(const std::string& id) = 0;
+  // The originalApplicationVersion of each app transaction of the customer
+  // (app and user_identifier) that is validated and not fraud, in `env`
+  // (production: production only; sandbox: sandbox and Xcode too), for the
+  // entitlement rules' version subjects.
+  virtual model::result<std::vector<std::string>>
+  original_application_versions(const std::string& app_id, const std::string& user_identifier,
+                                model::environment env)
+    = 0;
+
   // ---- revalidation jobs ----------------------------------------------------
   // Claims up to `limit` jobs due at `now` whose lease is free or expired: sets
   // lease_owner/lease_until and bumps version (FOR UPDATE SKIP LOCKED on
@@ -233,6 +254,9 @@ public:
     = 0;
   virtual model::result<bool> complete_job(const model::validation_job& job,
                                            const model::transaction_record& updated)
+    = 0;
+  virtual model::result<bool> complete_job(const model::validation_job& job,
+                                           const model::store_a::app_transaction_record& updated)
     = 0;
 
   // Fenced by job.version: stores attempts, next_attempt_at and last_error from

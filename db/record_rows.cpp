@@ -1,5 +1,6 @@
 #include "db/record_rows.hpp"
 
+#include "model/store_a/app_transaction.hpp"
 #include "model/store_b/line_items.hpp"
 
 #include <boost/json/parse.hpp>
@@ -357,6 +358,50 @@ model::transaction_record transaction_row::record() const {
   t.auto_renew_product_id = auto_renew_product_id.get();
   t.renewal_app_account_token = renewal_app_account_token.get();
   t.notified_at = notified_at.get<model::unix_ms>();
+  return r;
+}
+
+void app_transaction_row::assign(const model::store_a::app_transaction_record& r) {
+  const auto& t = r.transaction;
+  assign_common(*this, r);
+  proof = r.app_transaction_key;
+  signed_app_transaction = r.signed_app_transaction;
+  device_verification = text(model::store_a::to_string(r.device));
+  app_transaction_id.set(t.app_transaction_id);
+  bundle_id.set(text_or_none(t.bundle_id));
+  app_apple_id.set(t.app_apple_id);
+  application_version.set(t.application_version);
+  version_external_identifier.set(t.version_external_identifier);
+  receipt_creation_date.set(t.receipt_creation_date);
+  original_purchase_date.set(t.original_purchase_date);
+  original_application_version.set(t.original_application_version);
+  preorder_date.set(t.preorder_date);
+  original_platform.set(t.original_platform);
+  device_verification_value.set(t.device_verification);
+  device_verification_nonce.set(t.device_verification_nonce);
+}
+
+model::store_a::app_transaction_record app_transaction_row::record() const {
+  model::store_a::app_transaction_record r;
+  auto& t = r.transaction;
+  read_common(*this, r);
+  r.app_transaction_key = proof;
+  r.signed_app_transaction = signed_app_transaction;
+  r.device = parse_column(model::store_a::parse_device_verification(device_verification),
+                          "device_verification", device_verification);
+  t.app_transaction_id = app_transaction_id.get();
+  t.bundle_id = bundle_id.get().value_or("");
+  t.env = r.env;
+  t.app_apple_id = app_apple_id.get<std::int64_t>();
+  t.application_version = application_version.get();
+  t.version_external_identifier = version_external_identifier.get<std::int64_t>();
+  t.receipt_creation_date = receipt_creation_date.get<model::unix_ms>();
+  t.original_purchase_date = original_purchase_date.get<model::unix_ms>();
+  t.original_application_version = original_application_version.get();
+  t.preorder_date = preorder_date.get<model::unix_ms>();
+  t.original_platform = original_platform.get();
+  t.device_verification = device_verification_value.get();
+  t.device_verification_nonce = device_verification_nonce.get();
   return r;
 }
 

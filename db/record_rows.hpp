@@ -16,6 +16,10 @@
 #include "db/statements.hpp"
 #include "model/records.hpp"
 
+namespace receiptd::model::store_a {
+struct app_transaction_record; // model/store_a/app_transaction.hpp
+}
+
 namespace receiptd::db {
 
 // The columns every record row has, whichever store, in the order each group
@@ -306,6 +310,52 @@ struct transaction_row : record_row_base<transaction_row> {
 
   void assign(const model::transaction_record& r);
   model::transaction_record record() const; // throws corrupt_row
+};
+
+// store_a_app_transactions (db/migrations/020): a StoreKit 2 AppTransaction.
+struct app_transaction_row : record_row_base<app_transaction_row> {
+  static constexpr const char* proof_column = "app_transaction_key";
+  std::string proof; // appTransactionId, or "sha256:" + the JWS's hash
+
+  std::string signed_app_transaction;
+  std::string device_verification; // this upload's device check
+
+  nullable<std::string> app_transaction_id;
+  nullable<std::string> bundle_id;
+  nullable<long long> app_apple_id;
+  nullable<std::string> application_version;
+  nullable<long long> version_external_identifier;
+  nullable<long long> receipt_creation_date;
+  nullable<long long> original_purchase_date;
+  nullable<std::string> original_application_version;
+  nullable<long long> preorder_date;
+  nullable<std::string> original_platform;
+  nullable<std::string> device_verification_value;
+  nullable<std::string> device_verification_nonce;
+
+  template <class F>
+  void own_upload_columns(F&& f) {
+    f("signed_app_transaction", signed_app_transaction);
+    f("device_verification", device_verification);
+  }
+  template <class F>
+  void own_verdict_columns(F&& f) {
+    f("app_transaction_id", app_transaction_id);
+    f("bundle_id", bundle_id);
+    f("app_apple_id", app_apple_id);
+    f("application_version", application_version);
+    f("version_external_identifier", version_external_identifier);
+    f("receipt_creation_date", receipt_creation_date);
+    f("original_purchase_date", original_purchase_date);
+    f("original_application_version", original_application_version);
+    f("preorder_date", preorder_date);
+    f("original_platform", original_platform);
+    f("device_verification_value", device_verification_value);
+    f("device_verification_nonce", device_verification_nonce);
+  }
+
+  void assign(const model::store_a::app_transaction_record& r);
+  model::store_a::app_transaction_record record() const; // throws corrupt_row
 };
 
 struct in_app_purchase_row {

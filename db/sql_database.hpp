@@ -20,6 +20,7 @@
 
 #include "db/redact.hpp"
 #include "db/app_repository.hpp"
+#include "db/app_transaction_repository.hpp"
 #include "db/connection.hpp"
 #include "db/customer_repository.hpp"
 #include "db/job_queue.hpp"
@@ -74,6 +75,14 @@ public:
   model::result<std::optional<model::receipt_record>> find_receipt(const std::string& id) override;
   model::result<std::optional<model::transaction_record>>
   find_transaction(const std::string& id) override;
+  model::result<saved<model::store_a::app_transaction_record>>
+  save_app_transaction(const model::store_a::app_transaction_record& incoming,
+                       model::unix_ms first_attempt_at) override;
+  model::result<std::optional<model::store_a::app_transaction_record>>
+  find_app_transaction(const std::string& id) override;
+  model::result<std::vector<std::string>>
+  original_application_versions(const std::string& app_id, const std::string& user_identifier,
+                                model::environment env) override;
 
   model::result<std::vector<model::validation_job>> claim_due_jobs(const std::string& owner,
                                                                    model::unix_ms now,
@@ -85,6 +94,8 @@ public:
                                    const model::receipt_record& updated) override;
   model::result<bool> complete_job(const model::validation_job& job,
                                    const model::transaction_record& updated) override;
+  model::result<bool> complete_job(const model::validation_job& job,
+                                   const model::store_a::app_transaction_record& updated) override;
   model::result<bool> reschedule_job(const model::validation_job& job) override;
   model::result<bool> drop_job(const model::validation_job& job) override;
   model::result<std::vector<model::validation_job>> list_jobs() override;
@@ -178,6 +189,7 @@ private:
   purchase_order_repository& purchase_orders();
   receipt_repository& receipts();
   transaction_repository& transactions();
+  app_transaction_repository& app_transactions();
   job_queue& jobs();
   webhook_repository& webhooks();
   notification_repository& notifications();
@@ -238,6 +250,7 @@ private:
   std::unique_ptr<purchase_order_repository> purchase_orders_;
   std::unique_ptr<receipt_repository> receipts_;
   std::unique_ptr<transaction_repository> transactions_;
+  std::unique_ptr<app_transaction_repository> app_transactions_;
   std::unique_ptr<job_queue> jobs_;
   std::unique_ptr<webhook_repository> webhooks_;
   std::unique_ptr<notification_repository> notifications_;

@@ -122,6 +122,19 @@ constexpr route_info table[] = {
    .puts = true,
    .templated = true,
    .resource = true},
+  // StoreKit 2 app transactions (model/store_a/app_transaction.hpp): new with
+  // receiptd, no Mbaasy path, as StoreKit 2 transactions.
+  {
+    .id = route::store_a_app_transaction_upload,
+    .name = "store_a_app_transaction_upload",
+    .post = true,
+    .path = "/client/store_a/app_transactions",
+  },
+  {.id = route::store_a_app_transaction_get,
+   .name = "store_a_app_transaction_get",
+   .path = "/client/store_a/app_transactions",
+   .takes_id = true,
+   .lookup = record_kind::store_a_app_transaction},
 };
 
 } // namespace

@@ -37,6 +37,8 @@ enum class route {
   server_grant_remove,       // DELETE /server/customers/{user}/entitlements/{name}/grants/{id}
   server_customer_restore,   // POST /server/customers/{user_identifier}/restore
   server_purchase_consumption, // PUT /server/in_app_purchases/{id}/consumption
+  store_a_app_transaction_upload, // POST /client/store_a/app_transactions
+  store_a_app_transaction_get,    // GET  /client/store_a/app_transactions/{id}
 };
 
 struct route_info {

@@ -22,6 +22,8 @@ std::string_view to_string(record_kind x) {
       return "store_a_receipt";
     case record_kind::store_a_transaction:
       return "store_a_transaction";
+    case record_kind::store_a_app_transaction:
+      return "store_a_app_transaction";
     case record_kind::store_b_purchase_order:
       break;
   }
@@ -82,6 +84,8 @@ std::optional<record_kind> parse_record_kind(std::string_view text) {
     return record_kind::store_a_receipt;
   if (text == "store_a_transaction")
     return record_kind::store_a_transaction;
+  if (text == "store_a_app_transaction")
+    return record_kind::store_a_app_transaction;
   if (text == "store_b_purchase_order")
     return record_kind::store_b_purchase_order;
   return std::nullopt;

@@ -331,7 +331,15 @@ using any_record = std::variant<purchase_order_record, receipt_record, transacti
 
 // ---- Revalidation jobs ----------------------------------------------------
 
-enum class record_kind { store_a_receipt, store_b_purchase_order, store_a_transaction };
+// store_a_app_transaction: a StoreKit 2 AppTransaction
+// (model/store_a/app_transaction.hpp), a proof of the app itself, not of a purchase
+// in it: it has a retry job and a resource of its own, and no In-App Purchase.
+enum class record_kind {
+  store_a_receipt,
+  store_b_purchase_order,
+  store_a_transaction,
+  store_a_app_transaction
+};
 std::string_view to_string(record_kind x);
 std::optional<record_kind> parse_record_kind(std::string_view text);
 

@@ -6,6 +6,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "model/purchases/resource_json.hpp"
+#include "model/store_a/app_transaction.hpp"
 #include "model/timestamp.hpp"
 
 namespace receiptd::model {
@@ -328,6 +329,36 @@ std::string rejection_body(const transaction_record& r, fraud_reason reason) {
   return rejection("transaction", transaction_json(r), reason, field, rejection_message(r, reason));
 }
 
+json::object app_transaction_json(const store_a::app_transaction_record& r) {
+  const auto& t = r.transaction;
+  json::object o;
+  o.reserve(24);
+  put_common(o, r.id, r.app_id, r.fraud, r.env, r.echo, r.previous_users, r.state, r.created_at,
+             r.updated_at);
+  o["app_transaction_id"] = opt(t.app_transaction_id);
+  o["bundle_id"] = text_or_null(t.bundle_id);
+  o["app_apple_id"] = opt_value(t.app_apple_id);
+  o["application_version"] = opt(t.application_version);
+  o["original_application_version"] = opt(t.original_application_version);
+  o["original_purchase_date"] = timestamp_json(t.original_purchase_date);
+  o["preorder_date"] = timestamp_json(t.preorder_date);
+  o["original_platform"] = opt(t.original_platform);
+  o["receipt_creation_date"] = timestamp_json(t.receipt_creation_date);
+  // not_checked, nonce_matched, verified or mismatch (store_a::check_device).
+  o["device_verification"] = store_a::to_string(r.device);
+  return o;
+}
+
+std::string rejection_body(const store_a::app_transaction_record& r, fraud_reason reason) {
+  const char* field = reason == fraud_reason::store_rejected ? nullptr
+    : reason == fraud_reason::device_hash_mismatch           ? "device_verification_nonce"
+                                                             : "signed_app_transaction";
+  std::string message = reason == fraud_reason::device_hash_mismatch
+    ? "the app transaction was not issued to this device"
+    : rejection_message(r, reason);
+  return rejection("app_transaction", app_transaction_json(r), reason, field, std::move(message));
+}
+
 std::string rejection_body(const transaction_record& r) {
   return rejection_body(r, r.fraud);
 }
@@ -369,6 +400,16 @@ std::string upload_response_body(const transaction_record& r) {
   if (r.state == validation_state::rejected)
     return rejection_body(r);
   return json::serialize(transaction_json(r));
+}
+
+upload_answer answer_for(const store_a::app_transaction_record& stored, fraud_reason own_verdict) {
+  return answer_for_record(stored, own_verdict);
+}
+
+std::string upload_response_body(const store_a::app_transaction_record& r) {
+  if (r.state == validation_state::rejected)
+    return rejection_body(r, r.fraud);
+  return json::serialize(app_transaction_json(r));
 }
 
 std::string upload_response_body(const purchase_order_record& r) {

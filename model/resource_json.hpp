@@ -11,6 +11,10 @@
 
 namespace receiptd::model {
 
+namespace store_a {
+struct app_transaction_record; // model/store_a/app_transaction.hpp
+}
+
 boost::json::object purchase_order_json(const purchase_order_record& r);
 boost::json::object receipt_json(const receipt_record& r);
 boost::json::object transaction_json(const transaction_record& r);
@@ -23,6 +27,11 @@ inline boost::json::object resource_json(const receipt_record& r) {
 }
 inline boost::json::object resource_json(const transaction_record& r) {
   return transaction_json(r);
+}
+// The app transaction resource (POST /client/store_a/app_transactions).
+boost::json::object app_transaction_json(const store_a::app_transaction_record& r);
+inline boost::json::object resource_json(const store_a::app_transaction_record& r) {
+  return app_transaction_json(r);
 }
 boost::json::object in_app_purchase_json(const play_purchase& p);
 boost::json::object in_app_purchase_json(const apple_in_app_purchase& p);
@@ -40,6 +49,7 @@ std::string rejection_body(const transaction_record& r);
 std::string rejection_body(const purchase_order_record& r, fraud_reason reason);
 std::string rejection_body(const receipt_record& r, fraud_reason reason);
 std::string rejection_body(const transaction_record& r, fraud_reason reason);
+std::string rejection_body(const store_a::app_transaction_record& r, fraud_reason reason);
 
 // The status and body an upload gets once its record is stored: the resource
 // with 200/206, the rejection body with 402. `own_verdict` is the upload's own
@@ -53,9 +63,11 @@ struct upload_answer {
 upload_answer answer_for(const purchase_order_record& stored, fraud_reason own_verdict);
 upload_answer answer_for(const receipt_record& stored, fraud_reason own_verdict);
 upload_answer answer_for(const transaction_record& stored, fraud_reason own_verdict);
+upload_answer answer_for(const store_a::app_transaction_record& stored, fraud_reason own_verdict);
 
 std::string upload_response_body(const purchase_order_record& r);
 std::string upload_response_body(const receipt_record& r);
 std::string upload_response_body(const transaction_record& r);
+std::string upload_response_body(const store_a::app_transaction_record& r);
 
 } // namespace receiptd::model

@@ -1,7 +1,9 @@
 #include "model/upload_request.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <utility>
 
 #include <boost/json/error.hpp>
 #include <boost/json/parse.hpp>
@@ -247,6 +249,41 @@ result<store_a_transaction_upload> parse_store_a_transaction_upload(std::string_
       r.fail("signed_transaction", "invalid_jws",
              "signed_transaction must be a compact JWS: three base64url segments joined by '.' "
              "(Transaction.jwsRepresentation)");
+  }
+  out.common = r.common();
+  if (!r.errors().empty())
+    return std::move(r.errors());
+  return out;
+}
+
+result<app_transaction_upload> parse_app_transaction_upload(std::string_view body) {
+  auto doc = parse_object(body);
+  if (!doc)
+    return doc.errors();
+  reader r(doc->get_object());
+  app_transaction_upload out;
+  if (auto text = r.required_view("signed_app_transaction", max_signed_transaction_length);
+      !text.empty()) {
+    if (store_a::split_jws(text))
+      out.signed_app_transaction = std::string(text);
+    else
+      r.fail("signed_app_transaction", "invalid_jws",
+             "signed_app_transaction must be a compact JWS: three base64url segments joined by "
+             "'.' (AppTransaction.jwsRepresentation)");
+  }
+  for (auto [field, out_uuid] :
+       {std::pair{"device_verification_nonce", &out.device_verification_nonce},
+        std::pair{"device_verification_id", &out.device_verification_id}}) {
+    auto text = r.optional_string(field, max_identifier_for_vendor_length);
+    if (!text)
+      continue;
+    if (!is_uuid(*text)) {
+      r.fail(field, "invalid_uuid", std::string(field) + " must be a UUID");
+      continue;
+    }
+    std::transform(text->begin(), text->end(), text->begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    *out_uuid = std::move(*text);
   }
   out.common = r.common();
   if (!r.errors().empty())

@@ -89,7 +89,20 @@ struct store_a_transaction_upload {
   upload_common common;
 };
 
+// POST /client/store_a/app_transactions: a StoreKit 2 AppTransaction, and what
+// the app knows to bind it to its device (store_a::check_device).
+struct app_transaction_upload {
+  std::string signed_app_transaction;                    // compact JWS, exactly as sent
+  std::optional<std::string> device_verification_nonce;  // a UUID, lower-cased
+  std::optional<std::string> device_verification_id;     // a UUID, lower-cased
+  upload_common common;
+};
+
 result<store_a_upload> parse_store_a_upload(std::string_view body);
+// signed_app_transaction as signed_transaction; device_verification_nonce and
+// device_verification_id UUIDs (AppTransaction.deviceVerificationNonce and
+// AppStore.deviceVerificationID, identifierForVendor on iOS) when sent.
+result<app_transaction_upload> parse_app_transaction_upload(std::string_view body);
 // signed_transaction must be a string of three base64url segments
 // (model::store_a::split_jws); what they hold is the local verification's to judge.
 result<store_a_transaction_upload> parse_store_a_transaction_upload(std::string_view body);

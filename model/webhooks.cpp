@@ -76,6 +76,7 @@ event_type event_for(record_kind kind, bool created) {
     case record_kind::store_a_receipt:
       return created ? event_type::receipt_created : event_type::receipt_updated;
     case record_kind::store_a_transaction:
+    case record_kind::store_a_app_transaction: // writes no event (db::database::save_app_transaction)
       return created ? event_type::transaction_created : event_type::transaction_updated;
     case record_kind::store_b_purchase_order:
       break;

@@ -27,6 +27,8 @@ struct matcher::impl {
     std::vector<std::unique_ptr<RE2>> patterns;
     std::vector<std::size_t> offering_of; // per pattern
     std::unique_ptr<RE2::Set> set;        // null: match one by one
+    // A version-bound subject (is_version_bound): its bounds, not compiled.
+    std::vector<std::string> bounds;
   };
   std::vector<match> offerings; // in the rules' order
   std::array<compiled_subject, subject_count> subjects;
@@ -48,10 +50,15 @@ result<std::shared_ptr<const matcher>> matcher::compile(const rules& r, tuning t
       auto offering = p->offerings.size();
       p->offerings.push_back({e.name, o.name});
       for (const auto& pat : o.patterns) {
+        auto& s = p->subjects[index_of(pat.subject)];
+        if (is_version_bound(pat.subject)) {
+          s.bounds.push_back(pat.expression);
+          s.offering_of.push_back(offering);
+          continue;
+        }
         auto re = std::make_unique<RE2>(pat.expression, pattern_options());
         if (!re->ok())
           return pattern_refusal(pat.expression, re->error());
-        auto& s = p->subjects[index_of(pat.subject)];
         s.patterns.push_back(std::move(re));
         s.offering_of.push_back(offering);
       }
@@ -84,6 +91,9 @@ std::vector<match> matcher::matches(pattern_subject subject, std::string_view va
   const auto& s = impl_->subjects[index_of(subject)];
   re2::StringPiece text(value.data(), value.size());
   std::vector<bool> matched(impl_->offerings.size(), false);
+  for (std::size_t i = 0; i < s.bounds.size(); ++i)
+    if (version_before(value, s.bounds[i]).value_or(false))
+      matched[s.offering_of[i]] = true;
   std::vector<int> hits;
   RE2::Set::ErrorInfo error{RE2::Set::kNoError};
   // No match and an error: the set's DFA ran out of memory (or the set is

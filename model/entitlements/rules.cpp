@@ -1,6 +1,7 @@
 #include "model/entitlements/rules.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -33,6 +34,15 @@ bool is_alnum(char c) {
 template <class T>
 bool by_name(const T& a, const T& b) {
   return a.name < b.name;
+}
+
+// An offering's patterns grouped by subject (in all_subjects' order), each
+// subject's in the order given: the order to_json writes them in, so that the
+// rules read back from their JSON are the same rules.
+void group_by_subject(std::vector<pattern>& patterns) {
+  std::stable_sort(patterns.begin(), patterns.end(), [](const pattern& a, const pattern& b) {
+    return static_cast<int>(a.subject) < static_cast<int>(b.subject);
+  });
 }
 
 status check_name(const char* field, std::string_view name) {
@@ -74,9 +84,13 @@ status check_offering(const entitlement& e, const offering& o, bool compile_patt
                      where + " lists the pattern " + quoted(p->expression) + " twice");
     if (auto ok = check_pattern_size(p->expression); !ok)
       return ok;
-    if (compile_patterns)
+    if (is_version_bound(p->subject)) {
+      if (auto ok = check_version_bound(p->expression); !ok)
+        return ok;
+    } else if (compile_patterns) {
       if (auto ok = check_pattern(p->expression); !ok)
         return ok;
+    }
   }
   return done{};
 }
@@ -125,6 +139,10 @@ std::string_view to_string(pattern_subject s) {
   switch (s) {
     case pattern_subject::product_id:
       break;
+    case pattern_subject::original_application_version:
+      return "original_application_version";
+    case pattern_subject::original_application_version_before:
+      return "original_application_version_before";
   }
   return "product_id";
 }
@@ -172,6 +190,62 @@ status check_pattern(std::string_view expression) {
   if (!compiled.ok())
     return pattern_refusal(expression, compiled.error());
   return done{};
+}
+
+status check_version_bound(std::string_view bound) {
+  std::size_t parts = 0, digits = 0;
+  bool ok = !bound.empty();
+  for (char c : bound) {
+    if (c == '.') {
+      ok = ok && digits > 0;
+      ++parts;
+      digits = 0;
+    } else if (c >= '0' && c <= '9') {
+      ok = ok && ++digits <= 9;
+    } else {
+      ok = false;
+    }
+  }
+  ok = ok && digits > 0 && parts < 4;
+  if (ok)
+    return done{};
+  return refusal("pattern", "invalid_version",
+                 "version " + quoted(bound.substr(0, max_pattern_bytes))
+                   + " is not 1 to 4 '.'-separated numbers (\"2.0\", \"1.10.3\")");
+}
+
+std::optional<bool> version_before(std::string_view version, std::string_view bound) {
+  // The leading digits of each '.'-separated part, as numbers (at most 9 digits
+  // count: a longer run is capped, which keeps the comparison total).
+  auto components = [](std::string_view text, bool& any_digit) {
+    std::vector<std::uint64_t> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+      auto end = text.find('.', start);
+      if (end == std::string_view::npos)
+        end = text.size();
+      std::uint64_t n = 0;
+      std::size_t used = 0;
+      for (auto i = start; i < end && text[i] >= '0' && text[i] <= '9'; ++i, ++used)
+        if (used < 9)
+          n = n * 10 + static_cast<std::uint64_t>(text[i] - '0');
+        else
+          n = 999'999'999;
+      any_digit = any_digit || used > 0;
+      out.push_back(n);
+      start = end + 1;
+    }
+    return out;
+  };
+  bool version_digits = false, bound_digits = false;
+  auto v = components(version, version_digits);
+  auto b = components(bound, bound_digits);
+  if (!version_digits || !bound_digits)
+    return std::nullopt;
+  const auto n = std::max(v.size(), b.size());
+  v.resize(n, 0);
+  b.resize(n, 0);
+  return v < b;
 }
 
 status validate(const rules& r) {
@@ -226,6 +300,7 @@ result<rules> parse_rules(std::string_view text) {
       if (!patterns)
         return patterns.err();
       o.patterns = std::move(*patterns);
+      group_by_subject(o.patterns);
       e.offerings.push_back(std::move(o));
     }
     std::sort(e.offerings.begin(), e.offerings.end(), by_name<offering>);
@@ -275,6 +350,7 @@ result<rules> with_offering(rules r, std::string_view entitlement_name,
     if (std::find(o->patterns.begin(), o->patterns.end(), p) == o->patterns.end())
       o->patterns.push_back(std::move(p));
   }
+  group_by_subject(o->patterns);
   if (auto ok = validate(r); !ok)
     return ok.err();
   return r;

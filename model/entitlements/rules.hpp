@@ -22,15 +22,25 @@
 
 namespace receiptd::model::entitlements {
 
-// What a pattern is matched against. Product ids only for now; the planned second
-// subject is an app transaction's original application version (StoreKit 2
-// AppTransaction.originalAppVersion: "bought the app before version 2"), which
-// becomes a value here, a key of an offering's JSON and an argument of
-// matcher::match, and nothing else.
+// What a pattern is matched against: a purchase's product id, or the
+// original application version of the customer's app transaction (StoreKit 2
+// AppTransaction.originalAppVersion, what an app that turned from paid to free
+// reads to keep its early buyers' features). On the version, either an RE2
+// pattern like product ids, or a bound ("before 2.0"): a regular expression over
+// dotted versions is awkward ("1.9" and "1.10" both before "2"), so a bound
+// compares numerically, component by component (version_before).
 enum class pattern_subject {
-  product_id, // stored as "product_id"
+  product_id,                          // stored as "product_id"
+  original_application_version,        // stored as "original_application_version"
+  original_application_version_before, // stored as "original_application_version_before"
 };
-inline constexpr pattern_subject all_subjects[] = {pattern_subject::product_id};
+inline constexpr pattern_subject all_subjects[]
+  = {pattern_subject::product_id, pattern_subject::original_application_version,
+     pattern_subject::original_application_version_before};
+// Whether a subject's "patterns" are version bounds rather than RE2 patterns.
+constexpr bool is_version_bound(pattern_subject s) {
+  return s == pattern_subject::original_application_version_before;
+}
 std::string_view to_string(pattern_subject s);
 std::optional<pattern_subject> parse_pattern_subject(std::string_view text);
 
@@ -42,7 +52,9 @@ struct pattern {
 
 struct offering {
   std::string name;
-  std::vector<pattern> patterns; // at least one, in the order given, each once
+  // At least one, each once; grouped by subject (in all_subjects' order), each
+  // subject's in the order given.
+  std::vector<pattern> patterns;
   bool operator==(const offering&) const = default;
 };
 
@@ -83,6 +95,17 @@ status check_pattern(std::string_view expression);
 status check_pattern_size(std::string_view expression);
 // check_pattern's refusal of a pattern RE2 did not compile.
 field_error pattern_refusal(std::string_view expression, const std::string& re2_error);
+
+// A version bound: 1 to 4 '.'-separated numbers of 1 to 9 digits ("2", "2.0",
+// "1.10.3"); an error naming it otherwise.
+status check_version_bound(std::string_view bound);
+
+// Whether dotted version `version` comes before `bound`, compared numerically
+// component by component, a missing component as 0 ("1.9" < "1.10" < "2" ==
+// "2.0"). A component is the leading digits of its '.'-separated part ("2.0b3"
+// compares as 2.0); a part without leading digits counts as 0. nullopt when
+// `version` has no digit at all (an empty or foreign version is before nothing).
+std::optional<bool> version_before(std::string_view version, std::string_view bound);
 
 // Every name, pattern and bound above, and the order and uniqueness of the names.
 // Errors name their field: "entitlement", "offering", "pattern".

@@ -103,6 +103,23 @@ public:
   std::vector<std::string> tags(std::string_view product_id) const override {
     return m_->tags_for_product(product_id);
   }
+  bool matches_versions() const override {
+    for (const auto& e : m_->source().entitlements)
+      for (const auto& o : e.offerings)
+        for (const auto& p : o.patterns)
+          if (p.subject != entitlements::pattern_subject::product_id)
+            return true;
+    return false;
+  }
+  std::vector<std::string> version_tags(std::string_view original_version) const override {
+    std::vector<std::string> out;
+    for (auto subject : {entitlements::pattern_subject::original_application_version,
+                         entitlements::pattern_subject::original_application_version_before})
+      for (const auto& m : m_->matches(subject, original_version))
+        if (std::find(out.begin(), out.end(), m.tag()) == out.end())
+          out.push_back(m.tag());
+    return out;
+  }
 
 private:
   std::shared_ptr<const entitlements::matcher> m_;
@@ -154,7 +171,13 @@ json::object grant_json(const grant& g) {
 
 json::object customer_json(const std::string& user_identifier, environment env,
                            const std::vector<purchase>& purchases, const std::vector<grant>& grants,
-                           const entitlement_rules& rules, unix_ms now) {
+                           const entitlement_rules& rules, unix_ms now,
+                           const std::vector<std::string>& original_versions) {
+  // The offerings the customer's app transactions match, with the version.
+  std::vector<std::pair<std::string, std::string>> by_version; // tag, version
+  for (const auto& v : original_versions)
+    for (auto& t : rules.version_tags(v))
+      by_version.emplace_back(std::move(t), v);
   std::vector<std::vector<std::string>> tags;
   std::vector<activity> activities;
   tags.reserve(purchases.size());
@@ -195,6 +218,12 @@ json::object customer_json(const std::string& user_identifier, environment env,
         best = r;
       }
     }
+    // An active purchase or grant shows what it has (an end, a product); else
+    // a matching app transaction makes it active.
+    auto v = std::find_if(by_version.begin(), by_version.end(),
+                          [&](const auto& tv) { return entitlement_of(tv.first) == name; });
+    const bool by_app_version = v != by_version.end() && !best_grant
+      && !(best_purchase && best.active);
     json::object e;
     if (best_grant) {
       e = json::object{{"is_active", true},
@@ -207,7 +236,7 @@ json::object customer_json(const std::string& user_identifier, environment env,
                        {"will_renew", false},
                        {"in_billing_retry", false},
                        {"ownership", "granted"}};
-    } else if (best_purchase) {
+    } else if (best_purchase && !by_app_version) {
       const auto& p = purchases[*best_purchase];
       const auto& a = activities[*best_purchase];
       shown.insert(*best_purchase);
@@ -222,6 +251,20 @@ json::object customer_json(const std::string& user_identifier, environment env,
         {"will_renew", a.will_renew},
         {"in_billing_retry", flag(p.in_billing_retry)},
         {"ownership", to_string(p.owned_as.value)}};
+    } else if (by_app_version) {
+      // The customer bought (or downloaded) the app at a version the rules
+      // name: theirs for good, like a non-consumable nobody revoked.
+      e = json::object{{"is_active", true},
+                       {"expires_at", nullptr},
+                       {"grace_period_end_at", nullptr},
+                       {"product_id", nullptr},
+                       {"offering", offering_of(v->first)},
+                       {"in_app_purchase_id", nullptr},
+                       {"grant_id", nullptr},
+                       {"will_renew", false},
+                       {"in_billing_retry", false},
+                       {"ownership", "purchased"},
+                       {"original_application_version", v->second}};
     } else {
       e = json::object{{"is_active", false},      {"expires_at", nullptr},
                        {"grace_period_end_at", nullptr}, {"product_id", nullptr},

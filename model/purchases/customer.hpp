@@ -61,10 +61,15 @@ std::vector<purchase> answer_purchases(std::vector<purchase> purchases, unix_ms 
 // grant that grants it longest, an inactive one with its last purchase, if any.
 // in_app_purchases: the customer's active purchases and those the entitlements
 // name, newest first.
+// `original_versions`: the originalApplicationVersion of the customer's
+// validated app transactions; an entitlement no purchase or grant makes active
+// is active for good when one of them matches its version patterns, shown with
+// "ownership": "purchased", no product and "original_application_version".
 boost::json::object customer_json(const std::string& user_identifier, environment env,
                                   const std::vector<purchase>& purchases,
                                   const std::vector<grant>& grants,
-                                  const entitlement_rules& rules, unix_ms now);
+                                  const entitlement_rules& rules, unix_ms now,
+                                  const std::vector<std::string>& original_versions = {});
 
 // A grant's JSON: {"id", "entitlement", "user_identifier", "environment",
 // "starts_at", "expires_at", "created_at"}.

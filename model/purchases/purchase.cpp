@@ -56,6 +56,8 @@ std::string_view source_kind_name(record_kind k) {
       return "receipt";
     case record_kind::store_a_transaction:
       return "transaction";
+    case record_kind::store_a_app_transaction: // the app itself: never a purchase's source
+      return "app_transaction";
     case record_kind::store_b_purchase_order:
       return "purchase_order";
   }

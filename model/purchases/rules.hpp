@@ -19,6 +19,13 @@ public:
   virtual std::vector<std::string> names() const = 0;
   // The "entitlement/offering" pairs whose patterns match `product_id`.
   virtual std::vector<std::string> tags(std::string_view product_id) const = 0;
+  // Whether any offering matches the customer's original application version
+  // (model/entitlements/rules.hpp: the version subjects), and the pairs that
+  // match `original_version` (an app transaction's originalApplicationVersion).
+  virtual bool matches_versions() const { return false; }
+  virtual std::vector<std::string> version_tags(std::string_view original_version) const {
+    return {};
+  }
 };
 
 // An app without entitlements.

@@ -180,12 +180,13 @@ jws_verification verify(std::string_view compact, const trust_anchors& anchors,
   // 3. Chain (untrusted_certificate), at signedDate: remembered, or built and checked.
   std::optional<unix_ms> signed_date;
   if (const auto* v
-      = payload.is_object() ? payload.get_object().if_contains("signedDate") : nullptr)
+      = payload.is_object() ? payload.get_object().if_contains(options.date_key) : nullptr)
     signed_date = json_unix_ms(*v);
   const auto at = options.at ? options.at : signed_date;
   if (!at)
     return refused(fraud_reason::untrusted_certificate,
-                   "payload has no signedDate to check the chain at");
+                   std::string("payload has no ") + options.date_key
+                     + " to check the chain at");
   std::vector<std::string_view> embedded(ders.begin() + 1, ders.end());
   bool xcode = false;
   if (auto memo

@@ -36,6 +36,11 @@ struct jws_options {
   // Evaluate the chain at this instant instead of the payload's signedDate
   // (tests showing that the date matters).
   std::optional<unix_ms> at;
+  // The payload's key naming the instant Apple signed it: "signedDate" for
+  // transactions, renewal infos and notifications; an app transaction
+  // (JWSAppTransactionDecodedPayload) names it "receiptCreationDate" ("the date
+  // that the App Store signs a JWS app transaction", App Store Server API 1.17).
+  const char* date_key = "signedDate";
   // Test seam, as verify_options::fault_for_tests: called inside the failure
   // guard before any work. Null in the product.
   void (*fault_for_tests)() = nullptr;
@@ -73,9 +78,9 @@ struct jws_verification {
 //    checked before it is used: an RSA leaf, or a P-384 CA certificate put
 //    first, is invalid_signature (the JWS is well formed; its signature cannot
 //    be an ES256 signature by that key).
-//  - chain (untrusted_certificate), at signedDate (at "now" of options.at when
-//    set; a payload without signedDate, or whose signedDate is not a number of
-//    unix ms, is refused): three certificates: leaf ← x5c[1] ← a root of
+//  - chain (untrusted_certificate), at signedDate (options.date_key; at "now"
+//    of options.at when set; a payload without it, or whose value is not a
+//    number of unix ms, is refused): three certificates: leaf ← x5c[1] ← a root of
 //    anchors.roots() equal, byte for byte, to x5c[2] (x5c[2] is never trusted
 //    itself); the built chain is exactly those three; the leaf carries OID
 //    1.2.840.113635.100.6.11.1, the intermediate OID 1.2.840.113635.100.6.2.1.

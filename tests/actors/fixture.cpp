@@ -102,6 +102,10 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
       log->completed_transactions.emplace_back(j, r);
       return true;
     },
+    [=](complete_atom, const trace_context&, const model::validation_job&,
+        const model::store_a::app_transaction_record&) { return true; },
+    [=](save_atom, const trace_context&, model::store_a::app_transaction_record r,
+        model::unix_ms) { return r; },
     [=](reschedule_atom, const trace_context&, const model::validation_job& j) {
       log->rescheduled.push_back(j);
       return true;

@@ -115,6 +115,7 @@ public:
       {"/store_a/shared_secrets", false, &control::shared_secret},
       {"/store_a/server_api/keys", false, &control::server_api_key},
       {"/store_a/transactions", false, &control::register_transaction},
+      {"/store_a/app_transactions", false, &control::register_app_transaction},
       {"/store_a/notifications", false, &control::notification},
       {"/store_a/history", true, &control::history},
       {"/store_b/service_accounts", false, &control::service_account},
@@ -340,6 +341,7 @@ private:
       x.revocation_reason = static_cast<int>(*reason);
     x.app_account_token = f.text("app_account_token");
     x.web_order_line_item_id = f.text("web_order_line_item_id");
+    x.app_transaction_id = f.text("app_transaction_id"); // Get App Transaction Info finds it
     auto quantity = f.integer("quantity", 1, 1000000);
     // storefront, price, currency: absent → USA / 9990 / USD; null → left out
     // of the payload (as in 2023 payloads).
@@ -406,6 +408,67 @@ private:
     auto device_jws = signed_transaction(state_, t, x.environment);
     state_.register_transaction(std::move(t));
     return ok({{"signed_transaction", device_jws}});
+  }
+
+  // An app transaction Get App Transaction Info knows; answers the JWS the
+  // device would upload (its deviceVerification made for the registered nonce
+  // and device verification id).
+  reply register_app_transaction(const boost::json::object& o) {
+    field_reader f(o);
+    apple_app_transaction t;
+    auto& x = t.fields;
+    auto id = f.text("app_transaction_id", true);
+    auto bundle = f.text("bundle_id", true);
+    auto environment = f.text("environment");
+    if (environment && *environment != "Production" && *environment != "Sandbox")
+      f.fail("environment", "must be Production or Sandbox");
+    auto known_in = f.text("known_in");
+    if (known_in && *known_in != "own" && *known_in != "both" && *known_in != "none")
+      f.fail("known_in", "must be own, both or none");
+    constexpr std::int64_t max_ms = 253402300799999; // 9999-12-31
+    auto original_purchase = f.integer("original_purchase_date_ms", 0, max_ms);
+    x.preorder_date = f.integer("preorder_date_ms", 0, max_ms);
+    auto original_version = f.text("original_application_version");
+    auto version = f.text("application_version");
+    auto nonce = f.text("device_verification_nonce");
+    auto device_id = f.text("device_verification_id");
+    if (auto status = f.integer("http_status", 100, 599))
+      t.http_status = static_cast<int>(*status);
+    t.body = f.any("body");
+    t.retry_after = f.text("retry_after");
+    t.signed_app_transaction_info = f.text("signed_app_transaction_info");
+    if (auto extra = f.any("payload_extra")) {
+      if (extra->is_object())
+        x.extra = extra->get_object();
+      else
+        f.fail("payload_extra", "must be an object");
+    }
+    if (id && id->empty())
+      f.fail("app_transaction_id", "must not be empty");
+    if (!f.error().empty())
+      return bad_request(f.error());
+    x.app_transaction_id = *id;
+    x.bundle_id = *bundle;
+    x.receipt_type = environment.value_or("Sandbox");
+    if (x.receipt_type == "Sandbox") // Apple gives sandbox app transactions no app id
+      x.app_apple_id.reset();
+    if (original_purchase)
+      x.original_purchase_date = *original_purchase;
+    if (original_version)
+      x.original_application_version = *original_version;
+    if (version)
+      x.application_version = *version;
+    if (nonce)
+      x.device_verification_nonce = *nonce;
+    if (device_id)
+      x.device_verification_id = *device_id;
+    t.known_in = known_in.value_or("own");
+    auto device_jws = signed_app_transaction(state_, t, x.receipt_type, true);
+    boost::json::object answer{{"signed_app_transaction", device_jws},
+                               {"device_verification_nonce", x.device_verification_nonce},
+                               {"device_verification_id", x.device_verification_id}};
+    state_.register_app_transaction(std::move(t));
+    return ok(std::move(answer));
   }
 
   // Get Transaction History's page size and an injected failing page.

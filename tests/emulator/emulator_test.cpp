@@ -167,7 +167,7 @@ TEST_CASE("control: unknown paths, bad JSON, zero counters, store listing") {
   CHECK(calls.content_type.find("application/json") == 0);
   CHECK(
     json::serialize(calls.json())
-    == R"({"store_a":{"production":0,"sandbox":0,"server_api_production":0,"server_api_sandbox":0,"server_api_unauthorized":0,"subscription_statuses_production":0,"subscription_statuses_sandbox":0,"history_production":0,"history_sandbox":0,"consumption":0},"store_b":{"token":0,"products":0,"subscriptionsv2":0,"acknowledge":0,"voidedpurchases":0,"productsv2":0,"orders":0,"reviewrefund":0}})");
+    == R"({"store_a":{"production":0,"sandbox":0,"server_api_production":0,"server_api_sandbox":0,"server_api_unauthorized":0,"subscription_statuses_production":0,"subscription_statuses_sandbox":0,"history_production":0,"history_sandbox":0,"consumption":0,"app_transaction_production":0,"app_transaction_sandbox":0},"store_b":{"token":0,"products":0,"subscriptionsv2":0,"acknowledge":0,"voidedpurchases":0,"productsv2":0,"orders":0,"reviewrefund":0}})");
 
   auto stores = client.get(emulator.control_url("/control/stores")).json();
   CHECK(stores.at("store_a").at("mode").as_string() == "up");

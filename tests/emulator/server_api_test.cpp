@@ -1110,3 +1110,90 @@ TEST_CASE("Get Transaction History v2: the customer's transactions, paged by rev
     CHECK(f.calls("server_api_unauthorized") == 1);
   }
 }
+
+// ---- Get App Transaction Info
+
+namespace {
+
+http_result app_transaction_info(server_api_fixture& f, bool sandbox, const std::string& id) {
+  const auto path = std::string(sandbox ? "/sandbox" : "")
+    + "/inApps/v1/transactions/appTransactions/" + id;
+  return f.client.get(f.emulator.store_a_url(path), {"Authorization: Bearer " + f.jwt()});
+}
+
+json::object register_app_transaction(server_api_fixture& f, const json::object& o) {
+  auto r = f.client.post(f.emulator.control_url("/control/store_a/app_transactions"),
+                         json::serialize(o));
+  REQUIRE(r.status == 200);
+  return r.json().as_object();
+}
+
+} // namespace
+
+TEST_CASE("store_a server API: Get App Transaction Info") {
+  server_api_fixture f;
+  const std::string id = "704289572311552238";
+  auto reg = register_app_transaction(f, {{"app_transaction_id", id},
+                                          {"bundle_id", bundle_id},
+                                          {"environment", "Production"},
+                                          {"original_application_version", "1.2"},
+                                          {"original_purchase_date_ms", 1600000000000}});
+  const auto device_jws = std::string(reg.at("signed_app_transaction").as_string());
+
+  SECTION("the device's JWS is bound to its nonce and id, and verifies like Apple's") {
+    auto p = checked_payload(device_jws, f.root_pem);
+    CHECK(p.at("appTransactionId").as_string() == id);
+    CHECK(p.at("receiptType").as_string() == "Production");
+    CHECK(p.at("originalApplicationVersion").as_string() == "1.2");
+    CHECK(p.at("originalPurchaseDate").as_int64() == 1600000000000);
+    CHECK(p.at("deviceVerification").as_string()
+          == ts::device_verification_of(reg.at("device_verification_nonce").as_string(),
+                                        reg.at("device_verification_id").as_string()));
+  }
+  SECTION("200 at its host with signedAppTransactionInfo bound to no device; 404 at the other") {
+    auto r = app_transaction_info(f, false, id);
+    REQUIRE(r.status == 200);
+    auto info = std::string(r.json().at("signedAppTransactionInfo").as_string());
+    auto p = checked_payload(info, f.root_pem);
+    CHECK(p.at("appTransactionId").as_string() == id);
+    CHECK(p.at("deviceVerification").is_null());
+    CHECK(f.calls("app_transaction_production") == 1);
+    auto other = app_transaction_info(f, true, id);
+    CHECK(other.status == 404);
+    CHECK(other.json().at("errorCode").as_int64() == 4040019);
+  }
+  SECTION("asked by a transaction of the customer that names it") {
+    f.register_transaction({{"transaction_id", "2000000000000777"},
+                            {"bundle_id", bundle_id},
+                            {"product_id", "com.example.receiptd.monthly"},
+                            {"environment", "Production"},
+                            {"app_transaction_id", id}});
+    auto r = app_transaction_info(f, false, "2000000000000777");
+    REQUIRE(r.status == 200);
+    auto p = checked_payload(std::string(r.json().at("signedAppTransactionInfo").as_string()),
+                             f.root_pem);
+    CHECK(p.at("appTransactionId").as_string() == id);
+  }
+  SECTION("registered failures and the store's modes") {
+    register_app_transaction(f, {{"app_transaction_id", id},
+                                 {"bundle_id", bundle_id},
+                                 {"environment", "Production"},
+                                 {"http_status", 429},
+                                 {"retry_after", "7"}});
+    auto limited = app_transaction_info(f, false, id);
+    CHECK(limited.status == 429);
+    REQUIRE(f.client
+              .put(f.emulator.control_url("/control/stores/store_a/mode"),
+                   R"({"mode":"error","status":503})")
+              .status
+            == 200);
+    CHECK(app_transaction_info(f, false, id).status == 503);
+  }
+  SECTION("an unknown id, a bad JWT") {
+    CHECK(app_transaction_info(f, false, "1").status == 404);
+    auto r = f.client.get(
+      f.emulator.store_a_url("/inApps/v1/transactions/appTransactions/" + id),
+      {"Authorization: Bearer nope"});
+    CHECK(r.status == 401);
+  }
+}

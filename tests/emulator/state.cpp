@@ -74,6 +74,7 @@ void emulator_state::reset() {
     server_api_keys_.clear();
     transactions_.clear();
     transactions_registered_ = 0;
+    app_transactions_.clear();
     history_ = {};
     service_accounts_.clear();
     token_lifetime_ = default_token_lifetime;
@@ -152,6 +153,27 @@ emulator_state::transaction(const std::string& transaction_id) const {
   auto it = transactions_.find(transaction_id);
   if (it == transactions_.end())
     return std::nullopt;
+  return it->second;
+}
+
+void emulator_state::register_app_transaction(apple_app_transaction t) {
+  std::unique_lock lock(mutex_);
+  auto id = t.fields.app_transaction_id.value_or("");
+  app_transactions_[id] = std::move(t);
+}
+
+std::optional<apple_app_transaction>
+emulator_state::app_transaction(const std::string& any_id) const {
+  std::shared_lock lock(mutex_);
+  auto it = app_transactions_.find(any_id);
+  if (it == app_transactions_.end()) {
+    auto t = transactions_.find(any_id);
+    if (t == transactions_.end() || !t->second.fields.app_transaction_id)
+      return std::nullopt;
+    it = app_transactions_.find(*t->second.fields.app_transaction_id);
+    if (it == app_transactions_.end())
+      return std::nullopt;
+  }
   return it->second;
 }
 
@@ -346,7 +368,9 @@ boost::json::object emulator_state::calls_json() const {
       {"subscription_statuses_sandbox", n(call_kind::store_a_subscription_statuses_sandbox)},
       {"history_production", n(call_kind::store_a_history_production)},
       {"history_sandbox", n(call_kind::store_a_history_sandbox)},
-      {"consumption", n(call_kind::store_a_consumption)}}},
+      {"consumption", n(call_kind::store_a_consumption)},
+      {"app_transaction_production", n(call_kind::store_a_app_transaction_production)},
+      {"app_transaction_sandbox", n(call_kind::store_a_app_transaction_sandbox)}}},
     {"store_b",
      {{"token", n(call_kind::store_b_token)},
       {"products", n(call_kind::store_b_products)},

@@ -90,6 +90,22 @@ struct history_setting {
   int fail_status = 503;
 };
 
+// An app transaction Get App Transaction Info knows (POST
+// /control/store_a/app_transactions), asked by its appTransactionId or by the id
+// of a registered transaction that names it (Apple: "any transaction ID that
+// belongs to the customer").
+struct apple_app_transaction {
+  // What its signedAppTransactionInfo says; fields.receipt_type is the
+  // registered environment ("Production" or "Sandbox"); receiptCreationDate is
+  // set when signing.
+  test_support::app_transaction_fields fields;
+  std::string known_in = "own"; // "own": its environment's host; "both"; "none"
+  std::optional<int> http_status;
+  std::optional<boost::json::value> body; // answered verbatim when set
+  std::optional<std::string> retry_after; // with a registered http_status other than 200
+  std::optional<std::string> signed_app_transaction_info; // the 200 answer's field, verbatim
+};
+
 // A registered App Store Connect in-app purchase key (POST
 // /control/store_a/server_api/keys): JWTs with this kid must carry its issuer
 // and bundle id and verify with its public key.
@@ -190,6 +206,8 @@ enum class call_kind {
   store_a_server_api_unauthorized, // calls refused for their JWT (401)
   store_a_subscription_statuses_production,
   store_a_subscription_statuses_sandbox,
+  store_a_app_transaction_production, // Get App Transaction Info
+  store_a_app_transaction_sandbox,
   store_a_history_production,
   store_a_history_sandbox,
   store_b_token,
@@ -240,6 +258,10 @@ public:
   std::optional<server_api_credential> server_api_key(const std::string& key_id) const;
   void register_transaction(apple_transaction transaction); // replaces the same id
   std::optional<apple_transaction> transaction(const std::string& transaction_id) const;
+  void register_app_transaction(apple_app_transaction t); // replaces the same id
+  // By appTransactionId, or by a registered transaction's id whose
+  // app_transaction_id is registered.
+  std::optional<apple_app_transaction> app_transaction(const std::string& any_id) const;
   // Every registered transaction with this original_transaction_id.
   std::vector<apple_transaction> transactions_of(const std::string& original_transaction_id) const;
   // Every registered transaction of this bundle and customer, in registration order.
@@ -318,6 +340,7 @@ private:
   std::unordered_map<std::string, server_api_credential> server_api_keys_; // by key id
   std::unordered_map<std::string, apple_transaction> transactions_;        // by transaction id
   std::uint64_t transactions_registered_ = 0;
+  std::unordered_map<std::string, apple_app_transaction> app_transactions_; // by appTransactionId
   history_setting history_;
   std::unordered_map<std::string, std::shared_ptr<EVP_PKEY>> service_accounts_;
   std::int64_t token_lifetime_ = default_token_lifetime;

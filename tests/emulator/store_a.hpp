@@ -34,6 +34,23 @@ reply subscription_statuses(emulator_state& state, bool sandbox_host,
                             const std::string& transaction_id, std::string_view authorization,
                             const std::vector<std::string>& status_filter);
 
+struct apple_app_transaction;
+
+// GET /inApps/v1/transactions/appTransactions/{anyTransactionId} and
+// GET /sandbox/inApps/v1/transactions/appTransactions/{id} (Get App Transaction
+// Info, App Store Server API 1.17): the JWT as above, then the registered app
+// transaction's AppTransactionInfoResponse ({"signedAppTransactionInfo"}), or
+// its registered failure; 404 AppTransactionDoesNotExistError when none.
+reply app_transaction_info(emulator_state& state, bool sandbox_host, const std::string& any_id,
+                           std::string_view authorization);
+
+// The app transaction as a StoreKit JWS signed by the emulator's PKI, with
+// `environment` as its receiptType and receiptCreationDate = now; `device`
+// keeps its deviceVerification (what the device gets), else they are left out
+// (what the Server API answers).
+std::string signed_app_transaction(const emulator_state& state, const apple_app_transaction& t,
+                                   std::string_view environment, bool device);
+
 // GET /inApps/v2/history/{id}[?revision=r] and its /sandbox twin (Get
 // Transaction History v2): the JWT as above, then one page of the history of
 // the named transaction's bundle and customer. `query`: the request's.

@@ -202,6 +202,46 @@ reply transaction_info(emulator_state& state, bool sandbox_host, const std::stri
   return json_reply(200, boost::json::object{{"signedTransactionInfo", info}});
 }
 
+std::string signed_app_transaction(const emulator_state& state, const apple_app_transaction& t,
+                                   std::string_view environment, bool device) {
+  auto fields = t.fields;
+  fields.receipt_type = std::string(environment);
+  fields.receipt_creation_date = now_ms();
+  if (!device) { // the Server API's answer is bound to no device
+    fields.extra["deviceVerification"] = nullptr;
+    fields.extra["deviceVerificationNonce"] = nullptr;
+  }
+  return test_support::make_storekit_jws(test_support::app_transaction_payload_json(fields),
+                                         state.jws_pki());
+}
+
+reply app_transaction_info(emulator_state& state, bool sandbox_host, const std::string& any_id,
+                           std::string_view authorization) {
+  if (!authorized(state, authorization)) {
+    state.count(call_kind::store_a_server_api_unauthorized);
+    return empty_reply(401);
+  }
+  state.count(sandbox_host ? call_kind::store_a_app_transaction_sandbox
+                           : call_kind::store_a_app_transaction_production);
+  const std::string_view host_environment = sandbox_host ? "Sandbox" : "Production";
+  auto t = state.app_transaction(any_id);
+  const bool known = t
+    && (t->known_in == "both"
+        || (t->known_in == "own" && t->fields.receipt_type == host_environment));
+  if (!known) // AppTransactionDoesNotExistError
+    return apple_error(404, 4040019, "No app transaction exists for the customer.");
+  // Precedence as Get Transaction Info's: body, http_status, the registered
+  // signed info, the emulator's own signature.
+  if (t->body)
+    return verbatim_reply(*t->body, t->http_status);
+  if (t->http_status && *t->http_status != 200)
+    return status_reply(*t->http_status, t->retry_after);
+  const std::string info = t->signed_app_transaction_info
+    ? *t->signed_app_transaction_info
+    : signed_app_transaction(state, *t, host_environment, false);
+  return json_reply(200, boost::json::object{{"signedAppTransactionInfo", info}});
+}
+
 // Send Consumption Information (App Store Server API 1.19): the JWT, then the
 // ConsumptionRequest's required fields as Apple checks them — customerConsented
 // true (InvalidCustomerConsentedError otherwise), deliveryStatus one of the

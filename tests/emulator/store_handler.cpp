@@ -42,6 +42,17 @@ route route_store_a(std::string_view method, std::string_view path) {
   // store-a.server-api-sandbox-url is "http://127.0.0.1:P/sandbox".
   auto s = split_path(path);
   const bool sandbox = !s.empty() && s[0] == "sandbox";
+  // [sandbox/]inApps/v1/transactions/appTransactions/{anyTransactionId}
+  if (const std::size_t b = sandbox ? 1 : 0; method == "GET" && s.size() == b + 5
+      && s[b] == "inApps" && s[b + 1] == "v1" && s[b + 2] == "transactions"
+      && s[b + 3] == "appTransactions") {
+    if (auto id = percent_decode(s[b + 4], false); id && !id->empty()) {
+      r.kind = sandbox ? call_kind::store_a_app_transaction_sandbox
+                       : call_kind::store_a_app_transaction_production;
+      r.transaction_id = std::move(*id);
+    }
+    return r;
+  }
   // PUT [sandbox/]inApps/v2/transactions/consumption/{transactionId}.
   if (method == "PUT" && s.size() == (sandbox ? 6u : 5u)) {
     const std::size_t b = sandbox ? 1 : 0;
@@ -87,6 +98,8 @@ route route_store_a(std::string_view method, std::string_view path) {
 bool counted_by_endpoint(call_kind kind) {
   return kind == call_kind::store_a_subscription_statuses_production
     || kind == call_kind::store_a_subscription_statuses_sandbox
+    || kind == call_kind::store_a_app_transaction_production
+    || kind == call_kind::store_a_app_transaction_sandbox
     || kind == call_kind::store_a_history_production
     || kind == call_kind::store_a_history_sandbox;
 }
@@ -237,6 +250,10 @@ reply answer(store_id store, emulator_state& state, const route& r, const store_
       return subscription_statuses(state,
                                    *r.kind == call_kind::store_a_subscription_statuses_sandbox,
                                    r.transaction_id, authorization, status_filter(request));
+    case call_kind::store_a_app_transaction_production:
+    case call_kind::store_a_app_transaction_sandbox:
+      return app_transaction_info(state, *r.kind == call_kind::store_a_app_transaction_sandbox,
+                                  r.transaction_id, authorization);
     case call_kind::store_a_history_production:
     case call_kind::store_a_history_sandbox:
       return transaction_history(state, *r.kind == call_kind::store_a_history_sandbox,

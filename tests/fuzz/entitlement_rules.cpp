@@ -50,7 +50,7 @@ void check_stored(const ent::rules& r) {
   FUZZ_CHECK(!ent::describe(r).empty());
 }
 
-// Every offering with a pattern that matches on its own, in the rules' order
+// Every offering with a product id pattern that matches on its own, in the rules' order
 // (compiled with the matcher's options, re2_options.hpp, as receiptctl checks
 // them; each distinct pattern once).
 std::vector<ent::match> one_by_one(const ent::rules& r, std::string_view product) {
@@ -59,6 +59,8 @@ std::vector<ent::match> one_by_one(const ent::rules& r, std::string_view product
   for (const auto& e : r.entitlements)
     for (const auto& o : e.offerings)
       for (const auto& p : o.patterns) {
+        if (p.subject != ent::pattern_subject::product_id)
+          continue; // matched against the original application version, not a product id
         auto& re = compiled[p.expression];
         if (!re)
           re = std::make_unique<RE2>(p.expression, ent::pattern_options());
@@ -114,6 +116,11 @@ std::vector<std::string> lines(std::string_view text) {
   return out;
 }
 
+// A pattern as "subject:expression".
+std::string to_json_key(const ent::pattern& p) {
+  return std::string(ent::to_string(p.subject)) + ":" + p.expression;
+}
+
 // receiptctl entitlement set / remove on the rules.
 void check_edits(const ent::rules& r, std::string_view entitlement, std::string_view offering,
                  const std::vector<std::string>& patterns, std::string_view product,
@@ -125,7 +132,8 @@ void check_edits(const ent::rules& r, std::string_view entitlement, std::string_
     return;
   }
   check_stored(*edited); // with_offering validated it (each pattern compiled)
-  // The offering holds exactly the patterns given (each once), in their order.
+  // The offering's product id patterns are exactly those given (each once), in
+  // their order; its patterns on the original application version stay.
   const ent::offering* o = nullptr;
   for (const auto& e : edited->entitlements)
     if (e.name == entitlement)
@@ -137,9 +145,21 @@ void check_edits(const ent::rules& r, std::string_view entitlement, std::string_
   for (const auto& p : patterns)
     if (std::find(unique.begin(), unique.end(), p) == unique.end())
       unique.push_back(p);
-  FUZZ_CHECK(o->patterns.size() == unique.size());
-  for (std::size_t i = 0; i < unique.size(); ++i)
-    FUZZ_CHECK(o->patterns[i].expression == unique[i]);
+  std::vector<std::string> products, others_before, others_after;
+  for (const auto& p : o->patterns)
+    (p.subject == ent::pattern_subject::product_id ? products : others_after)
+      .push_back(to_json_key(p));
+  for (const auto& e : r.entitlements)
+    if (e.name == entitlement)
+      for (const auto& x : e.offerings)
+        if (x.name == offering)
+          for (const auto& p : x.patterns)
+            if (p.subject != ent::pattern_subject::product_id)
+              others_before.push_back(to_json_key(p));
+  FUZZ_CHECK(products.size() == unique.size());
+  for (std::size_t i = 0; i < unique.size() && i < products.size(); ++i)
+    FUZZ_CHECK(products[i] == "product_id:" + unique[i]);
+  FUZZ_CHECK(others_after == others_before);
   if (match_fallback)
     check_matching(*edited, product, *match_fallback, true);
   // Removed again: the offering goes, and the entitlement with its last one.

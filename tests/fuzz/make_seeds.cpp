@@ -437,6 +437,28 @@ void jws_seeds() {
   write("store_a_signed_transaction", "gen-parts-self-signed-xcode",
         std::string(1, '\x04') + jws_parts(xcode));
 
+  // store_a_app_transaction: the same three layouts; the structured one also
+  // carries the device's nonce and id (the ones the payload was bound to).
+  ts::app_transaction_fields a;
+  a.preorder_date = ts::utc(2021, 2, 1);
+  auto app_jws = ts::make_storekit_jws(ts::app_transaction_payload_json(a), pki);
+  write("store_a_app_transaction", "gen-test-pki", std::string(1, '\0') + app_jws);
+  write("store_a_app_transaction", "gen-parts-device",
+        std::string(1, '\x01') + jws_parts(app_jws) + sep + a.device_verification_nonce + sep
+          + a.device_verification_id);
+  write("store_a_app_transaction", "gen-upload-device",
+        std::string(1, '\x02') + "{\"signed_app_transaction\":\"" + app_jws
+          + "\",\"device_verification_nonce\":\"" + a.device_verification_nonce
+          + "\",\"device_verification_id\":\"" + a.device_verification_id
+          + "\",\"user_identifier\":\"u1\",\"metadata\":{\"k\":[1]}}");
+  ts::app_transaction_fields ax = a;
+  ax.receipt_type = "Xcode";
+  ax.app_transaction_id.reset();
+  auto app_xcode
+    = ts::make_storekit_jws(ts::app_transaction_payload_json(ax), {pki.root.der()}, pki.root.key());
+  write("store_a_app_transaction", "gen-parts-self-signed-xcode",
+        std::string(1, '\x04') + jws_parts(app_xcode) + sep + sep);
+
   // store_a_notification: byte 0 even, the request body; odd, the payloads.
   for (const char* v : jws_notification_vectors) {
     auto jws = trimmed(read(std::string("tests/data/apple-jws-notification/") + v + "/jws.txt"));

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include "model/resource_json.hpp"
+#include "model/store_a/app_transaction.hpp"
 #include "model/upload_request.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
@@ -59,6 +60,9 @@ inline boost::json::object resource_of(const model::purchase_order_record& r) {
 }
 inline boost::json::object resource_of(const model::transaction_record& r) {
   return model::transaction_json(r);
+}
+inline boost::json::object resource_of(const model::store_a::app_transaction_record& r) {
+  return model::app_transaction_json(r);
 }
 
 // The body sent to the client for this record, and the resource as JSON.

@@ -253,7 +253,8 @@ TEST_CASE("entitlements: the stored JSON round-trips and is checked when read",
        {"[]", "not json", R"({"premium":[]})", R"({"premium":{}})", R"({"premium":{"m":[]}})",
         R"({"premium":{"m":{}}})", R"({"premium":{"m":{"product_id":[]}}})",
         R"({"premium":{"m":{"product_id":"x"}}})", R"({"premium":{"m":{"product_id":[1]}}})",
-        R"({"premium":{"m":{"original_application_version":["^1\\."]}}})",
+        R"({"premium":{"m":{"purchase_country":["^FR$"]}}})",
+        R"({"premium":{"m":{"original_application_version_before":["^2"]}}})",
         R"({"pre/mium":{"m":{"product_id":["x"]}}})"}) {
     INFO(bad);
     CHECK_FALSE(parse_rules(bad).ok());
@@ -267,5 +268,9 @@ TEST_CASE("entitlements: the stored JSON round-trips and is checked when read",
   REQUIRE_FALSE(m.ok());
   CHECK(m.err().message() == "pattern \"(\": missing ): (");
   CHECK(parse_pattern_subject("product_id") == pattern_subject::product_id);
-  CHECK_FALSE(parse_pattern_subject("original_application_version"));
+  CHECK(parse_pattern_subject("original_application_version")
+        == pattern_subject::original_application_version);
+  CHECK(parse_pattern_subject("original_application_version_before")
+        == pattern_subject::original_application_version_before);
+  CHECK_FALSE(parse_pattern_subject("purchase_country"));
 }

@@ -191,4 +191,45 @@ std::string transaction_payload_json(const transaction_fields& t) {
   return boost::json::serialize(o);
 }
 
+std::string device_verification_of(std::string_view nonce, std::string_view device_id) {
+  auto lower = [](std::string_view text) {
+    std::string out(text);
+    for (auto& c : out)
+      if (c >= 'A' && c <= 'Z')
+        c = static_cast<char>(c - 'A' + 'a');
+    return out;
+  };
+  const auto input = lower(nonce) + lower(device_id);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (EVP_Digest(input.data(), input.size(), digest, &size, EVP_sha384(), nullptr) != 1)
+    throw std::runtime_error("SHA-384 failed");
+  return model::base64_encode(std::string_view(reinterpret_cast<const char*>(digest), size));
+}
+
+std::string app_transaction_payload_json(const app_transaction_fields& t) {
+  boost::json::object o;
+  auto optional = [&o](std::string_view key, const auto& value) {
+    if (value)
+      o[key] = *value;
+  };
+  o["receiptType"] = t.receipt_type;
+  optional("appAppleId", t.app_apple_id);
+  o["bundleId"] = t.bundle_id;
+  o["applicationVersion"] = t.application_version;
+  optional("versionExternalIdentifier", t.version_external_identifier);
+  o["receiptCreationDate"] = t.receipt_creation_date;
+  o["originalPurchaseDate"] = t.original_purchase_date;
+  o["originalApplicationVersion"] = t.original_application_version;
+  o["deviceVerification"] = device_verification_of(t.device_verification_nonce,
+                                                   t.device_verification_id);
+  o["deviceVerificationNonce"] = t.device_verification_nonce;
+  optional("preorderDate", t.preorder_date);
+  optional("appTransactionId", t.app_transaction_id);
+  optional("originalPlatform", t.original_platform);
+  for (const auto& kv : t.extra)
+    o[kv.key()] = kv.value();
+  return boost::json::serialize(o);
+}
+
 } // namespace receiptd::test_support

@@ -100,4 +100,29 @@ struct transaction_fields {
 // transactionReason, storefront, price, currency, appTransactionId).
 std::string transaction_payload_json(const transaction_fields& fields);
 
+// A JWSAppTransactionDecodedPayload (StoreKit AppTransaction). Optional ones
+// are left out of the JSON when empty. The device binding is made as StoreKit
+// makes it: deviceVerification = base64(SHA-384(lower(nonce) ‖ lower(device id)))
+// for `device_verification_id` (identifierForVendor).
+struct app_transaction_fields {
+  std::optional<std::string> app_transaction_id = "704289572311552238";
+  std::string bundle_id = "com.example.receiptd";
+  std::string receipt_type = "Sandbox"; // "Production", "Sandbox" or "Xcode"
+  std::optional<std::int64_t> app_apple_id = 1234567890;
+  std::string application_version = "3.1";
+  std::optional<std::int64_t> version_external_identifier = 878434117;
+  unix_ms receipt_creation_date = utc(2024, 6, 1, 12, 0, 5);
+  unix_ms original_purchase_date = utc(2021, 3, 4, 5, 6, 7);
+  std::string original_application_version = "1.4";
+  std::optional<unix_ms> preorder_date;
+  std::optional<std::string> original_platform = "iOS";
+  std::string device_verification_nonce = "5f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9";
+  std::string device_verification_id = "6a0f0b91-7c3e-4d25-9b8a-1f2e3d4c5b6a";
+  // Further members, written last as they are; a key above is replaced.
+  boost::json::object extra;
+};
+std::string app_transaction_payload_json(const app_transaction_fields& fields);
+// StoreKit's deviceVerification for a nonce and a device verification id (base64).
+std::string device_verification_of(std::string_view nonce, std::string_view device_id);
+
 } // namespace receiptd::test_support
