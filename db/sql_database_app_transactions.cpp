@@ -1,4 +1,5 @@
 // sql_database: StoreKit 2 app transactions (model/store_a/app_transaction.hpp).
+#include "db/sql_app_transactions.hpp"
 #include "db/sql_database.hpp"
 #include "db/sql_session.hpp"
 #include "model/identifiers.hpp"
@@ -9,29 +10,23 @@ namespace {
 
 constexpr auto app_transaction_kind = model::record_kind::store_a_app_transaction;
 
-// The customer lookup: one index range of (app_id, user_identifier).
-constexpr std::string_view original_versions_sql
-  = "SELECT original_application_version FROM store_a_app_transactions"
-    " WHERE app_id = :key_app_id AND user_identifier = :key_user"
-    " AND validation_state = 'validated' AND fraud_reason = ''"
-    " AND environment IN (:key_env, :key_other_env)"
-    " AND original_application_version IS NOT NULL";
-
 } // namespace
 
 app_transaction_repository::app_transaction_repository(connection& c)
   : record_table<app_transaction_table>(c),
-    versions_(prepare(c.session(), std::string(original_versions_sql), [&](soci::statement& st) {
-      bind_into{st}("original_application_version", version_);
-      st.exchange(soci::use(key_app_id_, "key_app_id"));
-      st.exchange(soci::use(key_user_, "key_user"));
-      st.exchange(soci::use(key_env_, "key_env"));
-      st.exchange(soci::use(key_other_env_, "key_other_env"));
-    })) {}
+    versions_(prepare(c.session(), std::string(sql::app_transactions::original_versions),
+                      [&](soci::statement& st) {
+                        bind_into{st}("original_application_version", version_);
+                        st.exchange(soci::use(key_app_id_, "key_app_id"));
+                        st.exchange(soci::use(key_user_, "key_user"));
+                        st.exchange(soci::use(key_env_, "key_env"));
+                        st.exchange(soci::use(key_other_env_, "key_other_env"));
+                      })) {}
 
-std::vector<std::string> app_transaction_repository::original_versions(
-  const std::string& app_id, const std::string& user_identifier, std::string_view env,
-  std::string_view other_env) {
+std::vector<std::string>
+app_transaction_repository::original_versions(const std::string& app_id,
+                                              const std::string& user_identifier,
+                                              std::string_view env, std::string_view other_env) {
   key_app_id_ = app_id;
   key_user_ = user_identifier;
   key_env_ = std::string(env);
@@ -60,8 +55,7 @@ sql_database::save_app_transaction(const model::store_a::app_transaction_record&
       fresh.record.id = model::make_uuid();
     if (repo.insert(fresh.record)) {
       if (model::store_a::needs_job(fresh.record))
-        queue.ensure(app_transaction_kind, fresh.record.id, fresh.record.app_id,
-                     first_attempt_at);
+        queue.ensure(app_transaction_kind, fresh.record.id, fresh.record.app_id, first_attempt_at);
       tx.commit();
       return fresh;
     }
@@ -90,10 +84,8 @@ sql_database::find_app_transaction(const std::string& id) {
     "find_app_transaction", [&] { return app_transactions().find(id); });
 }
 
-model::result<std::vector<std::string>>
-sql_database::original_application_versions(const std::string& app_id,
-                                            const std::string& user_identifier,
-                                            model::environment env) {
+model::result<std::vector<std::string>> sql_database::original_application_versions(
+  const std::string& app_id, const std::string& user_identifier, model::environment env) {
   return guarded<std::vector<std::string>>("original_application_versions", [&] {
     // A sandbox answer counts Xcode's app transactions too, as it does purchases.
     const auto other = env == model::environment::production ? model::environment::production

@@ -342,7 +342,8 @@ TEST_CASE("an orders outage never fails the upload; the sweep reads the orders l
       && purchase_of(*p.service, app, user, "gems_100").at("price") == 12500;
   }));
   CHECK(str(purchase_of(*p.service, app, user, "gems_100").at("currency_code")) == "JPY");
-  // The uploads' own orders.get (failed), then batchGets only: none read singly.
+  // The uploads' own orders.get (failed), then batchGets. (A sweep that ran between the
+  // two uploads found one order due and read it singly: a third get, also failed.)
   auto logged = s.emulator.control("GET", "/control/requests");
   int batch_gets = 0, gets = 0;
   for (const auto& req : logged.as_array()) {
@@ -354,7 +355,7 @@ TEST_CASE("an orders outage never fails the upload; the sweep reads the orders l
         ++gets;
   }
   CHECK(batch_gets >= 1);
-  CHECK(gets == 2);
+  CHECK((gets >= 2 && gets <= 3));
   auto made = calls(s, "orders") - before;
   CHECK((made >= 1 && made <= 2)); // one batch (a second when a sweep overlapped its apply)
   CHECK(p.service->stop() == 0);
