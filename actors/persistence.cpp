@@ -543,7 +543,8 @@ persistence_actor spawn_persistence_pool(caf::actor_system& sys,
   std::vector<persistence_worker_actor> workers;
   for (std::size_t i = 0; i < settings.workers; ++i)
     workers.push_back(
-      spawn_persistence_worker(sys, settings.db_url, trace, clock, instruments, settings.turns));
+      spawn_persistence_worker(sys, settings.db_url, trace, clock, instruments, settings.turns,
+                               settings.notice));
   bool sqlite = db::dialect_of(settings.db_url) == db::dialect::sqlite;
   return sys.spawn(pool_master, std::move(workers), settings.max_queued, sqlite, &instruments);
 }

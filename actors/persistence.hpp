@@ -14,6 +14,8 @@
 
 namespace receiptd::actors {
 
+class work_notice;
+
 struct persistence_settings {
   std::string db_url;
   std::size_t workers = 4;
@@ -21,6 +23,9 @@ struct persistence_settings {
   // The workers hand their answers on in turns of their threads (actors/scheduler.hpp);
   // null: as CAF does. Must outlive the pool.
   http::turn_hook* turns = nullptr;
+  // Told of the work the pool's calls write for the background actors
+  // (actors/work_notice.hpp); null: they find it at their next poll. Must outlive the pool.
+  work_notice* notice = nullptr;
 };
 
 // Spawns the workers and their master; the master is the pool's handle. Its

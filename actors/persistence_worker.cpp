@@ -13,7 +13,9 @@
 #include <chrono>
 
 #include "actors/log.hpp"
+#include "actors/work_notice.hpp"
 #include "db/database.hpp"
+#include "db/work_written.hpp"
 #include "model/resource_json.hpp"
 
 namespace receiptd::actors {
@@ -29,6 +31,7 @@ struct worker_state {
   const model::time_source* clock = &model::system_time(); // never null
   metrics* instruments = &metrics::off();                  // never null
   http::turn_hook* turns = nullptr; // each answer is handed on in a turn (reply())
+  work_notice* notice = nullptr;    // told what each call wrote to be claimed (reply())
   // Database errors, each kind at most every 10 s (with the count left out): a
   // database that is away fails every request, and the log must stay readable.
   log_limiter errors;
@@ -56,9 +59,12 @@ using worker_pointer = persistence_worker_actor::stateful_pointer<worker_state>;
 // Answers the call being handled, in a turn of this thread (scheduler_turns): when
 // no scheduler thread is awake, the actor work the answer causes (the pool master,
 // the upload's validator and its reply) runs on this thread before it waits for
-// the next call, instead of waking a scheduler thread for it.
+// the next call, instead of waking a scheduler thread for it. Before that, the
+// work the call wrote for the background actors is told to them (committed by now).
 template <class T>
 caf::result<T> reply(worker_pointer self, caf::expected<T> out) {
+  if (auto written = db::take_work_written(); self->state.notice)
+    self->state.notice->tell(written);
   auto rp = self->template make_response_promise<T>();
   http::turn t(self->state.turns);
   if (out)
@@ -161,9 +167,11 @@ caf::expected<auth_batch_result> authenticate(worker_pointer self, const auth_ba
 
 persistence_worker_actor::behavior_type
 persistence_worker(worker_pointer self, std::string url, tracer* trace,
-                   const model::time_source* clock, metrics* instruments, http::turn_hook* turns) {
+                   const model::time_source* clock, metrics* instruments, http::turn_hook* turns,
+                   work_notice* notice) {
   self->state.url = std::move(url);
   self->state.turns = turns;
+  self->state.notice = notice;
   self->state.trace = trace;
   self->state.clock = clock;
   self->state.instruments = instruments;
@@ -444,8 +452,10 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
 
 persistence_worker_actor spawn_persistence_worker(caf::actor_system& sys, const std::string& url,
                                                   tracer& trace, const model::time_source& clock,
-                                                  metrics& instruments, http::turn_hook* turns) {
-  return sys.spawn<caf::detached>(persistence_worker, url, &trace, &clock, &instruments, turns);
+                                                  metrics& instruments, http::turn_hook* turns,
+                                                  work_notice* notice) {
+  return sys.spawn<caf::detached>(persistence_worker, url, &trace, &clock, &instruments, turns,
+                                  notice);
 }
 
 } // namespace receiptd::actors

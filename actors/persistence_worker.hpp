@@ -17,6 +17,8 @@
 
 namespace receiptd::actors {
 
+class work_notice;
+
 struct batched_save {
   trace_context trace;
   db::batch_save save;
@@ -46,10 +48,13 @@ using persistence_worker_actor = persistence_calls::extend_with<operational_db_a
 // reopened after a failure).
 // `instruments`: save batch sizes and commit times, database errors.
 // `turns`: its answers are handed on in a turn of its thread (actors/scheduler.hpp).
+// `notice`: told of the work each call wrote for the background actors
+// (actors/work_notice.hpp); null: they find it at their next poll.
 persistence_worker_actor spawn_persistence_worker(caf::actor_system& sys, const std::string& url,
                                                   tracer& trace, const model::time_source& clock,
                                                   metrics& instruments,
-                                                  http::turn_hook* turns = nullptr);
+                                                  http::turn_hook* turns = nullptr,
+                                                  work_notice* notice = nullptr);
 
 inline caf::error db_failure(const std::string& what) {
   return caf::make_error(caf::sec::runtime_error, "database: " + what);

@@ -4,6 +4,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <optional>
 #include <unordered_set>
 
 #include <boost/json/serialize.hpp>
@@ -23,17 +24,22 @@ struct state {
   refund_answerer_deps deps;
   std::unordered_set<std::string> held; // request ids claimed and not finished
   bool claiming = false;
-  bool tick_scheduled = false;
+  bool claim_again = false; // a tick came while a claim was out
+  // When the poll tick on its way arrives (CAF's clock). Ticks also come from
+  // the work notice (actors/work_notice.hpp) when requests this instance
+  // recorded fall due; they leave the poll's in place.
+  std::optional<caf::actor_clock::time_point> poll_at;
   static inline const char* name = "refund-answerer";
 };
 
 using pointer = refund_answerer_actor::stateful_pointer<state>;
 
 void schedule_tick(pointer self) {
-  if (self->state.tick_scheduled)
+  auto& st = self->state;
+  if (st.poll_at)
     return;
-  self->state.tick_scheduled = true;
-  self->delayed_send(self, self->state.settings.poll_interval, tick_atom_v);
+  st.poll_at = self->clock().now() + st.settings.poll_interval;
+  self->delayed_send(self, st.settings.poll_interval, tick_atom_v);
 }
 
 void count(pointer self, const mp::refund_request& r, std::string_view outcome) {
@@ -149,8 +155,11 @@ void answer(pointer self, db::refund_work w) {
 
 void claim(pointer self) {
   auto& st = self->state;
-  if (st.claiming)
+  if (st.claiming) {
+    st.claim_again = true;
     return;
+  }
+  st.claim_again = false;
   st.claiming = true;
   self
     ->request(st.deps.persistence, st.settings.lease / 2, claim_refunds_atom_v, st.owner,
@@ -161,10 +170,13 @@ void claim(pointer self) {
         for (auto& w : claimed)
           if (self->state.held.insert(w.request.id).second)
             answer(self, std::move(w));
+        if (self->state.claim_again)
+          return claim(self);
         schedule_tick(self);
       },
       [=](caf::error& e) {
         self->state.claiming = false;
+        self->state.claim_again = false;
         log_error("claiming refund requests failed: " + caf::to_string(e));
         schedule_tick(self);
       });
@@ -178,7 +190,9 @@ refund_answerer_actor::behavior_type answerer(pointer self, refund_answerer_sett
   claim(self); // at start: requests a crash or restart left behind
   return {
     [=](tick_atom) {
-      self->state.tick_scheduled = false;
+      auto& st = self->state;
+      if (st.poll_at && self->clock().now() >= *st.poll_at)
+        st.poll_at.reset();
       claim(self);
     },
   };

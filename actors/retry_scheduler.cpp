@@ -35,7 +35,10 @@ struct state {
   std::deque<claimed_job> waiting[stores];
   std::vector<model::token_bucket> buckets;
   bool claiming = false;
-  // When the earliest tick already on its way arrives (CAF's clock).
+  bool claim_again = false; // a tick came while a claim was out (work noticed meanwhile)
+  // When the earliest poll tick already on its way arrives (CAF's clock). Ticks
+  // also come from the work notice (actors/work_notice.hpp) when jobs this
+  // instance wrote fall due.
   std::optional<caf::actor_clock::time_point> tick_at;
   log_limiter errors; // failed claims: a line at most every 10 s
   static inline const char* name = "retry-scheduler";
@@ -108,8 +111,11 @@ std::int32_t claim_room(const state& st) {
 
 void claim(pointer self) {
   auto& st = self->state;
-  if (st.claiming)
-    return; // its answer schedules the next tick
+  if (st.claiming) {
+    st.claim_again = true; // what it missed is claimed once it is answered
+    return;
+  }
+  st.claim_again = false;
   auto room = claim_room(st);
   if (room <= 0) {
     // Full: a finishing revalidation claims again; the tick is the safety net that
@@ -133,10 +139,13 @@ void claim(pointer self) {
         }
         start_ready(self);
         publish(self);
+        if (st.claim_again)
+          return claim(self);
         schedule_tick(self);
       },
       [=](caf::error& e) {
         self->state.claiming = false;
+        self->state.claim_again = false;
         self->state.errors.log(log_level::error, "claim",
                                "claiming revalidation jobs failed: " + caf::to_string(e));
         schedule_tick(self);

@@ -1,6 +1,7 @@
 #pragma once
-// The retry scheduler (DESIGN.md §1): every poll interval it claims due
-// revalidation jobs (leased to this instance, fenced by version), runs a
+// The retry scheduler (DESIGN.md §1): when jobs this instance wrote fall due
+// (actors/work_notice.hpp), and every poll interval for jobs written elsewhere,
+// it claims due revalidation jobs (leased to this instance, fenced by version), runs a
 // validator in revalidate mode for each, and claims again once they report back.
 // It claims at start, so jobs left by a crash or restart are picked up. Each
 // store's revalidations are paced (retry_rates).

@@ -5,6 +5,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <deque>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -35,7 +36,10 @@ struct state {
   std::unordered_set<std::string> held;
   bool claiming = false;
   bool claim_again = false; // asked for while a claim was out
-  bool tick_scheduled = false;
+  // When the poll tick on its way arrives (CAF's clock). Ticks also come from
+  // the work notice (actors/work_notice.hpp) when deliveries this instance
+  // recorded fall due; they leave the poll's in place.
+  std::optional<caf::actor_clock::time_point> poll_at;
   log_limiter errors; // failed claims: a line at most every 10 s
   static inline const char* name = "webhook-dispatcher";
 
@@ -55,10 +59,11 @@ std::string key_of(const webhook_delivery& d) {
 }
 
 void schedule_tick(pointer self) {
-  if (self->state.tick_scheduled)
+  auto& st = self->state;
+  if (st.poll_at)
     return;
-  self->state.tick_scheduled = true;
-  self->delayed_send(self, self->state.settings.poll_interval, tick_atom_v);
+  st.poll_at = self->clock().now() + st.settings.poll_interval;
+  self->delayed_send(self, st.settings.poll_interval, tick_atom_v);
 }
 
 void send(pointer self, webhook_delivery d);
@@ -183,7 +188,9 @@ webhook_dispatcher_actor::behavior_type dispatcher(pointer self, config::webhook
   claim(self); // at start: deliveries a crash or restart left behind
   return {
     [=](tick_atom) {
-      self->state.tick_scheduled = false;
+      auto& st = self->state;
+      if (st.poll_at && self->clock().now() >= *st.poll_at)
+        st.poll_at.reset();
       claim(self);
     },
     [=](http_done_atom, http_done& done) {

@@ -19,6 +19,7 @@
 #include "actors/upkeep.hpp"
 #include "actors/refund_answerer.hpp"
 #include "actors/webhook_dispatcher.hpp"
+#include "actors/work_notice.hpp"
 #include "actors/store_a_client.hpp"
 #include "actors/store_b_client.hpp"
 #include "actors/supervisor.hpp"
@@ -204,6 +205,10 @@ int main(int argc, char** argv) {
   http::body_budget bodies(s.validator.max_in_flight_bytes, s.validator.max_unverified_bytes);
   http::credential_view credentials(clock);
   http::client_rates clients(s.limits.client_rate, s.limits.client_burst, clock);
+  // The work this instance writes for its background actors, told to them when
+  // it falls due (actors/work_notice.hpp); attached below, detached before the
+  // actors stop.
+  actors::work_notice notice(clock);
   std::uint16_t port = 0;
   if (s.scheduler_policy == "sharing")
     actors::use_sharing_scheduler(cfg);
@@ -211,7 +216,7 @@ int main(int argc, char** argv) {
     caf::actor_system sys{cfg};
     turns.attach(sys);
     actors::persistence_settings pool{
-      .db_url = s.db.url, .workers = s.db.pool_size, .turns = &turns};
+      .db_url = s.db.url, .workers = s.db.pool_size, .turns = &turns, .notice = &notice};
     auto persistence = actors::spawn_persistence_pool(sys, pool, trace, clock, instruments);
     // GET /metrics and /readyz: a session and a thread of their own, off the pool.
     auto operational = actors::spawn_operational(
@@ -277,7 +282,9 @@ int main(int argc, char** argv) {
       = actors::spawn_upkeep(sys, s.store_a, s.store_b, s.retry.lease, instance,
                              {.persistence = persistence, .store_b = store_b, .clock = &clock});
 
+    notice.attach(retry, webhooks, refunds);
     auto stop_actors = [&] {
+      notice.detach();
       for (auto a :
            {caf::actor_cast<caf::actor>(retry), caf::actor_cast<caf::actor>(webhooks),
             caf::actor_cast<caf::actor>(refunds),

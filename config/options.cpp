@@ -388,7 +388,10 @@ receiptd_config::receiptd_config() {
       "max", [this] { return s_.retry.max >= s_.retry.initial; }, "must be at least retry.initial")
     .add(s.retry.multiplier, "multiplier", "delay growth per failed attempt", 1.0, 100.0)
     .add(s.retry.max_attempts, "max-attempts", "attempts before a record is marked failed", 1)
-    .add(s.retry.poll_interval, "poll-interval", "how often due jobs are claimed")
+    .add(s.retry.poll_interval, "poll-interval",
+         "how often due jobs and refund requests written elsewhere (other instances, "
+         "receiptctl, leases run out) are looked for; this instance's own are claimed when "
+         "they fall due")
     .add(s.retry.batch, "batch", "jobs claimed at once", 1, 10000)
     .add(s.retry.lease, "lease",
          "how long a claimed job is ours before another instance may take it")
@@ -418,7 +421,9 @@ receiptd_config::receiptd_config() {
          "more of an endpoint's, the endpoints taking turns, so one that hangs delays no other",
          1, 1000)
     .add(s.webhooks.poll_interval, "poll-interval",
-         "how often due deliveries are claimed (and whenever one is recorded)")
+         "how often due deliveries written elsewhere (other instances, receiptctl webhook "
+         "redeliver, leases run out) are looked for; this instance's own are claimed when "
+         "they fall due")
     .add(s.webhooks.batch, "batch", "deliveries claimed at once, and held at most by this instance",
          1, 10000)
     .add(s.webhooks.lease, "lease",

@@ -130,7 +130,9 @@ struct retry_settings {
   milliseconds max = 15min;
   double multiplier = 2.0;
   std::size_t max_attempts = 20;
-  milliseconds poll_interval = 1s;
+  // This instance's own jobs are claimed when they fall due (actors/work_notice.hpp);
+  // the poll finds the others.
+  milliseconds poll_interval = 10s;
   std::size_t batch = 100;
   milliseconds lease = 60s;
   milliseconds claim_timeout = 30s;
@@ -144,7 +146,7 @@ struct webhook_settings {
   milliseconds max_backoff = 1h;
   std::size_t max_attempts = 20; // then the delivery is dead (receiptctl webhook redeliver)
   std::size_t max_concurrent_per_endpoint = 4;
-  milliseconds poll_interval = 1s;
+  milliseconds poll_interval = 10s; // as retry's: this instance's own are claimed when due
   std::size_t batch = 100;
   milliseconds lease = 60s;
 };

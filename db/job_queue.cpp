@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "db/sql_jobs.hpp"
+#include "db/work_written.hpp"
 #include "model/identifiers.hpp"
 
 namespace receiptd::db {
@@ -88,6 +89,7 @@ void job_queue::ensure(model::record_kind kind, const std::string& record_id,
   new_app_id_ = app_id;
   new_next_attempt_at_ = first_attempt_at;
   execute_change(insert_);
+  note_work(work_kind::jobs, first_attempt_at);
 }
 
 void job_queue::remove(model::record_kind kind, const std::string& record_id) {
@@ -119,7 +121,10 @@ bool job_queue::reschedule_fenced(const model::validation_job& job) {
   last_error_ = job.last_error;
   key_id_ = job.id;
   key_version_ = job.version;
-  return execute_change(reschedule_) == 1;
+  if (execute_change(reschedule_) != 1)
+    return false;
+  note_work(work_kind::jobs, job.next_attempt_at);
+  return true;
 }
 
 std::vector<model::validation_job> job_queue::list() {

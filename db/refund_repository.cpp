@@ -1,6 +1,7 @@
 #include "db/refund_repository.hpp"
 
 #include "db/sql_refunds.hpp"
+#include "db/work_written.hpp"
 
 namespace receiptd::db {
 
@@ -113,6 +114,8 @@ void refund_repository::insert(const mp::refund_request& r) {
   auto st = prepare(c_.session(), render(q::insert, names),
                     [&](soci::statement& s) { row.all_columns(bind_use{s}); });
   st.execute(true);
+  if (r.next_attempt_at)
+    note_work(work_kind::refund_requests, *r.next_attempt_at);
 }
 
 std::optional<mp::refund_request> refund_repository::find(const std::string& id) {
@@ -184,7 +187,11 @@ bool refund_repository::finish(const mp::refund_request& r) {
     s.exchange(soci::use(version, "key_version"));
   });
   st.execute(true);
-  return st.get_affected_rows() > 0;
+  if (st.get_affected_rows() == 0)
+    return false;
+  if (r.next_attempt_at) // to be tried again
+    note_work(work_kind::refund_requests, *r.next_attempt_at);
+  return true;
 }
 
 std::optional<std::pair<std::string, std::string>>

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "db/work_written.hpp"
+
 namespace receiptd::db {
 
 namespace q = sql::webhook_deliveries;
@@ -183,7 +185,10 @@ bool webhook_repository::add_delivery(const std::string& event_id, const std::st
   key_event_id_ = event_id;
   key_endpoint_id_ = endpoint_id;
   next_attempt_at_ = due;
-  return execute_change(insert_delivery_) == 1;
+  if (execute_change(insert_delivery_) != 1)
+    return false;
+  note_work(work_kind::deliveries, due);
+  return true;
 }
 
 std::optional<model::webhook_event> webhook_repository::find_event(const std::string& id) {
@@ -196,7 +201,8 @@ std::optional<model::webhook_event> webhook_repository::find_event(const std::st
 void webhook_repository::redeliver(const std::string& event_id, model::unix_ms now) {
   key_event_id_ = event_id;
   next_attempt_at_ = now;
-  execute_change(redeliver_);
+  if (execute_change(redeliver_) > 0)
+    note_work(work_kind::deliveries, now);
 }
 
 std::vector<model::webhook_delivery> webhook_repository::deliveries(const std::string& app_id,
@@ -260,7 +266,11 @@ bool webhook_repository::finish(const model::webhook_delivery& d) {
   key_event_id_ = d.event_id;
   key_endpoint_id_ = d.endpoint_id;
   key_version_ = d.version;
-  return execute_change(finish_) == 1;
+  if (execute_change(finish_) != 1)
+    return false;
+  if (d.state == model::delivery_state::pending) // to be tried again
+    note_work(work_kind::deliveries, d.next_attempt_at);
+  return true;
 }
 
 // ---- outbox ---------------------------------------------------------------------

@@ -55,6 +55,23 @@ struct scheduler_bench : actor_fixture {
 
 } // namespace
 
+TEST_CASE("a tick while a claim is out (work noticed) claims again once it is answered",
+          "[actors][retry][work_notice]") {
+  scheduler_bench b(verdict(model::store_outcome::confirmed));
+  auto scheduler = b.keep(spawn_retry_scheduler(*b.sys, b.settings, {}, "test", b.deps));
+  b.run();
+  CHECK(b.log->claims == 1);
+  // Both arrive before the first claim's answer: the second is not lost.
+  caf::anon_send(scheduler, tick_atom_v);
+  caf::anon_send(scheduler, tick_atom_v);
+  b.run();
+  CHECK(b.log->claims == 3);
+  // The poll keeps its cadence.
+  b.sched->advance_time(std::chrono::milliseconds(1000));
+  b.run();
+  CHECK(b.log->claims == 4);
+}
+
 TEST_CASE("claims at start, then once per poll interval", "[actors][retry]") {
   scheduler_bench b(verdict(model::store_outcome::confirmed));
   b.keep(spawn_retry_scheduler(*b.sys, b.settings, {}, "test", b.deps));

@@ -16,6 +16,7 @@ struct dispatcher_bench : actor_fixture {
   std::shared_ptr<persistence_log> log = std::make_shared<persistence_log>();
   fake_transport transport;
   config::webhook_settings settings;
+  webhook_dispatcher_actor dispatcher;
 
   dispatcher_bench() {
     settings.poll_interval = std::chrono::seconds(1);
@@ -44,7 +45,7 @@ struct dispatcher_bench : actor_fixture {
   void start() {
     webhook_dispatcher_deps deps{keep(sys->spawn(fake_persistence, log)), &transport,
                                  &tracer::off(), &clock, &random};
-    keep(spawn_webhook_dispatcher(*sys, settings, "instance-1", deps));
+    dispatcher = keep(spawn_webhook_dispatcher(*sys, settings, "instance-1", deps));
     run();
   }
 
@@ -121,6 +122,29 @@ TEST_CASE("a failed delivery is retried after backoff, then dead", "[actors][web
   auto& dead = b.finished("evt_2");
   CHECK(dead.state == model::delivery_state::dead);
   CHECK(dead.attempts == 3);
+}
+
+TEST_CASE("a tick between polls (work noticed) claims at once and leaves the polls' cadence",
+          "[actors][webhooks][work_notice]") {
+  dispatcher_bench b;
+  b.start();
+  CHECK(b.log->delivery_claims == 1);
+  b.sched->advance_time(std::chrono::milliseconds(500));
+  b.run();
+  b.add("evt_1", "ep-a");
+  caf::anon_send(b.dispatcher, tick_atom_v);
+  b.run();
+  CHECK(b.log->delivery_claims == 2);
+  CHECK(b.transport.size() == 1);
+  b.sched->advance_time(std::chrono::milliseconds(500)); // the poll, at 1 s
+  b.run();
+  CHECK(b.log->delivery_claims == 3);
+  b.sched->advance_time(std::chrono::milliseconds(500)); // no second poll in between
+  b.run();
+  CHECK(b.log->delivery_claims == 3);
+  b.sched->advance_time(std::chrono::milliseconds(500)); // the next one, at 2 s
+  b.run();
+  CHECK(b.log->delivery_claims == 4);
 }
 
 TEST_CASE("the dispatcher claims at start, then once per poll interval", "[actors][webhooks]") {
