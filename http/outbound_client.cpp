@@ -252,8 +252,7 @@ struct outbound_client::impl {
     if (!idle_handles.empty()) {
       auto* h = idle_handles.back();
       idle_handles.pop_back();
-      curl_easy_reset(h); // keeps the handle's connection and DNS caches
-      return h;
+      return h; // reset when its last call finished; it keeps its DNS cache
     }
     return curl_easy_init();
   }
@@ -278,13 +277,19 @@ struct outbound_client::impl {
     // set up waits for it and becomes one more stream on it, instead of opening a
     // connection of its own. (On plain http it would only wait to learn that the
     // connection cannot be shared.)
+    const bool may_be_http2 = req.version != http_version::http1_1 && model::is_https_url(req.url);
     if (req.version == http_version::automatic && model::is_https_url(req.url))
       curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
     // Each call in flight holds curl's receive buffer (16 KB by default) and, once it
     // has sent a body through read_body, its send buffer (64 KB): with a thousand
     // calls in flight against a slow store that was the service's largest memory
     // item. Store answers are mostly a few KB; a larger one takes more reads.
-    curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 4096L);
+    // Not where HTTP/2 may be negotiated: curl 7.88's HTTP/2 receive path writes past
+    // a receive buffer smaller than its default when an answer's headers and body
+    // arrive together (valgrind: writes past a 4 KB buffer on verifyReceipt answers,
+    // then a corrupted heap), so those calls keep curl's 16 KB.
+    if (!may_be_http2)
+      curl_easy_setopt(h, CURLOPT_BUFFERSIZE, 4096L);
     curl_easy_setopt(h, CURLOPT_UPLOAD_BUFFERSIZE, 16384L); // curl's smallest
     curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, open_socket);
     curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, this);
@@ -344,7 +349,16 @@ struct outbound_client::impl {
                                        : curl_easy_strerror(code);
     }
     curl_slist_free_all(t->headers);
-    idle_handles.push_back(h);
+    // The handle keeps pointers into the transfer (its error buffer, body, headers,
+    // write and read data) until it is reset; the transfer goes now, so the handle is
+    // reset now, not when it is next taken. A handle whose call failed is not used
+    // again: curl may still hold state of its broken stream or connection.
+    if (code == CURLE_OK) {
+      curl_easy_reset(h);
+      idle_handles.push_back(h);
+    } else {
+      curl_easy_cleanup(h);
+    }
     // The request (and a body it shares with its owner) is let go of before the
     // owner hears of the answer: it may then take its data back without a copy.
     t->request = outbound_request{};

@@ -57,6 +57,7 @@ emulator_process::emulator_process(const std::string& dir) {
   store_a_ = static_cast<unsigned short>(ports.at("store_a").to_number<int>());
   store_b_ = static_cast<unsigned short>(ports.at("store_b").to_number<int>());
   store_b_h2_ = static_cast<unsigned short>(ports.at("store_b_h2").to_number<int>());
+  store_a_h2_ = static_cast<unsigned short>(ports.at("store_a_h2").to_number<int>());
   auto pki = control("GET", "/control/store_a/server_api/pki");
   server_api_root_pem_ = pki.at("root_pem").as_string().c_str();
 }
@@ -118,6 +119,10 @@ std::string emulator_process::store_b_url() const {
 
 std::string emulator_process::store_b_h2_url() const {
   return "https://127.0.0.1:" + std::to_string(store_b_h2_);
+}
+
+std::string emulator_process::store_a_h2_url() const {
+  return "https://127.0.0.1:" + std::to_string(store_a_h2_);
 }
 
 std::string emulator_process::tls_certificate_pem() const {

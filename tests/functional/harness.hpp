@@ -36,6 +36,7 @@ public:
   // Store B over TLS with HTTP/2 only, as Google answers (PROTOCOL.md "HTTP/2"), and
   // the certificate a client must trust for it (PEM).
   std::string store_b_h2_url() const;
+  std::string store_a_h2_url() const; // its HTTP/2 listener's base URL (TLS, ALPN "h2")
   std::string tls_certificate_pem() const;
   // The App Store Server API's two hosts, and the root of the PKI the emulator
   // signs StoreKit 2 transactions with (PROTOCOL.md).
@@ -45,7 +46,7 @@ public:
 
 private:
   std::unique_ptr<child_process> proc_;
-  unsigned short control_ = 0, store_a_ = 0, store_b_ = 0, store_b_h2_ = 0;
+  unsigned short control_ = 0, store_a_ = 0, store_b_ = 0, store_b_h2_ = 0, store_a_h2_ = 0;
   std::string server_api_root_pem_;
 };
 

@@ -2,8 +2,12 @@
 // plain http to a loopback host, as the emulator is reached here).
 #include <catch2/catch.hpp>
 
-#include "harness.hpp"
+#include <thread>
 
+#include "harness.hpp"
+#include "model/encoding.hpp"
+
+using namespace receiptd;
 using namespace receiptd::test;
 namespace json = boost::json;
 
@@ -140,4 +144,59 @@ TEST_CASE("store calls over TLS negotiate HTTP/2 and share a connection; HTTP/1.
     }));
     CHECK(service->stop() == 0);
   }
+}
+
+TEST_CASE("verifyReceipt answers of many KB over HTTP/2 arrive whole, uploads in parallel",
+          "[transport][http2][store_a]") {
+  // Each answer here is larger than one read of curl's receive buffer: its
+  // in_app list and latest_receipt. Over HTTP/2 with a receive buffer smaller than
+  // curl's default, curl 7.88 wrote past the buffer (some answers read as garbage,
+  // "Received HTTP/0.9", the uploads held with 206, then a corrupted heap).
+  auto& s = the_suite();
+  auto dir = make_temp_dir("receiptd-h2-receipts");
+  const auto ca_file = dir + "/emulator-ca.pem";
+  write_text(ca_file, s.emulator.tls_certificate_pem());
+  auto args = standard_service_args(s);
+  std::erase_if(args, [](const std::string& a) {
+    return a.rfind("--store-a.production-url=", 0) == 0
+      || a.rfind("--store-a.sandbox-url=", 0) == 0;
+  });
+  args.push_back("--store-a.production-url=" + s.emulator.store_a_h2_url() + "/verifyReceipt");
+  args.push_back("--store-a.sandbox-url=" + s.emulator.store_a_h2_url() + "/sandbox/verifyReceipt");
+  args.push_back("--outbound.ca-file=" + ca_file);
+  service_process service(dir, s.db_url, args);
+  service.start();
+  const std::string bundle = unique_package("h2receipts");
+  auto app = create_store_a_app(s, bundle);
+  constexpr int clients = 4, each = 10;
+  std::vector<std::string> bodies;
+  for (int i = 0; i < clients * each; ++i) {
+    test_support::unified_receipt_params p;
+    p.bundle_id = bundle;
+    p.receipt_type = "ProductionSandbox";
+    for (int k = 0; k < 12; ++k)
+      p.in_app.push_back(test_support::purchase(bundle + ".pro." + std::to_string(k),
+                                                unique("100000"), test_support::utc(2024, 5, 1)));
+    auto receipt = model::base64_encode(
+      test_support::make_unified_receipt(p, test_support::apple_like_signer(s.pki)));
+    bodies.push_back(json::serialize(json::object{{"receipt", receipt}}));
+  }
+  std::vector<std::vector<int>> statuses(clients);
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c)
+    threads.emplace_back([&, c] {
+      for (int i = 0; i < each; ++i)
+        statuses[c].push_back(
+          service.post("/client/store_a/receipts", bodies[c * each + i], app.token).status);
+    });
+  for (auto& t : threads)
+    t.join();
+  int ok = 0;
+  for (const auto& per_client : statuses)
+    for (int status : per_client)
+      ok += status == 200;
+  CHECK(ok == clients * each);
+  CHECK(service.running());
+  CHECK(service.stop() == 0);
+  CHECK(service.log().find("HTTP/0.9") == std::string::npos);
 }
