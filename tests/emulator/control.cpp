@@ -118,6 +118,7 @@ public:
       {"/store_a/app_transactions", false, &control::register_app_transaction},
       {"/store_a/notifications", false, &control::notification},
       {"/store_a/history", true, &control::history},
+      {"/store_a/accept_unregistered", true, &control::accept_unregistered_transactions},
       {"/store_b/service_accounts", false, &control::service_account},
       {"/store_b/token_lifetime", true, &control::token_lifetime},
       {"/store_b/purchases", false, &control::register_purchase},
@@ -793,6 +794,31 @@ private:
       policy.product_id = *product;
     state_.accept_unregistered(*package, policy);
     return ok({{"package_name", *package}, {"kind", policy.kind}, {"enabled", true}});
+  }
+
+  // {"bundle_id","product_id","type":"Consumable","enabled":true}: transaction ids
+  // nobody registered, asked with a JWT of that bundle, answer as purchases.
+  reply accept_unregistered_transactions(const boost::json::object& o) {
+    field_reader f(o);
+    auto bundle = f.text("bundle_id", true);
+    auto product = f.text("product_id");
+    auto type = f.text("type");
+    auto enabled = f.boolean("enabled");
+    if (!f.error().empty())
+      return bad_request(f.error());
+    if (!enabled.value_or(true)) {
+      state_.accept_unregistered_transactions(*bundle, std::nullopt);
+      return ok({{"bundle_id", *bundle}, {"enabled", false}});
+    }
+    if (!product || product->empty())
+      return bad_request("product_id is required");
+    emulator_state::store_a_unregistered_policy policy;
+    policy.product_id = *product;
+    if (type)
+      policy.type = *type;
+    state_.accept_unregistered_transactions(*bundle, policy);
+    return ok({{"bundle_id", *bundle}, {"product_id", policy.product_id},
+               {"type", policy.type}, {"enabled", true}});
   }
 
   control_context& c_;

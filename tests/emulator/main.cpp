@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@
 #include "listener.hpp"
 #include "state.hpp"
 #include "store_handler.hpp"
+#include "tests/support/crypto/test_jws.hpp"
 #include "webhook_receiver.hpp"
 
 namespace {
@@ -33,6 +35,7 @@ constexpr std::string_view usage
     "                         [--store-b-port=0] [--ready-file=PATH] [--threads=2]\n"
     "                         [--max-request-bytes=16777216]\n"
     "                         [--store-a-h2-port=0] [--store-b-h2-port=0]\n"
+    "                         [--server-api-pki=FILE]\n"
     "Port 0 picks a free port. Prints {\"control\":P,\"store_a\":P,\"store_b\":P,\n"
     "\"store_a_h2\":P,\"store_b_h2\":P} once listening (also written to --ready-file).\n"
     "Each store speaks HTTP/1.1 on its port and HTTP/2 over TLS on its _h2 port\n"
@@ -48,6 +51,7 @@ struct options {
   std::string ready_file;
   int threads = 2;
   std::size_t max_request_bytes = 16 * 1024 * 1024; // larger requests get 413
+  std::string server_api_pki; // PEM file (leaf, its key, intermediate, root); empty: made here
 };
 
 std::optional<long> parse_number(const std::string& text, long min, long max) {
@@ -97,6 +101,8 @@ options parse_options(int argc, char** argv) {
       port(o.store_b_h2_port);
     else if (name == "--ready-file" && !value.empty())
       o.ready_file = value;
+    else if (name == "--server-api-pki" && !value.empty())
+      o.server_api_pki = value;
     else if (name == "--threads") {
       auto n = parse_number(value, 1, 64);
       if (!n) {
@@ -157,7 +163,23 @@ int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
   raise_fd_limit();
 
-  emulator_state state;
+  // A benchmark signs its uploads once and keeps them: the emulator must then sign
+  // with the same chain, given in a file (test_support::jws_pki_pem's format).
+  std::unique_ptr<emulator_state> state_holder;
+  if (opts.server_api_pki.empty()) {
+    state_holder = std::make_unique<emulator_state>();
+  } else {
+    std::ifstream in(opts.server_api_pki, std::ios::binary);
+    std::string pem((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    try {
+      state_holder = std::make_unique<emulator_state>(receiptd::test_support::load_jws_pki(pem));
+    } catch (const std::exception& e) {
+      std::cerr << "receiptd-emulator: --server-api-pki=" << opts.server_api_pki << ": "
+                << e.what() << "\n";
+      return 2;
+    }
+  }
+  emulator_state& state = *state_holder;
   store_listener store_a({opts.host, opts.store_a_port, opts.threads, opts.max_request_bytes});
   store_listener store_b({opts.host, opts.store_b_port, opts.threads, opts.max_request_bytes});
   tls_identity tls;

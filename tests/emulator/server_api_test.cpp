@@ -5,6 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+
+#include <unistd.h>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -52,7 +56,8 @@ struct server_api_fixture {
   ts::test_cert key = ec_key();
   std::string root_pem;
 
-  server_api_fixture() {
+  explicit server_api_fixture(std::vector<std::string> emulator_args = {})
+    : emulator(std::move(emulator_args)) {
     register_key({{"issuer_id", issuer_id},
                   {"key_id", key_id},
                   {"bundle_id", bundle_id},
@@ -1196,4 +1201,102 @@ TEST_CASE("store_a server API: Get App Transaction Info") {
       {"Authorization: Bearer nope"});
     CHECK(r.status == 401);
   }
+}
+
+TEST_CASE("store_a server API: accept_unregistered answers any transaction id of the bundle") {
+  server_api_fixture f;
+  const std::string id = "2000000555555501";
+  const std::string accept = f.emulator.control_url("/control/store_a/accept_unregistered");
+  CHECK(f.get(false, id).body == not_found_body);
+  auto on = f.client.put(accept, R"({"bundle_id":"com.example.receiptd",
+                                     "product_id":"com.example.receiptd.gems"})");
+  REQUIRE(on.status == 200);
+  CHECK(on.json().at("type").as_string() == "Consumable");
+  const auto before = now_ms();
+  for (bool sandbox : {false, true}) {
+    auto r = f.get(sandbox, id);
+    REQUIRE(r.status == 200);
+    auto p = checked_payload(signed_info(r), f.root_pem);
+    CHECK(p.at("transactionId").as_string() == id);
+    CHECK(p.at("originalTransactionId").as_string() == id);
+    CHECK(p.at("bundleId").as_string() == bundle_id);
+    CHECK(p.at("productId").as_string() == "com.example.receiptd.gems");
+    CHECK(p.at("type").as_string() == "Consumable");
+    CHECK(!p.contains("expiresDate"));
+    CHECK(p.at("environment").as_string() == (sandbox ? "Sandbox" : "Production"));
+    CHECK(p.at("purchaseDate").as_int64() >= before);
+    CHECK(product_verdict(signed_info(r), f.root_pem).reason
+          == receiptd::model::fraud_reason::none);
+  }
+  CHECK(f.calls("server_api_production") == 2); // the 404 before it was on, then this one
+  CHECK(f.calls("server_api_sandbox") == 1);
+
+  SECTION("a registered transaction keeps its own answer") {
+    f.register_transaction(minimal_transaction("2000000555555502", "Sandbox"));
+    CHECK(f.get(false, "2000000555555502").body == not_found_body);
+  }
+  SECTION("a JWT of another bundle: 404 as before") {
+    ts::test_cert other = ec_key();
+    f.register_key({{"issuer_id", issuer_id},
+                    {"key_id", "OTHERKEY01"},
+                    {"bundle_id", "com.example.other"},
+                    {"public_key_pem", public_key_pem(other.key())}});
+    auto token = make_es256_jwt(other.key(), server_api_header("OTHERKEY01"),
+                                server_api_claims(issuer_id, "com.example.other"));
+    CHECK(f.get(false, id, token).body == not_found_body);
+    CHECK(f.get(false, id, "").status == 401);
+  }
+  SECTION("enabled false stops it") {
+    REQUIRE(f.client.put(accept, R"({"bundle_id":"com.example.receiptd","enabled":false})").status
+            == 200);
+    CHECK(f.get(false, id).body == not_found_body);
+  }
+  SECTION("a reset forgets it") {
+    REQUIRE(f.client.post(f.emulator.control_url("/control/reset"), "{}").status == 200);
+    f.register_key({{"issuer_id", issuer_id},
+                    {"key_id", key_id},
+                    {"bundle_id", bundle_id},
+                    {"public_key_pem", public_key_pem(f.key.key())}});
+    CHECK(f.get(false, id).body == not_found_body);
+  }
+  SECTION("a subscription type expires in 30 days") {
+    REQUIRE(f.client.put(accept, R"({"bundle_id":"com.example.receiptd","product_id":"m",
+                                     "type":"Auto-Renewable Subscription"})").status == 200);
+    auto p = checked_payload(signed_info(f.get(false, id)), f.root_pem);
+    CHECK(p.at("expiresDate").as_int64() - p.at("purchaseDate").as_int64() == 30LL * 86400000);
+  }
+  SECTION("no product_id: 400") {
+    CHECK(f.client.put(accept, R"({"bundle_id":"com.example.receiptd"})").status == 400);
+  }
+}
+
+TEST_CASE("store_a server API: --server-api-pki signs with a PKI kept in a file") {
+  auto pki = ts::make_jws_pki("receiptd emulator test kept");
+  char dir[] = "/tmp/emulator-pki-XXXXXX";
+  REQUIRE(::mkdtemp(dir));
+  const std::string file = std::string(dir) + "/pki.pem";
+  {
+    std::ofstream out(file, std::ios::binary);
+    out << ts::jws_pki_pem(pki);
+  }
+  // The text round-trips: the same certificates, a key that signs for the leaf.
+  auto loaded = ts::load_jws_pki(ts::jws_pki_pem(pki));
+  CHECK(loaded.root.pem() == pki.root.pem());
+  CHECK(loaded.intermediate.pem() == pki.intermediate.pem());
+  CHECK(loaded.leaf.pem() == pki.leaf.pem());
+  CHECK(loaded.leaf.key_pem() == pki.leaf.key_pem());
+
+  server_api_fixture f({"--server-api-pki=" + file});
+  CHECK(f.root_pem == pki.root.pem());
+  const std::string id = "2000000555555601";
+  auto reg = f.register_transaction(minimal_transaction(id, "Production"));
+  auto r = f.get(false, id);
+  REQUIRE(r.status == 200);
+  for (const auto& jws : {signed_info(r), std::string(reg.at("signed_transaction").as_string())}) {
+    checked_payload(jws, pki.root.pem());
+    CHECK(decode_jws(jws).header.at("x5c").at(0).as_string()
+          == receiptd::model::base64_encode(pki.leaf.der()));
+  }
+  std::remove(file.c_str());
+  ::rmdir(dir);
 }

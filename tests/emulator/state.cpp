@@ -55,6 +55,8 @@ std::optional<store_mode> parse_store_mode(std::string_view text) {
 
 emulator_state::emulator_state() : jws_pki_(test_support::make_jws_pki("receiptd emulator")) {}
 
+emulator_state::emulator_state(test_support::test_pki jws_pki) : jws_pki_(std::move(jws_pki)) {}
+
 mode_setting emulator_state::mode(store_id store) const {
   std::shared_lock lock(mutex_);
   return modes_[index(store)];
@@ -76,6 +78,7 @@ void emulator_state::reset() {
     transactions_registered_ = 0;
     app_transactions_.clear();
     history_ = {};
+    store_a_unregistered_.clear();
     service_accounts_.clear();
     token_lifetime_ = default_token_lifetime;
     tokens_.clear();
@@ -327,6 +330,24 @@ std::vector<play_voided> emulator_state::voided(const std::string& package_name)
 std::string emulator_state::next_voided_order_id() {
   std::unique_lock lock(mutex_);
   return "GPA.voided-" + std::to_string(++voided_order_ids_);
+}
+
+void emulator_state::accept_unregistered_transactions(
+  const std::string& bundle_id, std::optional<store_a_unregistered_policy> policy) {
+  std::unique_lock lock(mutex_);
+  if (policy)
+    store_a_unregistered_[bundle_id] = std::move(*policy);
+  else
+    store_a_unregistered_.erase(bundle_id);
+}
+
+std::optional<emulator_state::store_a_unregistered_policy>
+emulator_state::unregistered_transactions(const std::string& bundle_id) const {
+  std::shared_lock lock(mutex_);
+  auto it = store_a_unregistered_.find(bundle_id);
+  if (it == store_a_unregistered_.end())
+    return std::nullopt;
+  return it->second;
 }
 
 void emulator_state::accept_unregistered(const std::string& package_name,

@@ -237,6 +237,8 @@ public:
   static constexpr std::int64_t default_token_lifetime = 3600;
 
   emulator_state();
+  // Signing Server API answers with this PKI (--server-api-pki) instead of one made here.
+  explicit emulator_state(test_support::test_pki jws_pki);
 
   mode_setting mode(store_id store) const;
   void set_mode(store_id store, const mode_setting& setting);
@@ -252,7 +254,7 @@ public:
   std::optional<std::string> shared_secret(const std::string& bundle_id) const;
 
   // ---- Store A, App Store Server API
-  // The PKI that signs signedTransactionInfo: made once at start, kept by reset.
+  // The PKI that signs signedTransactionInfo: made once at start (or given), kept by reset.
   const test_support::test_pki& jws_pki() const { return jws_pki_; }
   void add_server_api_key(server_api_credential credential); // replaces the same key id
   std::optional<server_api_credential> server_api_key(const std::string& key_id) const;
@@ -269,6 +271,17 @@ public:
                                             const std::string& customer) const;
   void set_history(history_setting setting);
   history_setting history() const;
+  // PUT /control/store_a/accept_unregistered: a transaction id nobody registered,
+  // asked of Get Transaction Info with a JWT of this bundle, answers as a purchase
+  // of this product made now (for benchmarks: every upload its own transaction).
+  struct store_a_unregistered_policy {
+    std::string product_id;
+    std::string type = "Consumable";
+  };
+  void accept_unregistered_transactions(const std::string& bundle_id,
+                                        std::optional<store_a_unregistered_policy> policy);
+  std::optional<store_a_unregistered_policy>
+  unregistered_transactions(const std::string& bundle_id) const;
 
   // ---- Store B
   void add_service_account(const std::string& client_email, std::shared_ptr<EVP_PKEY> key);
@@ -342,6 +355,7 @@ private:
   std::uint64_t transactions_registered_ = 0;
   std::unordered_map<std::string, apple_app_transaction> app_transactions_; // by appTransactionId
   history_setting history_;
+  std::unordered_map<std::string, store_a_unregistered_policy> store_a_unregistered_; // by bundle
   std::unordered_map<std::string, std::shared_ptr<EVP_PKEY>> service_accounts_;
   std::int64_t token_lifetime_ = default_token_lifetime;
   std::unordered_map<std::string, std::int64_t> tokens_; // access token → expiry (unix ms)

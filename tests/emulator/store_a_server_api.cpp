@@ -73,30 +73,38 @@ reply status_reply(int http_status, const std::optional<std::string>& retry_afte
 // typ JWT, kid of a registered key; claims iss (its issuer id), aud
 // "appstoreconnect-v1", bid (its bundle id), iat not in the future (60 s of
 // skew), exp in the future and at most 60 minutes after iat.
-bool authorized(const emulator_state& state, std::string_view authorization) {
+// The bundle id of the key that signed it when it passes, else nullopt.
+std::optional<std::string> authorized_bundle(const emulator_state& state,
+                                             std::string_view authorization) {
   constexpr std::string_view bearer = "bearer "; // RFC 6750 §2.1; the scheme is case-insensitive
   if (authorization.size() <= bearer.size())
-    return false;
+    return std::nullopt;
   for (std::size_t i = 0; i < bearer.size(); ++i)
     if (std::tolower(static_cast<unsigned char>(authorization[i])) != bearer[i])
-      return false;
+      return std::nullopt;
   auto token = parse_jwt(authorization.substr(bearer.size()));
   if (!token)
-    return false;
+    return std::nullopt;
   if (get_string(token->header, "alg") != "ES256" || get_string(token->header, "typ") != "JWT")
-    return false;
+    return std::nullopt;
   auto kid = get_string(token->header, "kid");
   auto key = kid ? state.server_api_key(*kid) : std::nullopt;
   if (!key || !verify_es256(*token, key->public_key.get()))
-    return false;
+    return std::nullopt;
   if (get_string(token->claims, "iss") != key->issuer_id
       || get_string(token->claims, "aud") != audience
       || get_string(token->claims, "bid") != key->bundle_id)
-    return false;
+    return std::nullopt;
   auto iat = get_int(token->claims, "iat");
   auto exp = get_int(token->claims, "exp");
   const std::int64_t now = now_ms() / 1000;
-  return iat && exp && *iat <= now + 60 && *exp > now && *exp > *iat && *exp - *iat <= 3600;
+  if (!(iat && exp && *iat <= now + 60 && *exp > now && *exp > *iat && *exp - *iat <= 3600))
+    return std::nullopt;
+  return key->bundle_id;
+}
+
+bool authorized(const emulator_state& state, std::string_view authorization) {
+  return authorized_bundle(state, authorization).has_value();
 }
 
 bool known_at(const apple_transaction& t, std::string_view host_environment) {
@@ -169,6 +177,29 @@ boost::json::object last_transaction(const emulator_state& state, const apple_tr
            test_support::make_storekit_jws(renewal_payload_json(r), state.jws_pki())}};
 }
 
+// accept_unregistered: an id nobody registered, asked with a JWT of a bundle
+// that accepts them, is a purchase of its product made now, known at both hosts.
+std::optional<apple_transaction> unregistered_transaction(const emulator_state& state,
+                                                          const std::string& bundle_id,
+                                                          const std::string& transaction_id,
+                                                          std::string_view host_environment) {
+  auto policy = state.unregistered_transactions(bundle_id);
+  if (!policy || transaction_id.empty())
+    return std::nullopt;
+  apple_transaction t;
+  auto& x = t.fields;
+  x.transaction_id = x.original_transaction_id = transaction_id;
+  x.bundle_id = bundle_id;
+  x.product_id = policy->product_id;
+  x.type = policy->type;
+  x.purchase_date = x.original_purchase_date = now_ms();
+  if (x.type == "Auto-Renewable Subscription")
+    x.expires_date = x.purchase_date + 30 * day_ms;
+  x.environment = std::string(host_environment);
+  t.known_in = "both";
+  return t;
+}
+
 } // namespace
 
 std::string signed_transaction(const emulator_state& state, const apple_transaction& transaction,
@@ -182,12 +213,15 @@ std::string signed_transaction(const emulator_state& state, const apple_transact
 
 reply transaction_info(emulator_state& state, bool sandbox_host, const std::string& transaction_id,
                        std::string_view authorization) {
-  if (!authorized(state, authorization)) {
+  auto bundle = authorized_bundle(state, authorization);
+  if (!bundle) {
     state.count(call_kind::store_a_server_api_unauthorized);
     return empty_reply(401);
   }
   const std::string_view host_environment = sandbox_host ? "Sandbox" : "Production";
   auto t = state.transaction(transaction_id);
+  if (!t)
+    t = unregistered_transaction(state, *bundle, transaction_id, host_environment);
   if (!t || !known_at(*t, host_environment))
     return transaction_not_found();
   // Precedence: body, then http_status, then signed_transaction_info, then the

@@ -250,6 +250,22 @@ std::string test_cert::key_pem() const {
   return bio_text(bio.get());
 }
 
+test_cert load_cert(std::string_view cert_pem, std::string_view key_pem) {
+  test_cert out;
+  bio_ptr cert_bio{BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size()))};
+  X509* cert = cert_bio ? PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr) : nullptr;
+  check(cert != nullptr, "PEM certificate to load");
+  out.cert_.reset(cert, X509_free);
+  if (!key_pem.empty()) {
+    bio_ptr key_bio{BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size()))};
+    EVP_PKEY* key
+      = key_bio ? PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr) : nullptr;
+    check(key != nullptr, "PEM private key to load");
+    out.key_.reset(key, EVP_PKEY_free);
+  }
+  return out;
+}
+
 test_cert make_cert(const cert_options& o, const test_cert* issuer) {
   test_cert out;
   EVP_PKEY* key = make_key(o);

@@ -56,6 +56,7 @@ public:
 
 private:
   friend test_cert make_cert(const cert_options&, const test_cert*);
+  friend test_cert load_cert(std::string_view, std::string_view);
   std::shared_ptr<X509> cert_;
   std::shared_ptr<EVP_PKEY> key_;
 };
@@ -98,6 +99,9 @@ struct cert_options {
 
 // A self-signed certificate when issuer is null, else one signed by issuer.
 test_cert make_cert(const cert_options& options, const test_cert* issuer = nullptr);
+// A certificate (PEM) and, when key_pem is not empty, its private key (PEM), as
+// pem() and key_pem() wrote them: material made by an earlier run.
+test_cert load_cert(std::string_view cert_pem, std::string_view key_pem = {});
 
 // root ← intermediate ← leaf, shaped like Apple's receipt-signing chain: the
 // intermediate and leaf carry Apple's markers and names (O=Apple Inc. and the CN

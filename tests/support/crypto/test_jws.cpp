@@ -73,6 +73,30 @@ test_pki make_jws_pki(std::string name) {
   return pki;
 }
 
+std::string jws_pki_pem(const test_pki& pki) {
+  return pki.leaf.pem() + pki.leaf.key_pem() + pki.intermediate.pem() + pki.root.pem();
+}
+
+test_pki load_jws_pki(std::string_view pem) {
+  constexpr std::string_view begin = "-----BEGIN CERTIFICATE-----";
+  constexpr std::string_view end = "-----END CERTIFICATE-----";
+  std::vector<std::string_view> certs;
+  for (auto at = pem.find(begin); at != std::string_view::npos; at = pem.find(begin, at)) {
+    auto stop = pem.find(end, at);
+    if (stop == std::string_view::npos)
+      break;
+    certs.push_back(pem.substr(at, stop + end.size() - at));
+    at = stop;
+  }
+  if (certs.size() != 3)
+    throw std::runtime_error("test_jws: a JWS PKI has 3 certificates (leaf, intermediate, root)");
+  test_pki pki;
+  pki.leaf = load_cert(certs[0], pem); // the one private key in the text
+  pki.intermediate = load_cert(certs[1]);
+  pki.root = load_cert(certs[2]);
+  return pki;
+}
+
 std::string base64url(std::string_view bytes) {
   return model::base64url_encode(bytes);
 }

@@ -40,6 +40,12 @@ inline constexpr const char* apple_storekit_leaf_name
 // are left empty.
 test_pki make_jws_pki(std::string name = "receiptd JWS test");
 
+// A JWS PKI as one PEM text, to keep it between runs: the leaf certificate, the
+// leaf's private key, the intermediate and the root (their keys are not kept:
+// only the leaf signs). load_jws_pki reads it back (throws when it is not one).
+std::string jws_pki_pem(const test_pki& pki);
+test_pki load_jws_pki(std::string_view pem);
+
 // Unpadded base64url (RFC 4648 §5).
 std::string base64url(std::string_view bytes);
 
