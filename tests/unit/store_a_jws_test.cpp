@@ -625,6 +625,9 @@ TEST_CASE("split_jws: exactly three strict base64url segments", "[jws]") {
          " " + h + "." + p + "." + sig,
          h + "." + p.substr(0, 10) + " " + p.substr(10) + "." + sig,
          h + "." + p + "." + sig.substr(0, 1), // length % 4 == 1 cannot be base64url
+         h.substr(0, h.size() - 1) + "\xff" + "." + p + "." + sig, // bytes above 127
+         h + "." + p.substr(0, p.size() - 1) + std::string(1, '\0') + "." + sig,
+         h + "." + p + "." + sig.substr(0, sig.size() - 1) + "\x80",
          std::string(),
          std::string(".."),
        }) {
