@@ -36,6 +36,9 @@ using persistence_calls = caf::typed_actor<
   // a purchase-layer request of an authenticated app, answered
   // (actors/resource_requests.hpp)
   caf::replies_to<resource_atom, trace_context, resource_request>::with<http::reply>,
+  // a customer lookup answered, with what giving it again needs
+  // (actors/customer_answers.hpp)
+  caf::replies_to<customer_atom, trace_context, resource_request>::with<customer_answer>,
   // the period-end timers and ended grants due now, at most `limit`: how many
   // were handled (db::database::expire_due)
   caf::replies_to<expire_atom, std::int32_t>::with<std::int32_t>,

@@ -66,6 +66,18 @@ struct resource_request {
   std::vector<model::transaction_record> restored;
 };
 
+// A customer lookup's answer (GET /client|/server/customers/{id}), and what the
+// supervisor needs to give it again without asking (actors/customer_answers.hpp):
+// the time it was computed for, and until when it stays the same but for
+// requested_at while nothing is written (none: until a write). `head`: the body
+// cut before requested_at's value (empty: not to be given again, e.g. a 422).
+struct customer_answer {
+  http::reply reply;
+  model::unix_ms asked_at = 0;
+  std::optional<model::unix_ms> same_until;
+  std::string head;
+};
+
 // A token lookup's answer: the app owning the token (none when it is unknown or
 // revoked) and the token's kind, and the auth revision of the snapshot it was read
 // in (db::database::auth_revision): the supervisor's token cache drops it once the

@@ -355,6 +355,9 @@ metrics::metrics(std::string scrape_token, const model::time_source& clock)
     queue_read_errors(impl_->make_counter(
       "receiptd_revalidation_queue_read_errors_total",
       "Scrapes whose revalidation queue figures could not be read (the last ones read stay)")),
+    customer_answers_kept(impl_->make_counter(
+      "receiptd_customer_answers_kept_total",
+      "Customer lookups answered again from an answer kept since nothing changed it")),
     save_batch_size(impl_->make_histogram("receiptd_db_save_batch_size",
                                           "Uploads saved per group commit (one transaction)",
                                           batch_buckets)),

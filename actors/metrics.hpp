@@ -180,6 +180,8 @@ public:
   const counter jobs_claimed, jobs_completed, jobs_given_up, jobs_rescheduled, jobs_overtaken;
   const counter db_errors;         // database calls that failed
   const counter queue_read_errors; // scrapes that could not read the queue figures
+  // Customer lookups answered from a kept answer (actors/customer_answers.hpp).
+  const counter customer_answers_kept;
 
   // ---- the database -------------------------------------------------------------------
   const histogram save_batch_size; // uploads per group commit

@@ -475,6 +475,9 @@ persistence_actor::behavior_type pool_master(pool_pointer self,
       bool w = writes(r);
       return forward<http::reply>(self, w, a, std::move(ctx), std::move(r));
     },
+    [=](customer_atom a, trace_context ctx, resource_request& r) {
+      return forward<customer_answer>(self, read, a, std::move(ctx), std::move(r));
+    },
     [=](expire_atom a, std::int32_t limit) {
       return forward<std::int32_t>(self, write, a, limit);
     },
@@ -544,7 +547,7 @@ persistence_actor spawn_persistence_pool(caf::actor_system& sys,
   for (std::size_t i = 0; i < settings.workers; ++i)
     workers.push_back(
       spawn_persistence_worker(sys, settings.db_url, trace, clock, instruments, settings.turns,
-                               settings.notice));
+                               settings.notice, settings.changes));
   bool sqlite = db::dialect_of(settings.db_url) == db::dialect::sqlite;
   return sys.spawn(pool_master, std::move(workers), settings.max_queued, sqlite, &instruments);
 }

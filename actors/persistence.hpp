@@ -15,6 +15,7 @@
 namespace receiptd::actors {
 
 class work_notice;
+class customer_changes;
 
 struct persistence_settings {
   std::string db_url;
@@ -26,6 +27,9 @@ struct persistence_settings {
   // Told of the work the pool's calls write for the background actors
   // (actors/work_notice.hpp); null: they find it at their next poll. Must outlive the pool.
   work_notice* notice = nullptr;
+  // Counts the calls that may change a customer's answer (actors/customer_answers.hpp);
+  // null: nobody keeps answers. Must outlive the pool.
+  customer_changes* changes = nullptr;
 };
 
 // Spawns the workers and their master; the master is the pool's handle. Its

@@ -12,6 +12,7 @@
 
 #include <chrono>
 
+#include "actors/customer_answers.hpp"
 #include "actors/log.hpp"
 #include "actors/work_notice.hpp"
 #include "db/database.hpp"
@@ -32,6 +33,8 @@ struct worker_state {
   metrics* instruments = &metrics::off();                  // never null
   http::turn_hook* turns = nullptr; // each answer is handed on in a turn (reply())
   work_notice* notice = nullptr;    // told what each call wrote to be claimed (reply())
+  customer_changes* changes = nullptr; // counts the calls that may change customers (reply())
+  bool changed_customers = false;      // set by a reads_only call that wrote after all
   // Database errors, each kind at most every 10 s (with the count left out): a
   // database that is away fails every request, and the log must stay readable.
   log_limiter errors;
@@ -56,15 +59,28 @@ struct worker_state {
 
 using worker_pointer = persistence_worker_actor::stateful_pointer<worker_state>;
 
+// Whether a call may change what a customer lookup answers (actors/customer_answers.hpp):
+// any call but those that only read, or write nothing a customer's answer shows
+// (claims, leases, deliveries). When unsure, may_change: a needless count only
+// costs kept answers.
+enum class effect { may_change_customers, reads_only };
+
 // Answers the call being handled, in a turn of this thread (scheduler_turns): when
 // no scheduler thread is awake, the actor work the answer causes (the pool master,
 // the upload's validator and its reply) runs on this thread before it waits for
 // the next call, instead of waking a scheduler thread for it. Before that, the
 // work the call wrote for the background actors is told to them (committed by now).
+// The count of changes rises first, so that no customer answer read before the
+// call is given again once its caller has the answer.
 template <class T>
-caf::result<T> reply(worker_pointer self, caf::expected<T> out) {
+caf::result<T> reply(worker_pointer self, caf::expected<T> out,
+                     effect e = effect::may_change_customers) {
   if (auto written = db::take_work_written(); self->state.notice)
     self->state.notice->tell(written);
+  const bool changed = e == effect::may_change_customers
+    || std::exchange(self->state.changed_customers, false);
+  if (changed && self->state.changes)
+    self->state.changes->written();
   auto rp = self->template make_response_promise<T>();
   http::turn t(self->state.turns);
   if (out)
@@ -77,7 +93,8 @@ caf::result<T> reply(worker_pointer self, caf::expected<T> out) {
 // Runs one database call inside a span; turns model::error into caf::error.
 // Work outside any upload (claims) carries no trace id and records no span.
 template <class T, class F>
-caf::result<T> run(worker_pointer self, const trace_context& ctx, const char* what, F&& f) {
+caf::result<T> run(worker_pointer self, const trace_context& ctx, const char* what, F&& f,
+                   effect e = effect::may_change_customers) {
   caf::expected<T> answer = caf::error{};
   {
     span s(ctx.trace_id.empty() ? tracer::off() : *self->state.trace, ctx, "persistence", what);
@@ -98,7 +115,7 @@ caf::result<T> run(worker_pointer self, const trace_context& ctx, const char* wh
       answer = std::move(out).value();
     }
   } // the span ends before the answer is handed on
-  return reply<T>(self, std::move(answer));
+  return reply<T>(self, std::move(answer), e);
 }
 
 // Group commit: the saves of many uploads in one transaction. Each upload's span
@@ -168,10 +185,11 @@ caf::expected<auth_batch_result> authenticate(worker_pointer self, const auth_ba
 persistence_worker_actor::behavior_type
 persistence_worker(worker_pointer self, std::string url, tracer* trace,
                    const model::time_source* clock, metrics* instruments, http::turn_hook* turns,
-                   work_notice* notice) {
+                   work_notice* notice, customer_changes* changes) {
   self->state.url = std::move(url);
   self->state.turns = turns;
   self->state.notice = notice;
+  self->state.changes = changes;
   self->state.trace = trace;
   self->state.clock = clock;
   self->state.instruments = instruments;
@@ -181,18 +199,20 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
       return reply<save_batch_result>(self, save(self, batch));
     },
     [=](authenticate_atom, const auth_batch& batch) -> caf::result<auth_batch_result> {
-      return reply<auth_batch_result>(self, authenticate(self, batch));
+      return reply<auth_batch_result>(self, authenticate(self, batch), effect::reads_only);
     },
     // Outside any upload: no trace, no span.
     [=](auth_revision_atom) -> caf::result<std::int64_t> {
       return run<std::int64_t>(self, trace_context{}, "auth_revision",
-                               [](db::database& db) { return db.auth_revision(); });
+                               [](db::database& db) { return db.auth_revision(); },
+                               effect::reads_only);
     },
     // GET /metrics and /readyz, on a worker of their own: outside any upload.
     [=](queue_figures_atom) -> caf::result<db::job_queue_figures> {
       return run<db::job_queue_figures>(
         self, trace_context{}, "queue_figures",
-        [&](db::database& db) { return db.queue_figures(self->state.clock->now_ms()); });
+        [&](db::database& db) { return db.queue_figures(self->state.clock->now_ms()); },
+        effect::reads_only);
     },
     [=](ready_atom) -> caf::result<std::int32_t> {
       return run<std::int32_t>(self, trace_context{}, "missing_migrations",
@@ -201,7 +221,8 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
                                  if (!missing)
                                    return missing.err();
                                  return static_cast<std::int32_t>(*missing);
-                               });
+                               },
+                               effect::reads_only);
     },
     [=](get_atom, const trace_context& ctx, model::record_kind kind,
         const std::string& id) -> caf::result<found_record> {
@@ -236,14 +257,26 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
               **r);
           }
           return out;
-        });
+        },
+        effect::reads_only);
     },
     [=](resource_atom, const trace_context& ctx,
         const resource_request& r) -> caf::result<http::reply> {
-      return run<http::reply>(self, ctx, "resource",
-                              [&](db::database& db) -> model::result<http::reply> {
-                                return answer_resource(db, r, self->state.clock->now_ms());
-                              });
+      return run<http::reply>(
+        self, ctx, "resource",
+        [&](db::database& db) -> model::result<http::reply> {
+          return answer_resource(db, r, self->state.clock->now_ms());
+        },
+        writes(r) ? effect::may_change_customers : effect::reads_only);
+    },
+    [=](customer_atom, const trace_context& ctx,
+        const resource_request& r) -> caf::result<customer_answer> {
+      return run<customer_answer>(
+        self, ctx, "customer",
+        [&](db::database& db) -> model::result<customer_answer> {
+          return answer_customer(db, r, self->state.clock->now_ms());
+        },
+        effect::reads_only);
     },
     [=](expire_atom, std::int32_t limit) -> caf::result<std::int32_t> {
       return run<std::int32_t>(self, trace_context{}, "expire_due",
@@ -251,8 +284,11 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
                                  auto handled = db.expire_due(self->state.clock->now_ms(), limit);
                                  if (!handled)
                                    return handled.err();
+                                 // Most runs find nothing due: no change then.
+                                 self->state.changed_customers = *handled > 0;
                                  return static_cast<std::int32_t>(*handled);
-                               });
+                               },
+                               effect::reads_only);
     },
     [=](claim_atom, const std::string& owner, std::int64_t lease_ms,
         std::int32_t limit) -> caf::result<claimed_jobs> {
@@ -296,7 +332,8 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
                                    out.push_back(std::move(c));
                                  }
                                  return out;
-                               });
+                               },
+                               effect::reads_only);
     },
     [=](complete_atom, const trace_context& ctx, const model::validation_job& job,
         const model::purchase_order_record& r) -> caf::result<bool> {
@@ -332,11 +369,13 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
     [=](reschedule_atom, const trace_context& ctx,
         const model::validation_job& job) -> caf::result<bool> {
       return run<bool>(self, ctx, "reschedule_job",
-                       [&](db::database& db) { return db.reschedule_job(job); });
+                       [&](db::database& db) { return db.reschedule_job(job); },
+                       effect::reads_only); // the job only
     },
     [=](find_app_atom, const std::string& id) -> caf::result<std::optional<model::app>> {
       return run<std::optional<model::app>>(self, trace_context{}, "find_app",
-                                            [&](db::database& db) { return db.find_app(id); });
+                                            [&](db::database& db) { return db.find_app(id); },
+                                            effect::reads_only);
     },
     [=](apply_atom, const trace_context& ctx, const std::string& app_id,
         const model::store_a::verified_notification& v) -> caf::result<notification_result> {
@@ -353,7 +392,8 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
         const std::string& token) -> caf::result<std::optional<model::purchase_order_record>> {
       return run<std::optional<model::purchase_order_record>>(
         self, ctx, "find_purchase_order",
-        [&](db::database& db) { return db.find_purchase_order_by_token(app_id, token); });
+        [&](db::database& db) { return db.find_purchase_order_by_token(app_id, token); },
+        effect::reads_only);
     },
     [=](apply_atom, const trace_context& ctx, const std::string& app_id,
         const model::store_b::rtdn& n, const std::optional<model::purchase_order_record>& updated)
@@ -375,11 +415,13 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
         self, trace_context{}, "claim_deliveries", [&](db::database& db) {
           auto now = self->state.clock->now_ms();
           return db.claim_deliveries(owner, now, now + lease_ms, limit, per_endpoint);
-        });
+        },
+        effect::reads_only);
     },
     [=](finish_atom, const model::webhook_delivery& d) -> caf::result<bool> {
       return run<bool>(self, trace_context{}, "finish_delivery",
-                       [&](db::database& db) { return db.finish_delivery(d); });
+                       [&](db::database& db) { return db.finish_delivery(d); },
+                       effect::reads_only);
     },
     [=](claim_refunds_atom, const std::string& owner, std::int64_t lease_ms,
         std::int32_t limit) -> caf::result<refund_works> {
@@ -387,7 +429,8 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
                                [&](db::database& db) {
                                  auto now = self->state.clock->now_ms();
                                  return db.claim_refund_requests(owner, now, now + lease_ms, limit);
-                               });
+                               },
+                               effect::reads_only);
     },
     [=](finish_atom, const model::purchases::refund_request& r) -> caf::result<bool> {
       return run<bool>(self, trace_context{}, "finish_refund_request", [&](db::database& db) {
@@ -403,14 +446,16 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
                                  if (!made)
                                    return made.err();
                                  return static_cast<std::int32_t>(*made);
-                               });
+                               },
+                               effect::reads_only); // jobs only
     },
     [=](claim_voided_atom, const std::string& owner, std::int64_t lease_ms,
         std::int32_t limit) -> caf::result<voided_polls> {
       return run<voided_polls>(self, trace_context{}, "claim_voided_polls", [&](db::database& db) {
         auto now = self->state.clock->now_ms();
         return db.claim_voided_polls(owner, now, now + lease_ms, limit);
-      });
+      },
+      effect::reads_only);
     },
     [=](apply_voided_atom, const std::string& owner, const model::store_b::voided_poll& poll,
         const voided_purchases& page,
@@ -427,12 +472,16 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
             return changed.err();
           if (!*changed)
             return std::optional<std::int32_t>();
+          // Most pages void nothing receiptd holds: no change then.
+          self->state.changed_customers = **changed > 0;
           return std::optional<std::int32_t>(static_cast<std::int32_t>(**changed));
-        });
+        },
+        effect::reads_only);
     },
     [=](orders_atom, std::int32_t limit) -> caf::result<orders_due_list> {
       return run<orders_due_list>(self, trace_context{}, "orders_due",
-                                  [&](db::database& db) { return db.orders_due(limit); });
+                                  [&](db::database& db) { return db.orders_due(limit); },
+                                  effect::reads_only);
     },
     [=](apply_orders_atom, const std::string& app_id,
         const order_reads& reads) -> caf::result<std::int32_t> {
@@ -442,8 +491,10 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
                                    = db.apply_orders(app_id, reads, self->state.clock->now_ms());
                                  if (!changed)
                                    return changed.err();
+                                 self->state.changed_customers = *changed > 0;
                                  return static_cast<std::int32_t>(*changed);
-                               });
+                               },
+                               effect::reads_only);
     },
   };
 }
@@ -453,9 +504,9 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
 persistence_worker_actor spawn_persistence_worker(caf::actor_system& sys, const std::string& url,
                                                   tracer& trace, const model::time_source& clock,
                                                   metrics& instruments, http::turn_hook* turns,
-                                                  work_notice* notice) {
+                                                  work_notice* notice, customer_changes* changes) {
   return sys.spawn<caf::detached>(persistence_worker, url, &trace, &clock, &instruments, turns,
-                                  notice);
+                                  notice, changes);
 }
 
 } // namespace receiptd::actors

@@ -18,6 +18,7 @@
 namespace receiptd::actors {
 
 class work_notice;
+class customer_changes;
 
 struct batched_save {
   trace_context trace;
@@ -50,11 +51,14 @@ using persistence_worker_actor = persistence_calls::extend_with<operational_db_a
 // `turns`: its answers are handed on in a turn of its thread (actors/scheduler.hpp).
 // `notice`: told of the work each call wrote for the background actors
 // (actors/work_notice.hpp); null: they find it at their next poll.
+// `changes`: counts each call that may change a customer's answer
+// (actors/customer_answers.hpp); null: nobody keeps answers.
 persistence_worker_actor spawn_persistence_worker(caf::actor_system& sys, const std::string& url,
                                                   tracer& trace, const model::time_source& clock,
                                                   metrics& instruments,
                                                   http::turn_hook* turns = nullptr,
-                                                  work_notice* notice = nullptr);
+                                                  work_notice* notice = nullptr,
+                                                  customer_changes* changes = nullptr);
 
 inline caf::error db_failure(const std::string& what) {
   return caf::make_error(caf::sec::runtime_error, "database: " + what);

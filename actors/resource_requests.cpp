@@ -52,18 +52,26 @@ http::reply purchase(db::database& db, const resource_request& r, model::unix_ms
 }
 
 // GET …/customers/{user}: the customer's whole answer, from the purchases it
-// shows (the active ones and the most recent of each product).
-http::reply customer(db::database& db, const resource_request& r, const std::string& raw_user,
-                     model::unix_ms now) {
+// shows (the active ones and the most recent of each product), with what giving
+// it again needs (actors/customer_answers.hpp).
+// An answer not to be given again (an error), or to be completed.
+customer_answer answer_only(http::reply r) {
+  customer_answer a;
+  a.reply = std::move(r);
+  return a;
+}
+
+customer_answer customer_lookup(db::database& db, const resource_request& r,
+                                const std::string& raw_user, model::unix_ms now) {
   auto user = mp::user_identifier_param(raw_user);
   auto env = mp::environment_param(query_value(r, "environment"));
   if (!user)
-    return failed(user.err());
+    return answer_only(failed(user.err()));
   if (!env)
-    return failed(env.err());
+    return answer_only(failed(env.err()));
   auto view = db.find_customer_answer(r.app_id, *user, *env, now);
   if (!view)
-    return unavailable(view.err());
+    return answer_only(unavailable(view.err()));
   auto rules = mp::rules_of(r.rules);
   // The customer's app transactions, only for an app whose rules read the
   // original application version (one more indexed query).
@@ -71,10 +79,20 @@ http::reply customer(db::database& db, const resource_request& r, const std::str
   if (rules->matches_versions()) {
     auto found = db.original_application_versions(r.app_id, *user, *env);
     if (!found)
-      return unavailable(found.err());
+      return answer_only(unavailable(found.err()));
     versions = std::move(*found);
   }
-  return ok(mp::customer_json(*user, *env, view->purchases, view->grants, *rules, now, versions));
+  auto out = answer_only(
+    ok(mp::customer_json(*user, *env, view->purchases, view->grants, *rules, now, versions)));
+  out.asked_at = now;
+  out.same_until = mp::answer_same_until(view->purchases, view->grants, now);
+  out.head = mp::answer_head(out.reply.body, now).value_or(std::string());
+  return out;
+}
+
+http::reply customer(db::database& db, const resource_request& r, const std::string& raw_user,
+                     model::unix_ms now) {
+  return customer_lookup(db, r, raw_user, now).reply;
 }
 
 // GET /server/customers/{user}/in_app_purchases?cursor=&limit=: newest first.
@@ -209,6 +227,10 @@ bool writes(const resource_request& r) {
   return r.target == http::route::server_grant_add || r.target == http::route::server_grant_remove
     || r.target == http::route::server_customer_restore
     || r.target == http::route::server_purchase_consumption;
+}
+
+customer_answer answer_customer(db::database& db, const resource_request& r, model::unix_ms now) {
+  return customer_lookup(db, r, r.id, now);
 }
 
 http::reply answer_resource(db::database& db, const resource_request& r, model::unix_ms now) {

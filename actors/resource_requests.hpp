@@ -13,6 +13,9 @@ namespace receiptd::actors {
 
 http::reply answer_resource(db::database& db, const resource_request& r, model::unix_ms now);
 
+// GET /client|/server/customers/{id} (r.id), with what giving it again needs.
+customer_answer answer_customer(db::database& db, const resource_request& r, model::unix_ms now);
+
 // Whether answering `r` writes (grants).
 bool writes(const resource_request& r);
 

@@ -128,6 +128,9 @@ struct state {
   // Notification URL checks out, by credential key: a flood of one URL asks the
   // database once at a time, however slowly it answers.
   std::unordered_map<std::string, std::vector<check_verdict>> url_checks;
+  // Customer answers given again, and what may have changed them (both or neither).
+  std::optional<answer_cache> answers;
+  customer_changes* changes = nullptr;
   // The revocation check (only while tokens are cached, so an idle service asks nothing).
   std::optional<std::int64_t> revision; // the newest auth revision seen
   steady_time confirmed;                // when the last check that answered was asked
@@ -373,6 +376,48 @@ void lookup(pointer self, inbound in, app_context_ptr app, model::record_kind ki
       });
 }
 
+// A customer lookup: given again when an answer is kept for it
+// (actors/customer_answers.hpp), else answered by a persistence worker and kept
+// when it may be.
+void customer(pointer self, inbound in, resource_request r, std::size_t bytes, span s) {
+  auto& st = self->state;
+  auto& deps = *st.deps;
+  answer_cache::key key{r.app_id, r.id, asked_environment(r.query)};
+  std::optional<std::uint64_t> asked; // the count of changes when asked, if notices are heard
+  if (st.answers) {
+    const auto now = deps.clock->now_ms();
+    st.changes->asked(now);
+    const auto changes = st.changes->count();
+    if (auto body = st.answers->find(key, r.rules, changes, now)) {
+      st.in_flight.give_back(bytes);
+      deps.instruments->customer_answers_kept.add();
+      s.outcome("200 (kept)");
+      in.reply->send(http::reply{200, std::move(*body)});
+      return;
+    }
+    if (st.changes->hearing())
+      asked = changes;
+  }
+  auto rules = r.rules;
+  auto ctx = s.child();
+  auto shared_span = std::make_shared<span>(std::move(s));
+  self->request(deps.persistence, caf::infinite, customer_atom_v, ctx, std::move(r))
+    .then(
+      [=](customer_answer& answer) {
+        auto& st = self->state;
+        st.in_flight.give_back(bytes);
+        shared_span->outcome(std::to_string(answer.reply.status));
+        if (asked && st.answers)
+          st.answers->keep(key, rules, *asked, st.changes->count(), answer);
+        in.reply->send(std::move(answer.reply));
+      },
+      [=](caf::error&) {
+        self->state.in_flight.give_back(bytes);
+        shared_span->outcome("503");
+        refuse(in, model::errc::storage_unavailable, "the purchase store is unavailable");
+      });
+}
+
 // A purchase-layer request (purchases, customers, grants): answered by a
 // persistence worker, for the app the token belongs to.
 void resource(pointer self, inbound in, app_context_ptr app, std::size_t bytes, span s) {
@@ -395,8 +440,10 @@ void resource(pointer self, inbound in, app_context_ptr app, std::size_t bytes, 
   if (r.target == http::route::server_grant_add)
     for (const auto& e : app->entitlements().matcher->source().entitlements)
       r.entitlement_names.push_back(e.name);
-  if (r.target == http::route::customer_get || r.target == http::route::server_customer_get)
+  if (r.target == http::route::customer_get || r.target == http::route::server_customer_get) {
     r.rules = app->entitlements().matcher;
+    return customer(self, std::move(in), std::move(r), bytes, std::move(s));
+  }
   auto ctx = s.child();
   auto shared_span = std::make_shared<span>(std::move(s));
   self->request(deps.persistence, caf::infinite, resource_atom_v, ctx, std::move(r))
@@ -644,6 +691,10 @@ supervisor_actor::behavior_type supervisor(pointer self, config::validator_setti
   const auto& limits = options.limits;
   self->state.app_rates = model::keyed_buckets(limits.app_rate, limits.app_burst);
   self->state.credentials = options.credentials;
+  if (options.changes && options.answer_cache_bytes > 0) {
+    self->state.changes = options.changes;
+    self->state.answers.emplace(options.answer_cache_bytes);
+  }
   self->state.errors = log_limiter(*self->state.deps->clock, std::chrono::seconds(10));
   const auto& instruments = *self->state.deps->instruments;
   self->state.authenticating.count_gauge = instruments.authenticating_requests;

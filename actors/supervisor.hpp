@@ -30,6 +30,7 @@
 // whoever made it. While those checks fail, an entry is trusted for one interval
 // after it was last known current.
 
+#include "actors/customer_answers.hpp"
 #include "actors/fwd.hpp"
 #include "actors/validator.hpp"
 #include "config/settings.hpp"
@@ -43,6 +44,10 @@ struct supervisor_options {
   // Where what it learns of credentials is published for the HTTP layer; null:
   // nowhere (it still answers checks).
   http::credential_view* credentials = nullptr;
+  // Customer answers given again (actors/customer_answers.hpp): what may have
+  // changed them, and how many bytes of them to keep (0: none). Null: none kept.
+  customer_changes* changes = nullptr;
+  std::size_t answer_cache_bytes = 0;
 };
 
 // Reads validator.max-in-flight, validator.max-in-flight-bytes,

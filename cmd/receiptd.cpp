@@ -9,8 +9,10 @@
 #include <fstream>
 #include <sstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
+#include "actors/customer_answers.hpp"
 #include "actors/log.hpp"
 #include "actors/operational.hpp"
 #include "actors/persistence.hpp"
@@ -25,6 +27,8 @@
 #include "actors/supervisor.hpp"
 #include "cmd/startup.hpp"
 #include "config/options.hpp"
+#include "db/change_listener.hpp"
+#include "db/url.hpp"
 #include "http/outbound_client.hpp"
 #include "http/server.hpp"
 #include "model/access_token.hpp"
@@ -209,6 +213,27 @@ int main(int argc, char** argv) {
   // it falls due (actors/work_notice.hpp); attached below, detached before the
   // actors stop.
   actors::work_notice notice(clock);
+  // What may have changed customer answers, and (PostgreSQL) the other
+  // instances' writes heard: answers are kept only while they are
+  // (actors/customer_answers.hpp). Both outlive the actors.
+  // The listener is declared after what its thread calls: it stops first.
+  db::change_listener* listening = nullptr;
+  actors::customer_changes changes([&listening] {
+    if (listening)
+      listening->wake();
+  });
+  std::optional<db::change_listener> listener;
+  const bool keep_answers
+    = s.db.customer_answer_bytes > 0 && db::dialect_of(s.db.url) == db::dialect::postgresql;
+  if (keep_answers)
+    listener.emplace(s.db.url, db::change_listener::callbacks{
+                                 .noticed = [&changes] { changes.written(); },
+                                 .hearing = [&changes](bool up) { changes.hearing(up); },
+                                 .wanted = [&changes, &clock] {
+                                   return changes.wanted(clock.now_ms());
+                                 }});
+  if (listener)
+    listening = &*listener;
   std::uint16_t port = 0;
   if (s.scheduler_policy == "sharing")
     actors::use_sharing_scheduler(cfg);
@@ -216,7 +241,11 @@ int main(int argc, char** argv) {
     caf::actor_system sys{cfg};
     turns.attach(sys);
     actors::persistence_settings pool{
-      .db_url = s.db.url, .workers = s.db.pool_size, .turns = &turns, .notice = &notice};
+      .db_url = s.db.url,
+      .workers = s.db.pool_size,
+      .turns = &turns,
+      .notice = &notice,
+      .changes = &changes};
     auto persistence = actors::spawn_persistence_pool(sys, pool, trace, clock, instruments);
     // GET /metrics and /readyz: a session and a thread of their own, off the pool.
     auto operational = actors::spawn_operational(
@@ -253,7 +282,11 @@ int main(int argc, char** argv) {
                             .multiplier = s.retry.multiplier,
                             .max_attempts = static_cast<int>(s.retry.max_attempts)};
     auto supervisor = actors::spawn_supervisor(
-      sys, s.validator, s.auth, deps, {.limits = s.limits, .credentials = &credentials});
+      sys, s.validator, s.auth, deps,
+      {.limits = s.limits,
+       .credentials = &credentials,
+       .changes = keep_answers ? &changes : nullptr,
+       .answer_cache_bytes = s.db.customer_answer_bytes});
     http::admission gate{bodies, credentials, clients, [supervisor](http::credential_check c) {
                            caf::anon_send(supervisor, actors::vet_atom_v, std::move(c));
                          }};

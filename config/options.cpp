@@ -220,7 +220,11 @@ receiptd_config::receiptd_config() {
     .add(s.db.pool_size, "pool-size",
          "persistence workers, one database session each (GET /metrics and /readyz have one "
          "more of their own)",
-         1, 64);
+         1, 64)
+    .add(s.db.customer_answer_bytes, "customer-answer-bytes",
+         "PostgreSQL: customer answers kept in memory to be given again while nothing "
+         "changed them (every instance hears the others' writes by LISTEN/NOTIFY); when full, "
+         "all are dropped (0: none kept; SQLite keeps none)");
   section{*this, "auth"}
     .add(s.auth.token_cache_ttl, "token-cache-ttl",
          "how long a looked-up token may be used without asking the database again (0: no "

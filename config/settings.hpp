@@ -39,6 +39,8 @@ struct http_settings {
 struct db_settings {
   std::string url = "sqlite3://db=../var/receiptd.db timeout=10";
   std::size_t pool_size = 4;
+  // Customer answers kept to be given again (actors/customer_answers.hpp); 0: none.
+  std::size_t customer_answer_bytes = 32 * 1024 * 1024;
 };
 
 struct auth_settings {

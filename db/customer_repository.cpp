@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "db/sql_customers.hpp"
+#include "db/sql_migrations.hpp"
 
 namespace receiptd::db {
 
@@ -169,6 +170,23 @@ std::vector<mp::grant> customer_repository::ended_grants(model::unix_ms now, int
 void customer_repository::mark_announced(const std::string& grant_id) {
   key_id_ = grant_id;
   execute_change(announced_);
+}
+
+void install_customer_change_triggers(connection& c) {
+  namespace q = sql::customer_changes;
+  if (c.kind() != dialect::postgresql)
+    return;
+  auto& s = c.session();
+  long long present = 0;
+  s << std::string(q::count_postgresql), soci::into(present);
+  if (present == q::triggers_postgresql) // the common case: no write lock, no DDL
+    return;
+  transaction tx(c, access::write);
+  long long key = sql::migrations::lock_key;
+  s << std::string(sql::migrations::lock_postgresql), soci::use(key, "lock_key");
+  for (auto statement : q::install_postgresql)
+    s << std::string(statement);
+  tx.commit();
 }
 
 } // namespace receiptd::db

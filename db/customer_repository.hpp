@@ -81,4 +81,10 @@ private:
   soci::statement announced_;
 };
 
+// PostgreSQL: installs the triggers that notify other instances of changes to
+// what customer answers show (db/sql_customers.hpp, sql::customer_changes) when
+// any is missing, in a write transaction under the migration lock. SQLite:
+// nothing. Run after the migrations.
+void install_customer_change_triggers(connection& c);
+
 } // namespace receiptd::db

@@ -182,6 +182,7 @@ model::result<int> sql_database::migrate() {
   return guarded<int>("migrate", [&] {
     int applied = apply_migrations(conn());
     install_auth_revision_triggers(conn()); // per dialect: db/migrations/003_auth_revision.sql
+    install_customer_change_triggers(conn()); // PostgreSQL: db/sql_customers.hpp
     // PostgreSQL refuses to run a prepared statement whose tables changed shape
     // ("cached plan must not change result type"): prepare again after DDL.
     if (applied > 0)

@@ -1,6 +1,7 @@
 #pragma once
 // customers and entitlement_grants (db/migrations/012_purchases.sql).
 
+#include <array>
 #include <string_view>
 
 namespace receiptd::db::sql::customers {
@@ -42,3 +43,46 @@ inline constexpr std::string_view announced
   = "UPDATE entitlement_grants SET expiry_announced = 1 WHERE id = :key_id";
 
 } // namespace receiptd::db::sql::grants
+
+// Customer answers kept by receiptd (actors/customer_answers.hpp) are dropped
+// when another instance writes what they show. PostgreSQL: every change to a row
+// of purchases, entitlement_grants or store_a_app_transactions notifies
+// `receiptd_customers` (notices alike in one transaction are delivered once, at
+// its commit), which each instance listens on (db/change_listener.hpp). Installed
+// when missing (db::install_customer_change_triggers), like the auth revision's
+// triggers; SQLite has no such channel (and no answers are kept there).
+namespace receiptd::db::sql::customer_changes {
+
+inline constexpr const char* listen = "LISTEN receiptd_customers";
+inline constexpr const char* ping = "SELECT 1";
+
+// Per row (a statement that changes no row, as most upkeep sweeps, notifies
+// nobody), and TRUNCATE per statement.
+inline constexpr std::array<std::string_view, 7> install_postgresql{
+  "CREATE OR REPLACE FUNCTION receiptd_customers_changed() RETURNS trigger LANGUAGE plpgsql"
+  " AS $$ BEGIN PERFORM pg_notify('receiptd_customers', ''); RETURN NULL; END $$",
+  "CREATE OR REPLACE TRIGGER receiptd_customers_changed"
+  " AFTER INSERT OR UPDATE OR DELETE ON purchases"
+  " FOR EACH ROW EXECUTE FUNCTION receiptd_customers_changed()",
+  "CREATE OR REPLACE TRIGGER receiptd_customers_truncated AFTER TRUNCATE ON purchases"
+  " FOR EACH STATEMENT EXECUTE FUNCTION receiptd_customers_changed()",
+  "CREATE OR REPLACE TRIGGER receiptd_customers_changed"
+  " AFTER INSERT OR UPDATE OR DELETE ON entitlement_grants"
+  " FOR EACH ROW EXECUTE FUNCTION receiptd_customers_changed()",
+  "CREATE OR REPLACE TRIGGER receiptd_customers_truncated AFTER TRUNCATE ON entitlement_grants"
+  " FOR EACH STATEMENT EXECUTE FUNCTION receiptd_customers_changed()",
+  "CREATE OR REPLACE TRIGGER receiptd_customers_changed"
+  " AFTER INSERT OR UPDATE OR DELETE ON store_a_app_transactions"
+  " FOR EACH ROW EXECUTE FUNCTION receiptd_customers_changed()",
+  "CREATE OR REPLACE TRIGGER receiptd_customers_truncated"
+  " AFTER TRUNCATE ON store_a_app_transactions"
+  " FOR EACH STATEMENT EXECUTE FUNCTION receiptd_customers_changed()",
+};
+inline constexpr std::string_view count_postgresql
+  = "SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
+    " WHERE t.tgname IN ('receiptd_customers_changed', 'receiptd_customers_truncated')"
+    " AND c.relname IN ('purchases', 'entitlement_grants', 'store_a_app_transactions')"
+    " AND pg_table_is_visible(c.oid)";
+inline constexpr long long triggers_postgresql = 6;
+
+} // namespace receiptd::db::sql::customer_changes

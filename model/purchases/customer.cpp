@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include <boost/json/serialize.hpp>
+
 #include "model/encoding.hpp"
 #include "model/purchases/activity.hpp"
 #include "model/purchases/resource_json.hpp"
@@ -292,6 +294,48 @@ json::object customer_json(const std::string& user_identifier, environment env,
                         {"in_app_purchases", std::move(listed)},
                         {"requested_at", timestamp_json(now)}};
   return json::object{{"customer", std::move(customer)}};
+}
+
+std::optional<unix_ms> answer_same_until(const std::vector<purchase>& purchases,
+                                         const std::vector<grant>& grants, unix_ms now) {
+  std::optional<unix_ms> until;
+  auto consider = [&](unix_ms t) {
+    if (t > now && (!until || t < *until))
+      until = t;
+  };
+  for (const auto& p : purchases)
+    if (auto t = next_change(p, now))
+      consider(*t);
+  for (const auto& g : grants) {
+    consider(g.starts_at);
+    consider(g.expires_at);
+  }
+  return until;
+}
+
+namespace {
+// customer_json ends with requested_at, the customer's last key, then closes
+// the customer and the answer.
+constexpr std::string_view requested_key = ",\"requested_at\":";
+constexpr std::string_view answer_end = "}}";
+} // namespace
+
+std::optional<std::string> answer_head(std::string_view body, unix_ms now) {
+  auto at = body.rfind(requested_key);
+  if (at == std::string_view::npos)
+    return std::nullopt;
+  auto head = body.substr(0, at + requested_key.size());
+  if (body.substr(head.size()) != json::serialize(timestamp_json(now)) + std::string(answer_end))
+    return std::nullopt;
+  return std::string(head);
+}
+
+std::string answer_at(std::string_view head, unix_ms now) {
+  auto stamp = json::serialize(timestamp_json(now));
+  std::string out;
+  out.reserve(head.size() + stamp.size() + answer_end.size());
+  out.append(head).append(stamp).append(answer_end);
+  return out;
 }
 
 } // namespace receiptd::model::purchases

@@ -71,6 +71,19 @@ boost::json::object customer_json(const std::string& user_identifier, environmen
                                   const entitlement_rules& rules, unix_ms now,
                                   const std::vector<std::string>& original_versions = {});
 
+// Until when customer_json's answer at `now` stays the same but for
+// requested_at, as long as nothing is written: the earliest time after `now` at
+// which a purchase's activity changes by time passing alone (next_change), or a
+// grant starts or ends. None: only a write changes it.
+std::optional<unix_ms> answer_same_until(const std::vector<purchase>& purchases,
+                                         const std::vector<grant>& grants, unix_ms now);
+
+// A customer answer given again: `body`, customer_json(..., now) serialized, cut
+// before requested_at's value (nullopt when it does not end with requested_at's
+// value for `now`), and that head completed with another time.
+std::optional<std::string> answer_head(std::string_view body, unix_ms now);
+std::string answer_at(std::string_view head, unix_ms now);
+
 // A grant's JSON: {"id", "entitlement", "user_identifier", "environment",
 // "starts_at", "expires_at", "created_at"}.
 boost::json::object grant_json(const grant& g);

@@ -113,6 +113,14 @@ persistence_actor::behavior_type fake_persistence(persistence_actor::pointer sel
     [=](resource_atom, const trace_context&, const resource_request&) {
       return http::reply{404, R"({"errors":[{"code":"not_found"}]})"};
     },
+    [=](customer_atom, const trace_context&, const resource_request& r) {
+      ++log->customer_lookups;
+      if (log->customer)
+        return log->customer(r);
+      customer_answer none;
+      none.reply = http::reply{404, R"({"errors":[{"code":"not_found"}]})"};
+      return none;
+    },
     [=](expire_atom, std::int32_t) { return std::int32_t{0}; },
     [=](find_app_atom, const std::string& id) -> caf::result<std::optional<model::app>> {
       auto find = [log](const std::string& app_id) -> std::optional<model::app> {

@@ -3,6 +3,7 @@
 // persistence pool, the store clients, the outbound HTTP transport and the HTTP
 // reply channel.
 
+#include <functional>
 #include <caf/all.hpp>
 
 #include <map>
@@ -111,6 +112,9 @@ struct persistence_log {
   bool operational_hangs = false;
   std::vector<caf::typed_response_promise<db::job_queue_figures>> unanswered_queue_reads;
   std::vector<caf::typed_response_promise<std::int32_t>> unanswered_ready_checks;
+  // Customer lookups: counted, answered by `customer` (404 when unset).
+  int customer_lookups = 0;
+  std::function<actors::customer_answer(const actors::resource_request&)> customer;
 };
 
 // Has the fake persistence answer the lookups it holds (authentication_hangs),

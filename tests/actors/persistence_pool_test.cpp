@@ -15,6 +15,7 @@
 #include <map>
 #include <thread>
 
+#include "actors/customer_answers.hpp"
 #include "actors/persistence.hpp"
 #include "fixture.hpp"
 #include "model/access_token.hpp"
@@ -292,4 +293,70 @@ TEST_CASE("token lookups are never held behind other work queued at the pool",
   while (answered->load() <= before && std::chrono::steady_clock::now() < more_by)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   CHECK(answered->load() > before);
+}
+
+TEST_CASE("a write that may change customer answers is counted before its answer; reads are not",
+          "[actors][persistence][customers]") {
+  auto url = fresh_database_url(db::dialect::sqlite);
+  auto app = create_app(url);
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  customer_changes changes;
+  persistence_settings settings{url, 1, 16};
+  settings.changes = &changes;
+  auto pool = spawn_persistence_pool(sys, settings, tracer::off(), model::system_time());
+  caf::scoped_actor self{sys};
+  auto ask = [&](resource_request r) -> int {
+    r.app_id = app.id;
+    int status = 0;
+    // The count as the answer arrives: a write's is already counted then.
+    std::uint64_t counted_at_answer = 0;
+    auto before = changes.count();
+    if (r.target == http::route::customer_get) {
+      self->request(pool, std::chrono::seconds(30), customer_atom_v, trace_context{}, r)
+        .receive(
+          [&](customer_answer& a) {
+            status = a.reply.status;
+            counted_at_answer = changes.count();
+          },
+          [](caf::error& e) { FAIL(caf::to_string(e)); });
+    } else {
+      self->request(pool, std::chrono::seconds(30), resource_atom_v, trace_context{}, r)
+        .receive(
+          [&](http::reply& a) {
+            status = a.status;
+            counted_at_answer = changes.count();
+          },
+          [](caf::error& e) { FAIL(caf::to_string(e)); });
+    }
+    INFO("status " << status);
+    return static_cast<int>(counted_at_answer - before);
+  };
+  resource_request lookup;
+  lookup.target = http::route::customer_get;
+  lookup.id = "alice";
+  resource_request grant;
+  grant.target = http::route::server_grant_add;
+  grant.params = {"alice", "premium"};
+  grant.entitlement_names = {"premium"};
+  grant.body = R"({"duration":"7d"})";
+
+  CHECK(ask(lookup) == 0);
+  CHECK(ask(grant) == 1);
+  CHECK(ask(lookup) == 0);
+  // Background claims write leases only.
+  auto before = changes.count();
+  self
+    ->request(pool, std::chrono::seconds(30), claim_atom_v, std::string("w1"), std::int64_t{60'000},
+              std::int32_t{10})
+    .receive([](claimed_jobs&) {}, [](caf::error& e) { FAIL(caf::to_string(e)); });
+  CHECK(changes.count() == before);
+  // A save of an upload is a write.
+  self
+    ->request(pool, std::chrono::seconds(30), save_atom_v, trace_context{},
+              pending_order(app.id, 7), manual_time::start_ms)
+    .receive([](model::purchase_order_record&) {},
+             [](caf::error& e) { FAIL(caf::to_string(e)); });
+  CHECK(changes.count() == before + 1);
+  caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
 }

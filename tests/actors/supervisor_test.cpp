@@ -9,6 +9,8 @@
 #include "fixture.hpp"
 #include "http/admission.hpp"
 #include "model/access_token.hpp"
+#include "model/purchases/customer.hpp"
+#include "model/timestamp.hpp"
 
 using namespace receiptd;
 using namespace receiptd::actors;
@@ -683,4 +685,130 @@ TEST_CASE("checks of a notification URL that arrive while it is looked up share 
   // Answered: a later check asks again.
   b.check(http::route::store_a_notification, "", "no-such-app");
   CHECK(b.log->app_lookups == 3);
+}
+
+// ---- customer answers given again (actors/customer_answers.hpp) ----------------
+
+namespace {
+
+// An answer as a worker gives it: requested_at last, the same until `until`.
+customer_answer answer_for(const std::string& user, model::unix_ms now,
+                           std::optional<model::unix_ms> until) {
+  auto body = R"({"customer":{"user_identifier":")" + user + R"(","requested_at":)"
+    + boost::json::serialize(model::timestamp_json(now)) + "}}";
+  customer_answer a;
+  a.reply = http::reply{200, body};
+  a.asked_at = now;
+  a.same_until = until;
+  a.head = model::purchases::answer_head(body, now).value();
+  return a;
+}
+
+struct customer_bench : supervisor_bench {
+  customer_changes changes;
+
+  customer_bench() {
+    changes.hearing(true);
+    options.changes = &changes;
+    options.answer_cache_bytes = 1 << 20;
+    log->customer = [this](const resource_request& r) {
+      auto now = clock.now_ms();
+      return answer_for(r.id, now, now + 60'000);
+    };
+  }
+
+  std::shared_ptr<recording_sink> lookup(const std::string& user) {
+    http::inbound_request req(http::route::customer_get);
+    req.token = good_token;
+    req.record_id = user;
+    req.trace_id = "t-customer";
+    return send(std::move(req));
+  }
+
+  // The answer's requested_at, in ms.
+  static std::int64_t requested_at(const std::shared_ptr<recording_sink>& sink) {
+    auto v = boost::json::parse(sink->replies.at(0).body);
+    return v.at("customer").at("requested_at").at("ms").as_int64();
+  }
+};
+
+} // namespace
+
+TEST_CASE("a customer answer is given again with its own requested_at until a write or its time",
+          "[actors][supervisor][customers]") {
+  customer_bench b;
+  b.start();
+  auto first = b.lookup("u1");
+  REQUIRE(first->replies.at(0).status == 200);
+  CHECK(b.log->customer_lookups == 1);
+
+  b.pass(std::chrono::seconds(1));
+  auto again = b.lookup("u1");
+  REQUIRE(again->replies.at(0).status == 200);
+  CHECK(b.log->customer_lookups == 1); // given again
+  CHECK(customer_bench::requested_at(again) == b.clock.now_ms());
+  CHECK(again->replies[0].body == answer_for("u1", b.clock.now_ms(), std::nullopt).reply.body);
+
+  b.lookup("u2"); // another customer's is its own
+  CHECK(b.log->customer_lookups == 2);
+
+  b.changes.written(); // a write committed (here or, heard, elsewhere)
+  b.lookup("u1");
+  CHECK(b.log->customer_lookups == 3);
+  b.lookup("u1");
+  CHECK(b.log->customer_lookups == 3);
+
+  b.pass(std::chrono::seconds(60)); // its time came: a period ended
+  b.lookup("u1");
+  CHECK(b.log->customer_lookups == 4);
+}
+
+TEST_CASE("no customer answer is kept while other instances' writes are not heard",
+          "[actors][supervisor][customers]") {
+  customer_bench b;
+  b.changes.hearing(false);
+  b.start();
+  b.lookup("u1");
+  b.lookup("u1");
+  CHECK(b.log->customer_lookups == 2);
+  b.changes.hearing(true);
+  b.lookup("u1");
+  b.lookup("u1");
+  CHECK(b.log->customer_lookups == 3);
+  b.changes.hearing(false); // the listening session went away
+  b.lookup("u1");
+  CHECK(b.log->customer_lookups == 4);
+}
+
+TEST_CASE("a customer answer read while a write committed, or not a 200, is not kept",
+          "[actors][supervisor][customers]") {
+  customer_bench b;
+  auto answer = b.log->customer;
+  b.log->customer = [&](const resource_request& r) {
+    b.changes.written(); // committed between the ask and the answer
+    return answer(r);
+  };
+  b.start();
+  b.lookup("u1");
+  b.lookup("u1");
+  CHECK(b.log->customer_lookups == 2);
+
+  b.log->customer = [](const resource_request&) {
+    customer_answer refused;
+    refused.reply = http::reply{422, R"({"errors":[{"code":"invalid"}]})"};
+    return refused;
+  };
+  b.lookup("bad id");
+  b.lookup("bad id");
+  CHECK(b.log->customer_lookups == 4);
+}
+
+TEST_CASE("without customer-answer bytes every customer lookup asks the database",
+          "[actors][supervisor][customers]") {
+  customer_bench b;
+  b.options.answer_cache_bytes = 0;
+  b.start();
+  b.lookup("u1");
+  b.lookup("u1");
+  CHECK(b.log->customer_lookups == 2);
 }

@@ -411,3 +411,83 @@ TEST_CASE("a notification older than notifications.max-age is recorded and chang
   CHECK(record.at("revocation_date").is_null());
   CHECK(record.at("in_app_purchase").at("is_active") == true);
 }
+
+namespace {
+
+// receiptd_customer_answers_kept_total of an instance (no metrics.token set).
+long kept_answers(service_process& svc) {
+  auto r = svc.get("/metrics", "");
+  REQUIRE(r.status == 200);
+  const std::string name = "\nreceiptd_customer_answers_kept_total ";
+  auto at = r.body.find(name);
+  REQUIRE(at != std::string::npos);
+  return std::stol(r.body.substr(at + name.size()));
+}
+
+bool premium_active(service_process& svc, const test_app& app, const std::string& user) {
+  auto r = svc.get("/client/customers/" + user, app.token);
+  INFO(r.body);
+  REQUIRE(r.status == 200);
+  return r.json().at("customer").at("entitlements").at("premium").at("is_active") == true;
+}
+
+} // namespace
+
+TEST_CASE("customer answers given again never outlive a write, here or on another instance",
+          "[customers][kept]") {
+  auto& s = the_suite();
+  auto app = create_storekit_app(s, unique_package("kept"));
+  set_premium(s, app, "\\.monthly$");
+  const auto server = server_token(s, app);
+  const auto user = unique("user");
+  const auto grants = "/server/customers/" + user + "/entitlements/premium/grants";
+  service_process other(make_temp_dir("receiptd-kept-other"), s.db_url, standard_service_args(s));
+  other.start();
+  const bool postgresql = s.dialect == db::dialect::postgresql;
+
+  // Asked again and again: on PostgreSQL the answer is kept and given again, once
+  // the first lookup has the instance listen for the others' writes.
+  auto ask_both = [&] {
+    CHECK_FALSE(premium_active(s.service, app, user));
+    CHECK_FALSE(premium_active(other, app, user));
+  };
+  const auto kept_at_start = kept_answers(s.service);
+  ask_both();
+  if (postgresql) {
+    REQUIRE(eventually(
+      [&] {
+        ask_both();
+        return kept_answers(s.service) > kept_at_start && kept_answers(other) > 0;
+      },
+      std::chrono::seconds(5)));
+  }
+  const auto kept_before = kept_answers(s.service);
+  for (int i = 0; i < 4; ++i)
+    ask_both();
+  // (/metrics renders its text anew at most every 100 ms; a background write of
+  // this instance may make one a fresh read.)
+  if (postgresql)
+    CHECK(eventually([&] { return kept_answers(s.service) - kept_before >= 3; },
+                     std::chrono::seconds(3)));
+  else
+    CHECK(kept_answers(s.service) == 0); // SQLite keeps none
+
+  // A write on this instance: the very next answer here shows it.
+  auto made = s.service.post(grants, R"({"duration":"7d"})", server);
+  INFO(made.body);
+  REQUIRE(made.status == 201);
+  CHECK(premium_active(s.service, app, user));
+  // The other instance hears of it (PostgreSQL: NOTIFY, within milliseconds).
+  CHECK(eventually([&] { return premium_active(other, app, user); }, std::chrono::seconds(1)));
+  for (int i = 0; i < 3; ++i)
+    CHECK(premium_active(other, app, user));
+
+  // A write on the other instance, the answers kept here and there alike.
+  auto removed = other.del(grants + "/" + str(made.json().at("grant").at("id")), server);
+  INFO(removed.body);
+  REQUIRE(removed.status == 200);
+  CHECK_FALSE(premium_active(other, app, user));
+  CHECK(eventually([&] { return !premium_active(s.service, app, user); },
+                   std::chrono::seconds(1)));
+  CHECK(other.stop() == 0);
+}

@@ -356,6 +356,52 @@ TEST_CASE("the customer answer from answer_purchases is the answer from all purc
   CHECK(ids == std::vector<std::string>{"l1", "s2", "t2", "h1", "u1", "b1", "g2", "g1", "c4", "n1"});
 }
 
+TEST_CASE("a customer answer stays the same but for requested_at until answer_same_until",
+          "[purchases]") {
+  premium_rules rules;
+  auto all = purchases_of_every_kind();
+  std::vector<grant> grants{
+    {"g1", "app", "alice", environment::production, "pro", t0, t0 + 40 * day, t0},
+    {"g2", "app", "alice", environment::production, "pro", t0 + 45 * day, t0 + 47 * day, t0}};
+  auto head_at = [&](unix_ms now) {
+    auto body = json::serialize(
+      customer_json("alice", environment::production, answer_purchases(all, now), grants, rules, now));
+    auto head = answer_head(body, now);
+    REQUIRE(head);
+    CHECK(answer_at(*head, now) == body); // the head completed again is the answer
+    return *head;
+  };
+  const auto times = times_around_every_change();
+  for (auto now : times) {
+    INFO("asked at t0 + " << (now - t0) << " ms");
+    auto until = answer_same_until(answer_purchases(all, now), grants, now);
+    if (until)
+      CHECK(*until > now);
+    const auto head = head_at(now);
+    for (auto later : times) {
+      if (later < now)
+        continue;
+      INFO("again at t0 + " << (later - t0) << " ms");
+      if (!until || later < *until)
+        CHECK(head_at(later) == head);
+    }
+  }
+  // The earliest change ahead: u1's provisional grant ends at t0 + 21 days, then
+  // s1's period at 30 (g1 ends at 40).
+  CHECK(answer_same_until(answer_purchases(all, t0 + 20 * day), grants, t0 + 20 * day)
+        == std::optional<unix_ms>(t0 + 18 * day + provisional_grant));
+  CHECK(answer_same_until(answer_purchases(all, t0 + 22 * day), grants, t0 + 22 * day)
+        == std::optional<unix_ms>(t0 + 30 * day));
+  // A grant not started yet starts a change; nothing left to change: none.
+  CHECK(answer_same_until({}, grants, t0 + 41 * day) == std::optional<unix_ms>(t0 + 45 * day));
+  CHECK_FALSE(answer_same_until({}, grants, t0 + 47 * day));
+  // Not a customer answer for that time: nothing to give again.
+  CHECK_FALSE(answer_head(R"({"errors":[]})", t0));
+  CHECK_FALSE(answer_head(json::serialize(customer_json("alice", environment::production, {}, {},
+                                                        rules, t0)),
+                          t0 + 1));
+}
+
 TEST_CASE("a store-rejected record leaves the purchase's sources", "[purchases]") {
   auto r = subscription_transaction("1000", t0, t0);
   auto p = folded(observe(r, {}));
