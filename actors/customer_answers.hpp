@@ -13,7 +13,7 @@
 //    down) nothing is kept;
 //  - its time has not come: now < same_until;
 //  - the app's entitlement rules are the ones it was made with.
-// Kept answers are bounded in bytes (customers.answer-cache-bytes); when full,
+// Kept answers are bounded in bytes (db.customer-answer-bytes); when full,
 // all are dropped.
 
 #include <atomic>

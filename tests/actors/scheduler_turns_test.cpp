@@ -356,7 +356,19 @@ TEST_CASE("the persistence pool's answers run on in the worker's turn",
     caf::anon_send_exit(pool, caf::exit_reason::user_shutdown);
     return woken;
   };
-  CHECK(wake_ups_for(true) < rounds / 8);
-  // What the test measures is there: without turns, an answer wakes the scheduler.
-  CHECK(wake_ups_for(false) >= rounds / 4);
+  // What the test measures must be there: without turns, an answer wakes the
+  // scheduler. On a machine so busy that the scheduler thread is seldom asleep
+  // when an answer arrives (it waits for a core instead), that cannot be seen:
+  // then both are measured again, at most three times.
+  bool measured = false;
+  for (int attempt = 0; attempt < 3 && !measured; ++attempt) {
+    auto with_turns = wake_ups_for(true);
+    auto without_turns = wake_ups_for(false);
+    INFO("attempt " << attempt << ": " << with_turns << " wake-ups with turns, "
+                    << without_turns << " without");
+    measured = without_turns >= rounds / 4;
+    if (measured)
+      CHECK(with_turns < rounds / 8);
+  }
+  CHECK(measured);
 }
