@@ -308,4 +308,12 @@ std::optional<std::string> strict_base64_decode(std::string_view text) {
   return decode_unpadded(text.substr(0, text.size() - pad), base64_table);
 }
 
+bool is_base64url(std::string_view text) {
+  // One load per byte, no early exit: a StoreKit 2 upload checks JWS of several KB.
+  bool ok = true;
+  for (char c : text)
+    ok &= base64url_table[static_cast<unsigned char>(c)] >= 0;
+  return ok;
+}
+
 } // namespace receiptd::model

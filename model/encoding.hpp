@@ -21,6 +21,9 @@ std::string base64url_encode(std::string_view bytes);
 //  - strict_base64_decode: standard base64 with its padding (whole quanta,
 //    '=' only as the last one or two characters).
 std::optional<std::string> base64url_decode(std::string_view text);
+
+// Whether every byte of `text` is of the base64url alphabet (RFC 4648 §5; no '=').
+bool is_base64url(std::string_view text);
 std::optional<std::string> strict_base64_decode(std::string_view text);
 
 std::string hex_encode(std::string_view bytes);

@@ -2,8 +2,6 @@
 // strict base64url for its segments (model/encoding.hpp), strict padded base64
 // for x5c.
 
-#include <array>
-
 #include "model/encoding.hpp"
 #include "model/store_a/jws.hpp"
 #include "model/store_a/jws_internal.hpp"
@@ -23,28 +21,6 @@ std::optional<std::string> x5c_decode(std::string_view text) {
   return der;
 }
 
-namespace {
-
-// RFC 4648 §5's alphabet, one load per byte: a StoreKit 2 upload splits two
-// JWS of several KB each.
-constexpr std::array<bool, 256> make_base64url_set() {
-  std::array<bool, 256> set{};
-  for (int c = 0; c < 256; ++c)
-    set[c] = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
-      || c == '-' || c == '_';
-  return set;
-}
-constexpr auto base64url_set = make_base64url_set();
-
-bool all_base64url(std::string_view part) {
-  bool ok = true;
-  for (char c : part)
-    ok &= base64url_set[static_cast<unsigned char>(c)];
-  return ok;
-}
-
-} // namespace
-
 std::optional<jws_segments> split_jws(std::string_view compact) {
   std::string_view parts[3];
   std::size_t start = 0;
@@ -57,7 +33,7 @@ std::optional<jws_segments> split_jws(std::string_view compact) {
     start = end + 1;
   }
   for (auto part : parts) {
-    if (part.empty() || part.size() % 4 == 1 || !all_base64url(part))
+    if (part.empty() || part.size() % 4 == 1 || !is_base64url(part))
       return std::nullopt;
   }
   return jws_segments{parts[0], parts[1], parts[2]};

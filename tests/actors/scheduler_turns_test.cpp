@@ -316,7 +316,7 @@ TEST_CASE("a thread that helped does not keep the actor system from ending",
 }
 
 TEST_CASE("the persistence pool's answers run on in the worker's turn",
-          "[actors][scheduler][turns][persistence]") {
+          "[actors][scheduler][turns][persistence][alone]") {
   // Each answer of a worker reaches the pool master and the asker without waking
   // the scheduler thread when its turns are on; without them, each wakes it.
   auto url = test::fresh_database_url(db::dialect::sqlite);

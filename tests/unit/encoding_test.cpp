@@ -92,3 +92,12 @@ TEST_CASE("random bytes: a forked child never draws what its parent draws next",
   CHECK(WIFEXITED(status));
   CHECK(child_draw != parent_draw);
 }
+
+TEST_CASE("is_base64url: RFC 4648 §5's alphabet only", "[encoding]") {
+  CHECK(is_base64url(""));
+  CHECK(is_base64url("ABCXYZabcxyz0189-_"));
+  for (char c : std::string("+/=. \n\t"))
+    CHECK_FALSE(is_base64url(std::string("ab") + c + "cd"));
+  CHECK_FALSE(is_base64url(std::string("ab\0cd", 5)));
+  CHECK_FALSE(is_base64url("ab\xc3\xa9"));
+}
