@@ -1,6 +1,6 @@
 #include "db/app_repository.hpp"
 
-#include "db/sql_migrations.hpp"
+#include "db/migrator.hpp"
 
 namespace receiptd::db {
 
@@ -185,26 +185,10 @@ std::int64_t app_repository::revision() {
 
 void install_auth_revision_triggers(connection& c) {
   namespace q = sql::auth_revision;
-  bool postgresql = c.kind() == dialect::postgresql;
-  auto& s = c.session();
-  auto present = [&] {
-    long long n = 0;
-    s << std::string(postgresql ? q::count_postgresql : q::count_sqlite), soci::into(n);
-    return n == (postgresql ? q::triggers_postgresql : q::triggers_sqlite);
-  };
-  if (present()) // the common case: no write lock, no DDL
-    return;
-  transaction tx(c, access::write);
-  if (postgresql) {
-    long long key = sql::migrations::lock_key;
-    s << std::string(sql::migrations::lock_postgresql), soci::use(key, "lock_key");
-    for (auto statement : q::install_postgresql)
-      s << std::string(statement);
-  } else {
-    for (auto statement : q::install_sqlite)
-      s << std::string(statement);
-  }
-  tx.commit();
+  if (c.kind() == dialect::postgresql)
+    install_when_missing(c, q::count_postgresql, q::triggers_postgresql, q::install_postgresql);
+  else
+    install_when_missing(c, q::count_sqlite, q::triggers_sqlite, q::install_sqlite);
 }
 
 } // namespace receiptd::db

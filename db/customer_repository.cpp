@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "db/sql_customers.hpp"
-#include "db/sql_migrations.hpp"
+#include "db/migrator.hpp"
 
 namespace receiptd::db {
 
@@ -174,19 +174,8 @@ void customer_repository::mark_announced(const std::string& grant_id) {
 
 void install_customer_change_triggers(connection& c) {
   namespace q = sql::customer_changes;
-  if (c.kind() != dialect::postgresql)
-    return;
-  auto& s = c.session();
-  long long present = 0;
-  s << std::string(q::count_postgresql), soci::into(present);
-  if (present == q::triggers_postgresql) // the common case: no write lock, no DDL
-    return;
-  transaction tx(c, access::write);
-  long long key = sql::migrations::lock_key;
-  s << std::string(sql::migrations::lock_postgresql), soci::use(key, "lock_key");
-  for (auto statement : q::install_postgresql)
-    s << std::string(statement);
-  tx.commit();
+  if (c.kind() == dialect::postgresql)
+    install_when_missing(c, q::count_postgresql, q::triggers_postgresql, q::install_postgresql);
 }
 
 } // namespace receiptd::db

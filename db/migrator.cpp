@@ -104,4 +104,21 @@ int apply_migrations(connection& c) {
   return count;
 }
 
+void install_when_missing(connection& c, std::string_view count_query, long long expected,
+                          std::span<const std::string_view> statements) {
+  auto& s = c.session();
+  long long present = 0;
+  s << std::string(count_query), soci::into(present);
+  if (present == expected)
+    return;
+  transaction tx(c, access::write);
+  if (c.kind() == dialect::postgresql) {
+    long long key = q::lock_key;
+    s << std::string(q::lock_postgresql), soci::use(key, "lock_key");
+  }
+  for (auto statement : statements)
+    s << std::string(statement);
+  tx.commit();
+}
+
 } // namespace receiptd::db

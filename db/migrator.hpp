@@ -1,6 +1,7 @@
 #pragma once
 // Applies the embedded migrations (db/migrations.hpp) that the database lacks.
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +16,13 @@ namespace receiptd::db {
 // leaving the schema as it was. A stored migration whose name differs from the
 // embedded one of the same version is an error (a renamed or reordered file).
 int apply_migrations(connection& c);
+
+// Schema written per dialect beside the migrations (triggers): when
+// `count_query` finds fewer than `expected`, runs `statements` in one write
+// transaction, under the migration lock on PostgreSQL (several processes may
+// start at once). The common case, all present, takes no write lock.
+void install_when_missing(connection& c, std::string_view count_query, long long expected,
+                          std::span<const std::string_view> statements);
 
 // The statements of a migration text: split at ';' outside quotes and comments;
 // comment-only and empty statements are dropped.
