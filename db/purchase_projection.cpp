@@ -107,6 +107,32 @@ std::optional<mp::purchase> purchase_projection::fold_in(const mp::observation& 
   return p;
 }
 
+// As fold_in makes a purchase no key names yet, for the one purchase a record
+// names: announce and touch_customer would write nothing.
+std::optional<purchase_projection::first_purchase>
+purchase_projection::first_of(const std::vector<mp::observation>& seen) {
+  if (seen.size() != 1)
+    return std::nullopt;
+  const auto& o = seen.front();
+  if (!mp::may_start(o) || o.linked_key)
+    return std::nullopt;
+  if (box_.wanted(o.app_id, model::event_type::in_app_purchase_created)
+      || box_.wanted(o.app_id, model::event_type::customer_entitlements_changed))
+    return std::nullopt;
+  auto fresh = mp::start(o, model::make_uuid(), now_);
+  fresh.versions = 1;
+  auto next = mp::next_change(fresh, now_);
+  return first_purchase{std::move(fresh), o.key, next};
+}
+
+std::shared_ptr<const mp::purchase_set> purchase_projection::started(const mp::purchase& p) {
+  auto set = std::make_shared<mp::purchase_set>();
+  set->at = now_;
+  set->entitlements.push_back(entitlements_of(p));
+  set->items.push_back(p);
+  return set;
+}
+
 std::optional<mp::purchase>
 purchase_projection::project(const std::string& app_id,
                              const model::store_a::verified_notification& v) {

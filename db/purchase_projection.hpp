@@ -49,6 +49,25 @@ public:
   template <class Record>
   std::shared_ptr<const model::purchases::purchase_set> project(const Record& stored);
 
+  // A new record's purchase when the record's INSERT may write it too (a save
+  // batch's new records, sql::records::insert_many_starting): the record names
+  // one purchase, which it starts by itself (it proves it, no linked key) if no
+  // purchase holds the key yet, and nothing else is written of it (no endpoint of
+  // the app wants its event or its customer's). Then what project() stores for
+  // it: its first version, with its timer. nullopt: the usual save and fold.
+  // Whether the key is free is the statement's to find: a record whose key is
+  // taken writes nothing there and is saved the usual way.
+  struct first_purchase {
+    model::purchases::purchase purchase;
+    std::string key;
+    std::optional<model::unix_ms> next_change;
+  };
+  template <class Record>
+  std::optional<first_purchase> first_of(const Record& incoming);
+  // What project() answers for a record whose first_of purchase was written.
+  std::shared_ptr<const model::purchases::purchase_set>
+  started(const model::purchases::purchase& p);
+
   // A verified App Store Server Notification's own word on its purchase: the
   // purchase as folded (none when the notification names none).
   std::optional<model::purchases::purchase>
@@ -71,6 +90,7 @@ public:
   std::vector<std::string> entitlements_of(const model::purchases::purchase& p);
 
 private:
+  std::optional<first_purchase> first_of(const std::vector<model::purchases::observation>& seen);
   std::optional<model::purchases::purchase> fold_in(const model::purchases::observation& o);
   std::optional<model::purchases::purchase> find(const model::purchases::observation& o);
   void write(model::purchases::purchase& p, const boost::json::object& before);
@@ -114,6 +134,12 @@ std::optional<model::field_error> purchase_projection::refusal(const Record& inc
       return why;
   }
   return std::nullopt;
+}
+
+template <class Record>
+std::optional<purchase_projection::first_purchase>
+purchase_projection::first_of(const Record& incoming) {
+  return first_of(model::purchases::observe(incoming, terms_of(incoming.app_id).observe));
 }
 
 template <class Record>

@@ -43,6 +43,20 @@ mp::purchase purchase_row::purchase() const {
   return p;
 }
 
+std::vector<std::string_view> purchase_columns() {
+  purchase_row row;
+  return column_names([&](auto f) { row.all_columns(f); });
+}
+
+boost::json::object purchase_json_row(const mp::purchase& p,
+                                      std::optional<model::unix_ms> next_change) {
+  purchase_row row;
+  row.assign(p, next_change);
+  boost::json::object out;
+  row.all_columns(to_json_object{out});
+  return out;
+}
+
 namespace {
 
 template <class Bind>

@@ -5,7 +5,10 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <boost/json/object.hpp>
 
 #include "db/connection.hpp"
 #include "db/database.hpp"
@@ -52,6 +55,13 @@ struct purchase_row {
   void assign(const model::purchases::purchase& p, std::optional<model::unix_ms> next_change);
   model::purchases::purchase purchase() const; // throws corrupt_row
 };
+
+// The purchases table's columns, and a purchase as one row of them in JSON: for
+// a statement that writes purchases with other rows at once
+// (db/sql_records.hpp, insert_many_starting).
+std::vector<std::string_view> purchase_columns();
+boost::json::object purchase_json_row(const model::purchases::purchase& p,
+                                      std::optional<model::unix_ms> next_change);
 
 class purchase_repository {
 public:

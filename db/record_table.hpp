@@ -5,6 +5,7 @@
 // (db/record_rows.hpp, which names the proof's column) and the record's proof; the statements are
 // db/sql_records.hpp's, filled in for it.
 
+#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -15,6 +16,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "db/connection.hpp"
+#include "db/purchase_repository.hpp"
 #include "db/record_rows.hpp"
 #include "db/sql_records.hpp"
 #include "db/statements.hpp"
@@ -79,6 +81,7 @@ public:
                          key_id_, row_.id)) {
     if (c.kind() == dialect::postgresql) {
       insert_many_.emplace(prepare_insert_many(c));
+      insert_many_starting_.emplace(prepare_insert_many_starting(c));
       find_many_by_key_.emplace(prepare_find_many_by_key(c));
       update_many_.emplace(prepare_update_many(c));
     }
@@ -127,6 +130,42 @@ public:
     if (!any)
       inserted_ids_.clear();
     return inserted_ids_;
+  }
+
+  // PostgreSQL: new records, each with the new purchase it starts (its row,
+  // purchase_json_row) and that purchase's key, in one statement
+  // (sql::records::insert_many_starting): the ids of the records inserted, each
+  // with its purchase, and of those whose proof was stored. The others wrote
+  // nothing.
+  struct starting_outcome {
+    std::vector<std::string> inserted;
+    std::vector<std::string> stored;
+  };
+  starting_outcome insert_many_starting(const std::vector<record>& records,
+                                        std::vector<boost::json::object> purchases,
+                                        const std::vector<std::string>& keys) {
+    if (!insert_many_starting_)
+      throw std::logic_error("insert_many_starting is PostgreSQL's");
+    if (purchases.size() != records.size() || keys.size() != records.size())
+      throw std::invalid_argument("insert_many_starting: one purchase and key per record");
+    auto rows = json_rows(records, [&](auto f) { row_.all_columns(f); });
+    boost::json::array purchase_rows(std::make_move_iterator(purchases.begin()),
+                                     std::make_move_iterator(purchases.end()));
+    boost::json::array key_list(keys.begin(), keys.end());
+    // One row per record at most, and one more (as insert_many).
+    inserted_ids_.assign(records.size() + 1, std::string());
+    inserted_.assign(records.size() + 1, 0);
+    starting_outcome out;
+    bool any = with_json(rows_, rows, [&] {
+      return with_json(purchase_rows_, purchase_rows, [&] {
+        return with_json(keys_, key_list, [&] { return insert_many_starting_->execute(true); });
+      });
+    });
+    if (!any)
+      return out;
+    for (std::size_t i = 0; i < inserted_ids_.size(); ++i)
+      (inserted_[i] ? out.inserted : out.stored).push_back(std::move(inserted_ids_[i]));
+    return out;
   }
 
   // PostgreSQL: the stored records for the proofs of `incoming` (app and proof
@@ -260,6 +299,19 @@ private:
     });
   }
 
+  soci::statement prepare_insert_many_starting(connection& c) {
+    auto tmpl = render_names(sql(sql::records::insert_many_starting), "{purchase_columns}",
+                             purchase_columns());
+    auto names = column_names([&](auto f) { row_.all_columns(f); });
+    return prepare(c.session(), render(tmpl, names), [&](soci::statement& st) {
+      st.exchange(soci::into(inserted_ids_));
+      st.exchange(soci::into(inserted_));
+      st.exchange(soci::use(rows_, "records"));
+      st.exchange(soci::use(purchase_rows_, "purchases"));
+      st.exchange(soci::use(keys_, "keys"));
+    });
+  }
+
   // Bound by reference into the statements below: declared first, never moved.
   typename Table::row row_;
   std::string key_id_;
@@ -268,13 +320,16 @@ private:
   std::string key_kind_{model::to_string(Table::kind)};
   int found_with_job_ = 0;
   std::string rows_; // insert_many's and update_many's rows, as JSON
-  std::string keys_; // find_many_for_update's keys, as JSON
+  std::string keys_; // find_many_for_update's keys, insert_many_starting's, as JSON
+  std::string purchase_rows_; // insert_many_starting's purchases, as JSON
   std::vector<std::string> inserted_ids_;
+  std::vector<int> inserted_; // insert_many_starting's: 1 inserted, 0 stored before
 
   soci::statement find_by_id_;
   soci::statement find_by_key_;
   soci::statement insert_;
   std::optional<soci::statement> insert_many_;      // PostgreSQL only
+  std::optional<soci::statement> insert_many_starting_; // PostgreSQL only
   std::optional<soci::statement> find_many_by_key_; // PostgreSQL only
   std::optional<soci::statement> update_many_;      // PostgreSQL only
   soci::statement update_;

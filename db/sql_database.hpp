@@ -234,7 +234,20 @@ private:
                        bool found_stored);
   template <class Repo, class Record>
   void insert_new(Repo& repo, const std::vector<batch_save>& batch,
-                  std::vector<std::optional<batch_saved>>& done, std::vector<bool>& stored);
+                  std::vector<std::optional<batch_saved>>& done, std::vector<bool>& stored,
+                  purchase_projection& projection);
+  // insert_new's records that start their purchase: batch index, the record
+  // with its id, its purchase.
+  template <class Record>
+  struct starting_records {
+    std::vector<std::size_t> at;
+    std::vector<Record> records;
+    std::vector<purchase_projection::first_purchase> firsts;
+  };
+  template <class Repo, class Record>
+  void insert_starting(Repo& repo, starting_records<Record> starting,
+                       purchase_projection& projection,
+                       std::vector<std::optional<batch_saved>>& done, std::vector<bool>& stored);
   template <class Repo, class Record>
   void update_stored(Repo& repo, const std::vector<batch_save>& batch,
                      const std::vector<std::size_t>& rest, const std::vector<bool>& stored,

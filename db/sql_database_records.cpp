@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -240,22 +241,47 @@ const std::string& proof_key(const model::transaction_record& r) {
 // PostgreSQL: new settled records of one table (Play orders, StoreKit 2
 // transactions) that announce nothing, as most uploads are: one INSERT for all of
 // them, committed by itself (one round trip however many: no BEGIN, no COMMIT).
-// done[i] is set for each record inserted, stored[i] for each one whose proof was
-// found stored (a re-upload, or a proof listed twice: the second). Those, a
-// receipt (its purchases are another table), a pending record (its job must commit
-// with it) and an upload that announces its change (its event must) are left for
-// the caller to save the usual way. Were the session lost after the server
-// committed, the retry finds the proofs stored and merges the same uploads into
-// them: the same records.
+// A record that names a purchase no key names yet, which it starts by itself and
+// of which nothing else is written (purchase_projection::first_of: a first
+// upload, as most are), is inserted with its purchase and the purchase's key in
+// one statement of its own (insert_many_starting). done[i] is set for each record
+// inserted, stored[i] for each one whose proof was found stored (a re-upload, or
+// a proof listed twice: the second). Those, a record whose purchase is there
+// already, a receipt (its purchases are another table), a pending record (its job
+// must commit with it) and an upload that announces its change (its event must)
+// are left for the caller to save the usual way. Were the session lost after the
+// server committed, the retry finds the proofs stored and merges the same uploads
+// into them: the same records.
 template <class Repo, class Record>
 void sql_database::insert_new(Repo& repo, const std::vector<batch_save>& batch,
                               std::vector<std::optional<batch_saved>>& done,
-                              std::vector<bool>& stored) {
+                              std::vector<bool>& stored, purchase_projection& projection) {
   std::vector<std::size_t> at;
+  starting_records<Record> starting;
+  std::set<std::tuple<std::string, model::purchases::marketplace, model::environment, std::string>>
+    keys; // one record per key in the statement: the others fold into its purchase
   for (std::size_t i = 0; i < batch.size(); ++i)
-    if (auto* r = std::get_if<Record>(&batch[i].record))
-      if (!model::needs_job(*r) && !r->terms.announce && !names_purchases(*r))
+    if (auto* r = std::get_if<Record>(&batch[i].record);
+        r && !model::needs_job(*r) && !r->terms.announce) {
+      if (!names_purchases(*r)) {
         at.push_back(i);
+        continue;
+      }
+      auto fresh = *r;
+      if (fresh.id.empty())
+        fresh.id = model::make_uuid(); // before its purchase names it as a source
+      auto first = projection.first_of(fresh);
+      if (first
+          && keys.emplace(first->purchase.app_id, first->purchase.market, first->purchase.env,
+                          first->key)
+               .second) {
+        starting.at.push_back(i);
+        starting.records.push_back(std::move(fresh));
+        starting.firsts.push_back(std::move(*first));
+      }
+    }
+  if (!starting.at.empty())
+    insert_starting(repo, std::move(starting), projection, done, stored);
   if (at.empty())
     return;
   // In proof order: concurrent batches that share proofs then take their rows'
@@ -282,6 +308,36 @@ void sql_database::insert_new(Repo& repo, const std::vector<batch_save>& batch,
     else
       stored[at[k]] = true; // committed before (ON CONFLICT waits for an inserter to end)
   }
+}
+
+// insert_new's records that start their purchase: records, purchases and keys in
+// one statement. A record it did not insert (its key named a purchase, or its
+// proof was stored: then stored[i]) is left for the caller, who then finds what
+// is there.
+template <class Repo, class Record>
+void sql_database::insert_starting(Repo& repo, starting_records<Record> starting,
+                                   purchase_projection& projection,
+                                   std::vector<std::optional<batch_saved>>& done,
+                                   std::vector<bool>& stored) {
+  std::vector<boost::json::object> rows;
+  std::vector<std::string> keys;
+  rows.reserve(starting.at.size());
+  keys.reserve(starting.at.size());
+  for (const auto& first : starting.firsts) {
+    rows.push_back(purchase_json_row(first.purchase, first.next_change));
+    keys.push_back(first.key);
+  }
+  auto& fresh = starting.records;
+  auto outcome = repo.insert_many_starting(fresh, std::move(rows), keys);
+  std::unordered_set<std::string_view> inserted(outcome.inserted.begin(), outcome.inserted.end());
+  std::unordered_set<std::string_view> found(outcome.stored.begin(), outcome.stored.end());
+  for (std::size_t k = 0; k < fresh.size(); ++k)
+    if (inserted.count(fresh[k].id)) {
+      fresh[k].purchases = projection.started(starting.firsts[k].purchase);
+      done[starting.at[k]].emplace(any_record(std::move(fresh[k])));
+    } else if (found.count(fresh[k].id)) {
+      stored[starting.at[k]] = true; // a re-upload: looked up, not inserted again
+    }
 }
 
 // PostgreSQL, inside the batch's transaction: the re-uploads among `rest` whose
@@ -360,12 +416,17 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
     std::vector<std::optional<batch_saved>> done(batch.size());
     std::vector<bool> stored(batch.size(), false);
     auto& c = conn();
+    const auto now = batch_time(batch);
+    // Each app's endpoints and terms read once for the batch, its first
+    // statements and its transaction.
+    auto box = make_outbox();
+    auto projection = make_projection(box, now);
     try {
       if (kind_ == dialect::postgresql) {
-        insert_new<purchase_order_repository, model::purchase_order_record>(purchase_orders(),
-                                                                            batch, done, stored);
+        insert_new<purchase_order_repository, model::purchase_order_record>(
+          purchase_orders(), batch, done, stored, projection);
         insert_new<transaction_repository, model::transaction_record>(transactions(), batch, done,
-                                                                      stored);
+                                                                      stored, projection);
       }
     } catch (const std::exception&) {
       if (!c.healthy())
@@ -403,11 +464,8 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
       auto kb = std::make_pair(batch[b].record.index(), proof_of(b));
       return ka < kb;
     });
-    const auto now = batch_time(batch);
     try {
       transaction tx(c, access::write);
-      auto box = make_outbox(); // each app's endpoints read once for the batch
-      auto projection = make_projection(box, now);
       if (kind_ == dialect::postgresql) {
         update_stored<purchase_order_repository, model::purchase_order_record>(
           purchase_orders(), batch, rest, stored, done);
@@ -425,12 +483,12 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
       drop_statements(); // they would leak the failed save's values (sql_database.hpp)
     }
     transaction tx(c, access::write);
-    auto box = make_outbox();
-    auto projection = make_projection(box, now);
+    // What the projection noted in the rolled back transaction goes with it.
+    auto again = make_projection(box, now);
     for (auto i : rest) {
       c.session() << sql::session::savepoint;
       try {
-        done[i].emplace(save_item(batch[i], box, projection, stored[i]));
+        done[i].emplace(save_item(batch[i], box, again, stored[i]));
         c.session() << sql::session::release_savepoint;
       } catch (const std::exception& e) {
         // This save alone is undone; a lost session throws again on the next

@@ -47,6 +47,49 @@ inline constexpr std::string_view insert_many
     " FROM json_populate_recordset(CAST(NULL AS {table}), CAST(:rows AS json))"
     " ON CONFLICT (app_id, {proof}) DO NOTHING RETURNING id";
 
+// PostgreSQL: new records of a save batch, each with the new purchase it starts
+// (db::purchase_projection::first_of; no two with the same key), at once: one
+// statement for the records, their purchases and the purchases' keys, committed
+// together. :records, :purchases (rows as JSON arrays) and :keys (a JSON array of
+// texts) are in the same order, item by item. An item whose key names a purchase
+// already, or whose proof is stored, writes nothing; the ids of the records
+// inserted come back (1), and of those whose proof was stored (0: re-uploads),
+// and the caller saves all but the first the usual way. Records are written
+// before keys, in proof order, as a lone save writes them, so that concurrent
+// saves of the same proofs wait for each other instead of deadlocking; a key
+// another transaction wrote since this statement began fails the statement (the
+// caller then saves each the usual way). A key's row checks its purchase's at the
+// statement's end, when both are written. Each array is parsed once (json
+// operators would parse an item again for every field they read), and a proof or
+// key is looked up by a subquery with LIMIT 1, one index lookup per item: the
+// planner takes a JSON function for 100 rows and would otherwise join the whole
+// table (as find_many_by_key says).
+inline constexpr std::string_view insert_many_starting
+  = "WITH r0 AS MATERIALIZED (SELECT * FROM json_populate_recordset(CAST(NULL AS {table}),"
+    " CAST(:records AS json)) WITH ORDINALITY),"
+    " p0 AS MATERIALIZED (SELECT * FROM json_populate_recordset(CAST(NULL AS purchases),"
+    " CAST(:purchases AS json)) WITH ORDINALITY),"
+    " k0 AS MATERIALIZED (SELECT * FROM json_array_elements_text(CAST(:keys AS json))"
+    " WITH ORDINALITY AS e(purchase_key, n)),"
+    " free AS MATERIALIZED (SELECT p0.ordinality FROM p0 JOIN k0 ON k0.n = p0.ordinality"
+    " WHERE (SELECT pk.purchase_id FROM purchase_keys pk WHERE pk.app_id = p0.app_id"
+    " AND pk.marketplace = p0.marketplace AND pk.environment = p0.environment"
+    " AND pk.purchase_key = k0.purchase_key LIMIT 1) IS NULL),"
+    " r AS (INSERT INTO {table} ({columns}) SELECT {columns} FROM r0"
+    " WHERE ordinality IN (SELECT ordinality FROM free) ORDER BY app_id, {proof}, ordinality"
+    " ON CONFLICT (app_id, {proof}) DO NOTHING RETURNING id),"
+    " k AS (INSERT INTO purchase_keys (app_id, marketplace, environment, purchase_key, purchase_id)"
+    " SELECT p0.app_id, p0.marketplace, p0.environment, k0.purchase_key, p0.id"
+    " FROM p0 JOIN k0 ON k0.n = p0.ordinality JOIN r0 ON r0.ordinality = p0.ordinality"
+    " WHERE r0.id IN (SELECT id FROM r)"
+    " ORDER BY p0.app_id, p0.marketplace, p0.environment, k0.purchase_key"
+    " RETURNING purchase_id),"
+    " p AS (INSERT INTO purchases ({purchase_columns}) SELECT {purchase_columns} FROM p0"
+    " WHERE id IN (SELECT purchase_id FROM k))"
+    " SELECT id, 1 FROM r UNION ALL SELECT r0.id, 0 FROM r0"
+    " WHERE (SELECT t.id FROM {table} t WHERE t.app_id = r0.app_id AND t.{proof} = r0.{proof}"
+    " LIMIT 1) IS NOT NULL";
+
 inline constexpr std::string_view update = "UPDATE {table} SET {assignments} WHERE id = :key_id";
 
 // PostgreSQL: a save batch's stored proofs at once (its re-uploads), as

@@ -42,6 +42,13 @@ std::string render(std::string_view sql_template, const std::vector<std::string_
   return sql;
 }
 
+std::string render_names(std::string_view sql_template, std::string_view placeholder,
+                         const std::vector<std::string_view>& names) {
+  std::string sql(sql_template);
+  replace_all(sql, placeholder, join(names, ""));
+  return sql;
+}
+
 std::string for_table(std::string_view tmpl, std::string_view table, std::string_view proof) {
   std::string sql(tmpl);
   replace_all(sql, "{table}", std::string(table));

@@ -125,6 +125,11 @@ std::vector<std::string_view> column_names(Visit&& visit) {
 // Only compile-time identifiers are spliced in; every value is bound.
 std::string render(std::string_view sql_template, const std::vector<std::string_view>& names);
 
+// Expands `placeholder` (e.g. "{purchase_columns}") to "a, b": a statement over
+// two tables' column groups renders the second this way, then the first with render.
+std::string render_names(std::string_view sql_template, std::string_view placeholder,
+                         const std::vector<std::string_view>& names);
+
 // Prepares `sql` on the session after `bind(statement&)` attached its elements.
 template <class Bind>
 soci::statement prepare(soci::session& s, const std::string& sql, Bind&& bind) {

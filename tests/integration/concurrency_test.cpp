@@ -168,4 +168,60 @@ TEST_CASE("concurrent batches sharing new proofs make one record of each",
   }
 }
 
+// On PostgreSQL a batch's first uploads write their purchases with them in one
+// statement, key first; a lone save writes the record first, then the key. Both
+// at once on the same proofs, in opposite orders: each proof is one record and
+// one purchase, and every save succeeds.
+TEST_CASE("concurrent first uploads of the same purchases make one purchase of each",
+          "[purchases][batch][concurrency]") {
+  database_fixture f;
+  auto a = f.second_connection();
+  auto b = f.second_connection();
+  constexpr int rounds = 6;
+  constexpr int proofs = 12;
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<db::batch_save> batch;
+    for (int i = 0; i < proofs; ++i) {
+      auto r = minimal_purchase_order(f.app.id,
+                                      "start-" + std::to_string(round) + "-" + std::to_string(i));
+      r.state = model::validation_state::validated;
+      r.purchase.acknowledged = true; // no job: the batch's one statement takes it
+      batch.push_back({r, t0});
+    }
+    model::result<std::vector<db::batch_saved>> ra = db::failure("not run");
+    std::vector<model::result<db::saved<model::purchase_order_record>>> rb;
+    std::barrier start(2);
+    std::thread ta([&] {
+      start.arrive_and_wait();
+      ra = a->save_batch(batch);
+    });
+    std::thread tb([&] {
+      start.arrive_and_wait();
+      for (int i = proofs - 1; i >= 0; --i)
+        rb.push_back(b->save_purchase_order(
+          std::get<model::purchase_order_record>(batch[static_cast<std::size_t>(i)].record), t0));
+    });
+    ta.join();
+    tb.join();
+    INFO("round " << round);
+    auto sa = REQUIRE_OK(ra);
+    REQUIRE(sa.size() == proofs);
+    for (int i = 0; i < proofs; ++i) {
+      REQUIRE(sa[static_cast<std::size_t>(i)].ok());
+      auto& x = std::get<model::purchase_order_record>(sa[static_cast<std::size_t>(i)].value());
+      auto y = REQUIRE_OK(rb[static_cast<std::size_t>(proofs - 1 - i)]).record;
+      CHECK(x.id == y.id);
+      REQUIRE(x.purchases);
+      REQUIRE(y.purchases);
+      REQUIRE(x.purchases->items.size() == 1);
+      REQUIRE(y.purchases->items.size() == 1);
+      CHECK(x.purchases->items[0].id == y.purchases->items[0].id);
+      auto stored = REQUIRE_OK(f.db->purchases_of(model::any_record{x}, t0));
+      REQUIRE(stored);
+      REQUIRE(stored->items.size() == 1);
+      CHECK(stored->items[0].id == x.purchases->items[0].id);
+    }
+  }
+}
+
 } // namespace receiptd::test

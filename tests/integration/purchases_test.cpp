@@ -9,6 +9,7 @@
 
 #include "model/identifiers.hpp"
 #include "model/purchases/customer.hpp"
+#include "model/purchases/resource_json.hpp"
 #include "model/purchases/rules.hpp"
 #include "tests/integration/fixture.hpp"
 #include "tests/support/db/raw_sql.hpp"
@@ -295,6 +296,104 @@ TEST_CASE("a customer lookup reads only the purchases its answer shows, answerin
           != ids_of(model::purchases::answer_purchases(all.purchases, t0 + 40 * day)));
     REQUIRE_OK(d.migrate());
     check_lookup(d, app, "erin", times);
+  }
+}
+
+} // namespace receiptd::test
+
+namespace receiptd::test {
+
+namespace {
+
+// Saves `batch` in one call and requires every save to succeed.
+std::vector<db::batch_saved> save_all(db::database& d, const std::vector<db::batch_save>& batch) {
+  auto results = REQUIRE_OK(d.save_batch(batch));
+  REQUIRE(results.size() == batch.size());
+  for (const auto& r : results)
+    REQUIRE(r.ok());
+  return results;
+}
+
+const model::purchases::purchase_set& purchases_in(const db::batch_saved& saved) {
+  const auto* set = std::visit([](const auto& r) { return r.purchases.get(); }, saved.value());
+  REQUIRE(set);
+  return *set;
+}
+
+// A purchase's resource as its answer shows it, with its ids and app's taken
+// from `like`: the same purchase made for another app, compared field by field.
+std::string shown(model::purchases::purchase p, const std::vector<std::string>& entitlements,
+                  const model::purchases::purchase* like = nullptr) {
+  if (like) {
+    p.id = like->id;
+    p.app_id = like->app_id;
+    REQUIRE(p.sources.size() == like->sources.size());
+    for (std::size_t i = 0; i < p.sources.size(); ++i)
+      p.sources[i].id = like->sources[i].id;
+  }
+  return json::serialize(model::purchases::purchase_json(p, entitlements, t0 + 1));
+}
+
+} // namespace
+
+// On PostgreSQL a batch's first uploads whose app wants no purchase events are
+// written with their purchases in one statement; an app that wants them folds
+// each the usual way. Both store and answer the same purchases.
+TEST_CASE("a batch's first uploads start their purchases as the usual fold does",
+          "[purchases][batch]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto quiet = with_rules(d, f.app);
+  auto heard = with_rules(d, make_app(d, "heard-app"));
+  add_endpoint(d, heard);
+  auto uploads = [&](const model::app& app) {
+    auto play = validated(minimal_purchase_order(app.id, "first-token"));
+    play.purchase.acknowledged = true;
+    play.echo.user_identifier = "alice";
+    auto first = signed_transaction_record(app.id, "2000000000000001", "2000000000000001");
+    first.echo.user_identifier = "alice";
+    // The same purchase's next transaction, and the same proof again, in the
+    // same batch: each folds into the purchase the first started.
+    auto renewal = signed_transaction_record(app.id, "2000000000000002", "2000000000000001");
+    auto again = play;
+    again.echo.metadata = R"({"again":true})";
+    return std::vector<db::batch_save>{{play, t0}, {first, t0}, {renewal, t0}, {again, t0}};
+  };
+  auto got = save_all(d, uploads(quiet));
+  auto want = save_all(d, uploads(heard));
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO("upload " << i);
+    const auto& g = purchases_in(got[i]);
+    const auto& w = purchases_in(want[i]);
+    REQUIRE(g.items.size() == 1);
+    REQUIRE(w.items.size() == 1);
+    CHECK(g.entitlements == w.entitlements);
+    CHECK(shown(w.items[0], w.entitlements[0], &g.items[0])
+          == shown(g.items[0], g.entitlements[0]));
+  }
+  // What the last answer of each purchase shows is what is stored.
+  for (std::size_t i : {2, 3}) {
+    INFO("upload " << i);
+    const auto& g = purchases_in(got[i]);
+    auto stored = REQUIRE_OK(d.find_purchase(g.items[0].id, t0 + 1));
+    REQUIRE(stored);
+    CHECK(shown(stored->items[0], stored->entitlements[0])
+          == shown(g.items[0], g.entitlements[0]));
+  }
+  CHECK(purchases_in(got[0]).items[0].id == purchases_in(got[3]).items[0].id);
+  CHECK(purchases_in(got[1]).items[0].id == purchases_in(got[2]).items[0].id);
+  CHECK(purchases_in(got[2]).items[0].versions == 2);
+  CHECK(entitlements_now(d, quiet, "alice", t0 + 1) == std::vector<std::string>{"premium"});
+  CHECK(events_of(d, quiet, event_type::in_app_purchase_created).empty());
+  CHECK(events_of(d, heard, event_type::in_app_purchase_created).size() == 2);
+
+  SECTION("a later batch's first upload of a purchase already made folds into it") {
+    auto later = signed_transaction_record(quiet.id, "2000000000000003", "2000000000000001");
+    auto again = save_all(d, {{later, t0 + 10}});
+    const auto& p = purchases_in(again[0]);
+    REQUIRE(p.items.size() == 1);
+    CHECK(p.items[0].id == purchases_in(got[1]).items[0].id);
+    CHECK(p.items[0].versions == 3);
   }
 }
 
