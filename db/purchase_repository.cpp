@@ -48,12 +48,18 @@ std::vector<std::string_view> purchase_columns() {
   return column_names([&](auto f) { row.all_columns(f); });
 }
 
-boost::json::object purchase_json_row(const mp::purchase& p,
-                                      std::optional<model::unix_ms> next_change) {
+std::string purchase_json_rows(const std::vector<purchase_to_write>& purchases) {
+  std::string out = "[";
   purchase_row row;
-  row.assign(p, next_change);
-  boost::json::object out;
-  row.all_columns(to_json_object{out});
+  for (const auto& p : purchases) {
+    row.assign(*p.purchase, p.next_change);
+    if (out.size() > 1)
+      out += ',';
+    out += '{';
+    row.all_columns(to_json_text{out});
+    out += '}';
+  }
+  out += ']';
   return out;
 }
 

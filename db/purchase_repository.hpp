@@ -8,7 +8,6 @@
 #include <string_view>
 #include <vector>
 
-#include <boost/json/object.hpp>
 
 #include "db/connection.hpp"
 #include "db/database.hpp"
@@ -56,12 +55,15 @@ struct purchase_row {
   model::purchases::purchase purchase() const; // throws corrupt_row
 };
 
-// The purchases table's columns, and a purchase as one row of them in JSON: for
-// a statement that writes purchases with other rows at once
+// The purchases table's columns, and purchases as rows of them, a JSON array's
+// text: for a statement that writes purchases with other rows at once
 // (db/sql_records.hpp, insert_many_starting).
 std::vector<std::string_view> purchase_columns();
-boost::json::object purchase_json_row(const model::purchases::purchase& p,
-                                      std::optional<model::unix_ms> next_change);
+struct purchase_to_write {
+  const model::purchases::purchase* purchase;
+  std::optional<model::unix_ms> next_change;
+};
+std::string purchase_json_rows(const std::vector<purchase_to_write>& purchases);
 
 class purchase_repository {
 public:

@@ -5,11 +5,11 @@
 // (db/record_rows.hpp, which names the proof's column) and the record's proof; the statements are
 // db/sql_records.hpp's, filled in for it.
 
-#include <iterator>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <boost/json/array.hpp>
@@ -126,14 +126,14 @@ public:
     // it runs the statement to its end (an SQLite statement left on a row is still
     // in progress: its autocommit would wait, and it would keep the write lock).
     inserted_ids_.assign(records.size() + 1, std::string());
-    bool any = with_json(rows_, rows, [&] { return insert_many_->execute(true); });
+    bool any = with_json(rows_, std::move(rows), [&] { return insert_many_->execute(true); });
     if (!any)
       inserted_ids_.clear();
     return inserted_ids_;
   }
 
-  // PostgreSQL: new records, each with the new purchase it starts (its row,
-  // purchase_json_row) and that purchase's key, in one statement
+  // PostgreSQL: new records, each with the new purchase it starts (their rows as
+  // a JSON array, purchase_json_rows) and that purchase's key, in one statement
   // (sql::records::insert_many_starting): the ids of the records inserted, each
   // with its purchase, and of those whose proof was stored. The others wrote
   // nothing.
@@ -142,22 +142,20 @@ public:
     std::vector<std::string> stored;
   };
   starting_outcome insert_many_starting(const std::vector<record>& records,
-                                        std::vector<boost::json::object> purchases,
+                                        std::string purchase_rows,
                                         const std::vector<std::string>& keys) {
     if (!insert_many_starting_)
       throw std::logic_error("insert_many_starting is PostgreSQL's");
-    if (purchases.size() != records.size() || keys.size() != records.size())
+    if (keys.size() != records.size())
       throw std::invalid_argument("insert_many_starting: one purchase and key per record");
     auto rows = json_rows(records, [&](auto f) { row_.all_columns(f); });
-    boost::json::array purchase_rows(std::make_move_iterator(purchases.begin()),
-                                     std::make_move_iterator(purchases.end()));
     boost::json::array key_list(keys.begin(), keys.end());
     // One row per record at most, and one more (as insert_many).
     inserted_ids_.assign(records.size() + 1, std::string());
     inserted_.assign(records.size() + 1, 0);
     starting_outcome out;
-    bool any = with_json(rows_, rows, [&] {
-      return with_json(purchase_rows_, purchase_rows, [&] {
+    bool any = with_json(rows_, std::move(rows), [&] {
+      return with_json(purchase_rows_, std::move(purchase_rows), [&] {
         return with_json(keys_, key_list, [&] { return insert_many_starting_->execute(true); });
       });
     });
@@ -195,7 +193,7 @@ public:
       row_.upload_columns(f);
       row_.verdict_columns(f);
     });
-    auto changed = with_json(rows_, rows, [&] { return execute_change(*update_many_); });
+    auto changed = with_json(rows_, std::move(rows), [&] { return execute_change(*update_many_); });
     if (changed != static_cast<long long>(records.size()))
       throw std::runtime_error(std::string(Table::name) + ": "
                                + std::to_string(records.size() - changed)
@@ -227,29 +225,35 @@ public:
   }
 
 private:
-  // The records as a JSON array of objects, one member per column `group` visits.
+  // The records as a JSON array of objects (text), one member per column `group`
+  // visits.
   template <class Group>
-  boost::json::array json_rows(const std::vector<record>& records, Group group) {
-    boost::json::array rows;
-    rows.reserve(records.size());
+  std::string json_rows(const std::vector<record>& records, Group group) {
+    std::string rows = "[";
     for (const auto& r : records) {
       row_.assign(r);
-      boost::json::object columns;
-      group(to_json_object{columns});
-      rows.emplace_back(std::move(columns));
+      if (rows.size() > 1)
+        rows += ',';
+      rows += '{';
+      group(to_json_text{rows});
+      rows += '}';
     }
+    rows += ']';
     return rows;
   }
 
-  // Runs a statement with its JSON parameter `slot` holding `json`; the values are
-  // not kept once it returns or throws.
+  // Runs a statement with its JSON parameter `slot` holding `json` (a document,
+  // or its text); the values are not kept once it returns or throws.
   template <class Json, class Run>
-  static auto with_json(std::string& slot, const Json& json, Run&& run) {
+  static auto with_json(std::string& slot, Json&& json, Run&& run) {
     struct clear {
       std::string& s;
       ~clear() { std::string().swap(s); }
     } guard{slot};
-    slot = boost::json::serialize(json);
+    if constexpr (std::is_same_v<std::decay_t<Json>, std::string>)
+      slot = std::forward<Json>(json);
+    else
+      slot = boost::json::serialize(json);
     return run();
   }
 

@@ -319,16 +319,16 @@ void sql_database::insert_starting(Repo& repo, starting_records<Record> starting
                                    purchase_projection& projection,
                                    std::vector<std::optional<batch_saved>>& done,
                                    std::vector<bool>& stored) {
-  std::vector<boost::json::object> rows;
+  std::vector<purchase_to_write> purchases;
   std::vector<std::string> keys;
-  rows.reserve(starting.at.size());
+  purchases.reserve(starting.at.size());
   keys.reserve(starting.at.size());
   for (const auto& first : starting.firsts) {
-    rows.push_back(purchase_json_row(first.purchase, first.next_change));
+    purchases.push_back({&first.purchase, first.next_change});
     keys.push_back(first.key);
   }
   auto& fresh = starting.records;
-  auto outcome = repo.insert_many_starting(fresh, std::move(rows), keys);
+  auto outcome = repo.insert_many_starting(fresh, purchase_json_rows(purchases), keys);
   std::unordered_set<std::string_view> inserted(outcome.inserted.begin(), outcome.inserted.end());
   std::unordered_set<std::string_view> found(outcome.stored.begin(), outcome.stored.end());
   for (std::size_t k = 0; k < fresh.size(); ++k)

@@ -10,7 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/string_view.hpp>
 #include <soci/soci.h>
 
 namespace receiptd::db {
@@ -87,19 +88,43 @@ struct bind_into {
   }
 };
 
-// A row as a JSON object, one member per column (NULL as null): the rows of a
-// statement that takes many at once as one JSON array parameter.
-struct to_json_object {
-  boost::json::object& out;
-  void operator()(const char* name, const std::string& v) const { out.emplace(name, v); }
-  void operator()(const char* name, long long v) const { out.emplace(name, v); }
-  void operator()(const char* name, int v) const { out.emplace(name, v); }
+// A row as a JSON object's members, written as text into `out` (one member per
+// column, NULL as null; the caller writes the braces): the rows of a statement
+// that takes many at once as one JSON array parameter. Written from the values,
+// without a document; column names are identifiers, strings are escaped by
+// Boost.JSON.
+struct to_json_text {
+  std::string& out;
+  bool first = true;
+
+  void operator()(const char* name, const std::string& v) {
+    key(name);
+    out += boost::json::serialize(boost::json::string_view(v));
+  }
+  void operator()(const char* name, long long v) {
+    key(name);
+    out += std::to_string(v);
+  }
+  void operator()(const char* name, int v) {
+    key(name);
+    out += std::to_string(v);
+  }
   template <class T>
-  void operator()(const char* name, const nullable<T>& v) const {
-    if (v.ind == soci::i_null)
-      out.emplace(name, nullptr);
-    else
-      (*this)(name, v.value);
+  void operator()(const char* name, const nullable<T>& v) {
+    if (v.ind != soci::i_null)
+      return (*this)(name, v.value);
+    key(name);
+    out += "null";
+  }
+
+private:
+  void key(const char* name) {
+    if (!first)
+      out += ',';
+    first = false;
+    out += '"';
+    out += name;
+    out += "\":";
   }
 };
 
