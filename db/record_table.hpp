@@ -147,7 +147,7 @@ public:
     if (!insert_many_starting_)
       throw std::logic_error("insert_many_starting is PostgreSQL's");
     if (keys.size() != records.size())
-      throw std::invalid_argument("insert_many_starting: one purchase and key per record");
+      throw std::invalid_argument("insert_many_starting: one key per record");
     auto rows = json_rows(records, [&](auto f) { row_.all_columns(f); });
     boost::json::array key_list(keys.begin(), keys.end());
     // One row per record at most, and one more (as insert_many).
