@@ -81,7 +81,8 @@ public:
                          key_id_, row_.id)) {
     if (c.kind() == dialect::postgresql) {
       insert_many_.emplace(prepare_insert_many(c));
-      insert_many_starting_.emplace(prepare_insert_many_starting(c));
+      if constexpr (std::is_same_v<Table, purchase_order_table>) // Play orders' only
+        insert_many_starting_.emplace(prepare_insert_many_starting(c));
       find_many_by_key_.emplace(prepare_find_many_by_key(c));
       update_many_.emplace(prepare_update_many(c));
     }
@@ -145,7 +146,7 @@ public:
                                         std::string purchase_rows,
                                         const std::vector<std::string>& keys) {
     if (!insert_many_starting_)
-      throw std::logic_error("insert_many_starting is PostgreSQL's");
+      throw std::logic_error("insert_many_starting is PostgreSQL's, for Play orders");
     if (keys.size() != records.size())
       throw std::invalid_argument("insert_many_starting: one key per record");
     auto rows = json_rows(records, [&](auto f) { row_.all_columns(f); });
@@ -333,7 +334,7 @@ private:
   soci::statement find_by_key_;
   soci::statement insert_;
   std::optional<soci::statement> insert_many_;      // PostgreSQL only
-  std::optional<soci::statement> insert_many_starting_; // PostgreSQL only
+  std::optional<soci::statement> insert_many_starting_; // PostgreSQL, Play orders
   std::optional<soci::statement> find_many_by_key_; // PostgreSQL only
   std::optional<soci::statement> update_many_;      // PostgreSQL only
   soci::statement update_;

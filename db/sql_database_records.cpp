@@ -269,23 +269,24 @@ void sql_database::insert_new(Repo& repo, const std::vector<batch_save>& batch,
       }
       // Play orders only: StoreKit 2 transactions cost PostgreSQL more this way
       // (1 ms per upload against 0.2 ms in the transaction; bench/README.md).
-      if constexpr (!std::is_same_v<Record, model::purchase_order_record>)
-        continue;
-      auto fresh = *r;
-      if (fresh.id.empty())
-        fresh.id = model::make_uuid(); // before its purchase names it as a source
-      auto first = projection.first_of(fresh);
-      if (first
-          && keys.emplace(first->purchase.app_id, first->purchase.market, first->purchase.env,
-                          first->key)
-               .second) {
-        starting.at.push_back(i);
-        starting.records.push_back(std::move(fresh));
-        starting.firsts.push_back(std::move(*first));
+      if constexpr (std::is_same_v<Record, model::purchase_order_record>) {
+        auto fresh = *r;
+        if (fresh.id.empty())
+          fresh.id = model::make_uuid(); // before its purchase names it as a source
+        auto first = projection.first_of(fresh);
+        if (first
+            && keys.emplace(first->purchase.app_id, first->purchase.market, first->purchase.env,
+                            first->key)
+                 .second) {
+          starting.at.push_back(i);
+          starting.records.push_back(std::move(fresh));
+          starting.firsts.push_back(std::move(*first));
+        }
       }
     }
-  if (!starting.at.empty())
-    insert_starting(repo, std::move(starting), projection, done, stored);
+  if constexpr (std::is_same_v<Record, model::purchase_order_record>)
+    if (!starting.at.empty())
+      insert_starting(repo, std::move(starting), projection, done, stored);
   if (at.empty())
     return;
   // In proof order: concurrent batches that share proofs then take their rows'

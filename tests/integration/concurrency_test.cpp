@@ -168,10 +168,10 @@ TEST_CASE("concurrent batches sharing new proofs make one record of each",
   }
 }
 
-// On PostgreSQL a batch's first uploads write their purchases with them in one
-// statement, key first; a lone save writes the record first, then the key. Both
-// at once on the same proofs, in opposite orders: each proof is one record and
-// one purchase, and every save succeeds.
+// On PostgreSQL a batch's first Play uploads write their purchases with them in
+// one statement; a lone save writes them in its transaction. Both at once on the
+// same proofs, in opposite orders: each proof is one record and one purchase,
+// every save succeeds, and none waits for a deadlock to be found.
 TEST_CASE("concurrent first uploads of the same purchases make one purchase of each",
           "[purchases][batch][concurrency]") {
   database_fixture f;

@@ -25,6 +25,14 @@ model::app make_app(db::database& d, const std::string& name) {
   return REQUIRE_OK(d.create_app(a));
 }
 
+std::vector<db::batch_saved> save_all(db::database& d, const std::vector<db::batch_save>& batch) {
+  auto results = REQUIRE_OK(d.save_batch(batch));
+  REQUIRE(results.size() == batch.size());
+  for (const auto& r : results)
+    REQUIRE(r.ok());
+  return results;
+}
+
 std::vector<model::validation_job> jobs_of(db::database& d, const std::string& record_id) {
   std::vector<model::validation_job> out;
   for (auto& j : REQUIRE_OK(d.list_jobs()))

@@ -54,6 +54,9 @@ model::receipt_record minimal_receipt(const std::string& app_id, const std::stri
 // transactionId.
 // The record's jobs in validation_jobs (at most one, by the schema).
 std::vector<model::validation_job> jobs_of(db::database& d, const std::string& record_id);
+// Saves `batch` in one call and requires every save to succeed: the results, in
+// batch order.
+std::vector<db::batch_saved> save_all(db::database& d, const std::vector<db::batch_save>& batch);
 
 model::transaction_record signed_transaction_record(const std::string& app_id,
                                                     const std::string& transaction_id,

@@ -305,15 +305,6 @@ namespace receiptd::test {
 
 namespace {
 
-// Saves `batch` in one call and requires every save to succeed.
-std::vector<db::batch_saved> save_all(db::database& d, const std::vector<db::batch_save>& batch) {
-  auto results = REQUIRE_OK(d.save_batch(batch));
-  REQUIRE(results.size() == batch.size());
-  for (const auto& r : results)
-    REQUIRE(r.ok());
-  return results;
-}
-
 const model::purchases::purchase_set& purchases_in(const db::batch_saved& saved) {
   const auto* set = std::visit([](const auto& r) { return r.purchases.get(); }, saved.value());
   REQUIRE(set);
@@ -336,8 +327,8 @@ std::string shown(model::purchases::purchase p, const std::vector<std::string>& 
 
 } // namespace
 
-// On PostgreSQL a batch's first uploads whose app wants no purchase events are
-// written with their purchases in one statement; an app that wants them folds
+// On PostgreSQL a batch's first Play uploads whose app wants no purchase events
+// are written with their purchases in one statement; an app that wants them folds
 // each the usual way. Both store and answer the same purchases.
 TEST_CASE("a batch's first uploads start their purchases as the usual fold does",
           "[purchases][batch]") {

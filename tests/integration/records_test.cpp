@@ -8,16 +8,6 @@ namespace receiptd::test {
 
 namespace {
 
-// Saves `batch` in one call and requires every save to succeed: the results, in
-// batch order.
-std::vector<db::batch_saved> save_all(db::database& d, const std::vector<db::batch_save>& batch) {
-  auto results = REQUIRE_OK(d.save_batch(batch));
-  REQUIRE(results.size() == batch.size());
-  for (const auto& r : results)
-    REQUIRE(r.ok());
-  return results;
-}
-
 // The purchase order save `i` of a batch stored.
 model::purchase_order_record order_at(const std::vector<db::batch_saved>& results, std::size_t i) {
   return std::get<model::purchase_order_record>(results[i].value());
