@@ -155,7 +155,8 @@ purchase_projection sql_database::make_projection(outbox& box, model::unix_ms no
 }
 
 outbox sql_database::make_outbox() {
-  return outbox([this]() -> webhook_repository& { return webhooks(); });
+  return outbox([this]() -> webhook_repository& { return webhooks(); },
+                [this](const std::string& app_id) { return endpoints_of(app_id); });
 }
 
 void sql_database::drop_statements() noexcept {

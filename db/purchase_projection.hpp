@@ -89,6 +89,13 @@ public:
   // The purchases' "entitlement/offering" names under the app's rules.
   std::vector<std::string> entitlements_of(const model::purchases::purchase& p);
 
+  // The apps' terms read so far are read again at their next use (and the
+  // outbox's endpoints: outbox::forget_reads).
+  void forget_reads() {
+    terms_.clear();
+    box_.forget_reads();
+  }
+
 private:
   std::optional<first_purchase> first_of(const std::vector<model::purchases::observation>& seen);
   std::optional<model::purchases::purchase> fold_in(const model::purchases::observation& o);

@@ -81,7 +81,7 @@ public:
                          key_id_, row_.id)) {
     if (c.kind() == dialect::postgresql) {
       insert_many_.emplace(prepare_insert_many(c));
-      if constexpr (std::is_same_v<Table, purchase_order_table>) // Play orders' only
+      if constexpr (!std::is_same_v<Table, receipt_table>) // a receipt's purchases: another table
         insert_many_starting_.emplace(prepare_insert_many_starting(c));
       find_many_by_key_.emplace(prepare_find_many_by_key(c));
       update_many_.emplace(prepare_update_many(c));
@@ -137,23 +137,27 @@ public:
   // a JSON array, purchase_json_rows) and that purchase's key, in one statement
   // (sql::records::insert_many_starting): the ids of the records inserted, each
   // with its purchase, and of those whose proof was stored. The others wrote
-  // nothing.
+  // nothing. Nothing is written when the auth revision is no longer `revision`,
+  // the one the caller's reads of the apps were made at.
   struct starting_outcome {
     std::vector<std::string> inserted;
     std::vector<std::string> stored;
+    bool revision_moved = false;
   };
   starting_outcome insert_many_starting(const std::vector<record>& records,
                                         std::string purchase_rows,
-                                        const std::vector<std::string>& keys) {
+                                        const std::vector<std::string>& keys,
+                                        std::int64_t revision) {
     if (!insert_many_starting_)
-      throw std::logic_error("insert_many_starting is PostgreSQL's, for Play orders");
+      throw std::logic_error("insert_many_starting is PostgreSQL's, not for receipts");
     if (keys.size() != records.size())
       throw std::invalid_argument("insert_many_starting: one key per record");
     auto rows = json_rows(records, [&](auto f) { row_.all_columns(f); });
     boost::json::array key_list(keys.begin(), keys.end());
-    // One row per record at most, and one more (as insert_many).
+    // One row per record at most, and one more (the revision's, or as insert_many).
     inserted_ids_.assign(records.size() + 1, std::string());
     inserted_.assign(records.size() + 1, 0);
+    revision_ = revision;
     starting_outcome out;
     bool any = with_json(rows_, std::move(rows), [&] {
       return with_json(purchase_rows_, std::move(purchase_rows), [&] {
@@ -163,7 +167,10 @@ public:
     if (!any)
       return out;
     for (std::size_t i = 0; i < inserted_ids_.size(); ++i)
-      (inserted_[i] ? out.inserted : out.stored).push_back(std::move(inserted_ids_[i]));
+      if (inserted_[i] == 2)
+        out.revision_moved = true;
+      else
+        (inserted_[i] ? out.inserted : out.stored).push_back(std::move(inserted_ids_[i]));
     return out;
   }
 
@@ -314,6 +321,7 @@ private:
       st.exchange(soci::use(rows_, "records"));
       st.exchange(soci::use(purchase_rows_, "purchases"));
       st.exchange(soci::use(keys_, "keys"));
+      st.exchange(soci::use(revision_, "revision"));
     });
   }
 
@@ -328,13 +336,14 @@ private:
   std::string keys_; // find_many_for_update's keys, insert_many_starting's, as JSON
   std::string purchase_rows_; // insert_many_starting's purchases, as JSON
   std::vector<std::string> inserted_ids_;
-  std::vector<int> inserted_; // insert_many_starting's: 1 inserted, 0 stored before
+  std::vector<int> inserted_; // insert_many_starting's: 1 inserted, 0 stored before, 2 moved
+  long long revision_ = 0;    // insert_many_starting's auth revision
 
   soci::statement find_by_id_;
   soci::statement find_by_key_;
   soci::statement insert_;
   std::optional<soci::statement> insert_many_;      // PostgreSQL only
-  std::optional<soci::statement> insert_many_starting_; // PostgreSQL, Play orders
+  std::optional<soci::statement> insert_many_starting_; // PostgreSQL, not receipts
   std::optional<soci::statement> find_many_by_key_; // PostgreSQL only
   std::optional<soci::statement> update_many_;      // PostgreSQL only
   soci::statement update_;

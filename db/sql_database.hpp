@@ -20,6 +20,7 @@
 
 #include "db/redact.hpp"
 #include "db/app_repository.hpp"
+#include "db/app_settings.hpp"
 #include "db/app_transaction_repository.hpp"
 #include "db/connection.hpp"
 #include "db/customer_repository.hpp"
@@ -212,6 +213,30 @@ private:
   // What the purchase layer needs of an app (its rules compiled once per
   // version of its row, kept across transactions).
   purchase_terms terms_of(const std::string& app_id);
+  // The app's webhook endpoints.
+  std::vector<model::webhook_endpoint> endpoints_of(const std::string& app_id);
+  // Inside a save batch, terms_of and endpoints_of answer what the session kept
+  // (db/app_settings.hpp), once the batch confirmed the auth revision it was read
+  // at; elsewhere they read.
+  enum class kept_reads {
+    unused,       // read every time
+    trusted,      // kept at a revision the batch confirmed (or its statement checks)
+    check_first,  // the revision is read at the first use, then trusted
+  };
+  // Sets kept_use_ back to unused when a batch ends, however it ends.
+  struct kept_reads_scope {
+    explicit kept_reads_scope(kept_reads& use) : use(use) {}
+    ~kept_reads_scope() { use = kept_reads::unused; }
+    kept_reads_scope(const kept_reads_scope&) = delete;
+    kept_reads_scope& operator=(const kept_reads_scope&) = delete;
+    kept_reads& use;
+  };
+  // The revision what is kept was read at, read first when none is known.
+  std::int64_t kept_revision();
+  // Whether what is kept may answer now (kept_reads::check_first reads the
+  // revision here).
+  bool use_kept();
+  purchase_terms read_terms(const std::string& app_id);
   // Also after a statement threw on a healthy session: SOCI 4.0.3's PostgreSQL
   // backend frees the copies of a statement's bound values only after a successful
   // execution, or when the statement is destroyed; the next execution of a
@@ -232,10 +257,15 @@ private:
   // save_batch's parts (db/sql_database_records.cpp).
   any_record save_item(const batch_save& item, outbox& box, purchase_projection& projection,
                        bool found_stored);
+  // What a batch's one statement found of the auth revision its kept reads
+  // were made at.
+  enum class revision_check { not_run, confirmed, moved };
+  // What two of a batch's statements found: moved if either did.
+  static revision_check either(revision_check a, revision_check b);
   template <class Repo, class Record>
-  void insert_new(Repo& repo, const std::vector<batch_save>& batch,
-                  std::vector<std::optional<batch_saved>>& done, std::vector<bool>& stored,
-                  purchase_projection& projection);
+  revision_check insert_new(Repo& repo, const std::vector<batch_save>& batch,
+                            std::vector<std::optional<batch_saved>>& done,
+                            std::vector<bool>& stored, purchase_projection& projection);
   // insert_new's records that start their purchase: batch index, the record
   // with its id, its purchase.
   template <class Record>
@@ -245,7 +275,7 @@ private:
     std::vector<purchase_projection::first_purchase> firsts;
   };
   template <class Repo, class Record>
-  void insert_starting(Repo& repo, starting_records<Record> starting,
+  revision_check insert_starting(Repo& repo, starting_records<Record> starting,
                        purchase_projection& projection,
                        std::vector<std::optional<batch_saved>>& done, std::vector<bool>& stored);
   template <class Repo, class Record>
@@ -273,6 +303,8 @@ private:
   std::unique_ptr<refund_repository> refunds_;
   // Compiled entitlement rules by app, with the rules text they were compiled from.
   std::map<std::string, std::pair<std::string, purchase_terms>> terms_;
+  app_settings kept_;
+  kept_reads kept_use_ = kept_reads::unused;
 };
 
 template <class T, class Body>

@@ -8,7 +8,39 @@ namespace receiptd::db {
 
 namespace mp = model::purchases;
 
+std::int64_t sql_database::kept_revision() {
+  if (!kept_.revision())
+    kept_.at(apps().revision());
+  return *kept_.revision();
+}
+
+bool sql_database::use_kept() {
+  switch (kept_use_) {
+  case kept_reads::unused:
+    return false;
+  case kept_reads::check_first:
+    kept_.at(apps().revision());
+    kept_use_ = kept_reads::trusted;
+    return true;
+  case kept_reads::trusted:
+    return true;
+  }
+  return false;
+}
+
 purchase_terms sql_database::terms_of(const std::string& app_id) {
+  if (use_kept())
+    return kept_.terms(app_id, [&] { return read_terms(app_id); });
+  return read_terms(app_id);
+}
+
+std::vector<model::webhook_endpoint> sql_database::endpoints_of(const std::string& app_id) {
+  if (use_kept())
+    return kept_.endpoints(app_id, [&] { return webhooks().endpoints(app_id); });
+  return webhooks().endpoints(app_id);
+}
+
+purchase_terms sql_database::read_terms(const std::string& app_id) {
   auto app = apps().find_by_id(app_id);
   if (!app)
     return {};

@@ -238,10 +238,18 @@ const std::string& proof_key(const model::transaction_record& r) {
 
 } // namespace
 
+sql_database::revision_check sql_database::either(revision_check a, revision_check b) {
+  if (a == revision_check::moved || b == revision_check::moved)
+    return revision_check::moved;
+  return a == revision_check::confirmed || b == revision_check::confirmed
+           ? revision_check::confirmed
+           : revision_check::not_run;
+}
+
 // PostgreSQL: new settled records of one table (Play orders, StoreKit 2
 // transactions) that announce nothing, as most uploads are: one INSERT for all of
 // them, committed by itself (one round trip however many: no BEGIN, no COMMIT).
-// A Play order that names a purchase no key names yet, which it starts by itself
+// A record that names a purchase no key names yet, which it starts by itself
 // and of which nothing else is written (purchase_projection::first_of: a first
 // upload, as most are), is inserted with its purchase and the purchase's key in
 // one statement of its own (insert_many_starting). done[i] is set for each record
@@ -253,9 +261,11 @@ const std::string& proof_key(const model::transaction_record& r) {
 // server committed, the retry finds the proofs stored and merges the same uploads
 // into them: the same records.
 template <class Repo, class Record>
-void sql_database::insert_new(Repo& repo, const std::vector<batch_save>& batch,
-                              std::vector<std::optional<batch_saved>>& done,
-                              std::vector<bool>& stored, purchase_projection& projection) {
+sql_database::revision_check
+sql_database::insert_new(Repo& repo, const std::vector<batch_save>& batch,
+                         std::vector<std::optional<batch_saved>>& done, std::vector<bool>& stored,
+                         purchase_projection& projection) {
+  auto check = revision_check::not_run;
   std::vector<std::size_t> at;
   starting_records<Record> starting;
   std::set<std::tuple<std::string, model::purchases::marketplace, model::environment, std::string>>
@@ -267,28 +277,23 @@ void sql_database::insert_new(Repo& repo, const std::vector<batch_save>& batch,
         at.push_back(i);
         continue;
       }
-      // Play orders only: StoreKit 2 transactions cost PostgreSQL more this way
-      // (1 ms per upload against 0.2 ms in the transaction; bench/README.md).
-      if constexpr (std::is_same_v<Record, model::purchase_order_record>) {
-        auto fresh = *r;
-        if (fresh.id.empty())
-          fresh.id = model::make_uuid(); // before its purchase names it as a source
-        auto first = projection.first_of(fresh);
-        if (first
-            && keys.emplace(first->purchase.app_id, first->purchase.market, first->purchase.env,
-                            first->key)
-                 .second) {
-          starting.at.push_back(i);
-          starting.records.push_back(std::move(fresh));
-          starting.firsts.push_back(std::move(*first));
-        }
+      auto fresh = *r;
+      if (fresh.id.empty())
+        fresh.id = model::make_uuid(); // before its purchase names it as a source
+      auto first = projection.first_of(fresh);
+      if (first
+          && keys.emplace(first->purchase.app_id, first->purchase.market, first->purchase.env,
+                          first->key)
+               .second) {
+        starting.at.push_back(i);
+        starting.records.push_back(std::move(fresh));
+        starting.firsts.push_back(std::move(*first));
       }
     }
-  if constexpr (std::is_same_v<Record, model::purchase_order_record>)
-    if (!starting.at.empty())
-      insert_starting(repo, std::move(starting), projection, done, stored);
+  if (!starting.at.empty())
+    check = insert_starting(repo, std::move(starting), projection, done, stored);
   if (at.empty())
-    return;
+    return check;
   // In proof order: concurrent batches that share proofs then take their rows'
   // locks in the same order and wait for each other instead of deadlocking.
   // Stable: of a proof listed twice, the first is inserted.
@@ -313,17 +318,20 @@ void sql_database::insert_new(Repo& repo, const std::vector<batch_save>& batch,
     else
       stored[at[k]] = true; // committed before (ON CONFLICT waits for an inserter to end)
   }
+  return check;
 }
 
 // insert_new's records that start their purchase: records, purchases and keys in
 // one statement. A record it did not insert (its key named a purchase, or its
 // proof was stored: then stored[i]) is left for the caller, who then finds what
-// is there.
+// is there. The statement checks the auth revision the apps' terms and endpoints
+// that chose these records were read at: when it moved, nothing is written.
 template <class Repo, class Record>
-void sql_database::insert_starting(Repo& repo, starting_records<Record> starting,
-                                   purchase_projection& projection,
-                                   std::vector<std::optional<batch_saved>>& done,
-                                   std::vector<bool>& stored) {
+sql_database::revision_check
+sql_database::insert_starting(Repo& repo, starting_records<Record> starting,
+                              purchase_projection& projection,
+                              std::vector<std::optional<batch_saved>>& done,
+                              std::vector<bool>& stored) {
   std::vector<purchase_to_write> purchases;
   std::vector<std::string> keys;
   purchases.reserve(starting.at.size());
@@ -333,7 +341,8 @@ void sql_database::insert_starting(Repo& repo, starting_records<Record> starting
     keys.push_back(first.key);
   }
   auto& fresh = starting.records;
-  auto outcome = repo.insert_many_starting(fresh, purchase_json_rows(purchases), keys);
+  auto outcome
+    = repo.insert_many_starting(fresh, purchase_json_rows(purchases), keys, kept_revision());
   std::unordered_set<std::string_view> inserted(outcome.inserted.begin(), outcome.inserted.end());
   std::unordered_set<std::string_view> found(outcome.stored.begin(), outcome.stored.end());
   for (std::size_t k = 0; k < fresh.size(); ++k)
@@ -343,6 +352,7 @@ void sql_database::insert_starting(Repo& repo, starting_records<Record> starting
     } else if (found.count(fresh[k].id)) {
       stored[starting.at[k]] = true; // a re-upload: looked up, not inserted again
     }
+  return outcome.revision_moved ? revision_check::moved : revision_check::confirmed;
 }
 
 // PostgreSQL, inside the batch's transaction: the re-uploads among `rest` whose
@@ -423,15 +433,22 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
     auto& c = conn();
     const auto now = batch_time(batch);
     // Each app's endpoints and terms read once for the batch, its first
-    // statements and its transaction.
+    // statements and its transaction, or not at all: the session keeps them
+    // between batches (db/app_settings.hpp). The one statement checks that the
+    // auth revision they were read at still holds; the transaction reads it
+    // first, unless that statement just confirmed it.
+    kept_reads_scope kept_scope(kept_use_);
     auto box = make_outbox();
     auto projection = make_projection(box, now);
+    auto check = revision_check::not_run;
     try {
       if (kind_ == dialect::postgresql) {
-        insert_new<purchase_order_repository, model::purchase_order_record>(
+        kept_use_ = kept_.revision() ? kept_reads::trusted : kept_reads::check_first;
+        check = insert_new<purchase_order_repository, model::purchase_order_record>(
           purchase_orders(), batch, done, stored, projection);
-        insert_new<transaction_repository, model::transaction_record>(transactions(), batch, done,
-                                                                      stored, projection);
+        if (check != revision_check::moved) // else it would find the revision moved too
+          check = either(check, insert_new<transaction_repository, model::transaction_record>(
+                                  transactions(), batch, done, stored, projection));
       }
     } catch (const std::exception&) {
       if (!c.healthy())
@@ -469,6 +486,12 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
       auto kb = std::make_pair(batch[b].record.index(), proof_of(b));
       return ka < kb;
     });
+    if (check == revision_check::moved)
+      kept_.forget(); // what is kept is of an older revision
+    if (check != revision_check::confirmed) {
+      projection.forget_reads(); // read again, at the revision the transaction sees
+      kept_use_ = kept_reads::check_first;
+    }
     try {
       transaction tx(c, access::write);
       if (kind_ == dialect::postgresql) {
@@ -489,6 +512,8 @@ sql_database::save_batch(const std::vector<batch_save>& batch) {
     }
     transaction tx(c, access::write);
     // What the projection noted in the rolled back transaction goes with it.
+    kept_use_ = kept_reads::check_first;
+    box.forget_reads();
     auto again = make_projection(box, now);
     for (auto i : rest) {
       c.session() << sql::session::savepoint;

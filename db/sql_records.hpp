@@ -63,16 +63,22 @@ inline constexpr std::string_view insert_many
 // operators would parse an item again for every field they read), and a proof or
 // key is looked up by a subquery with LIMIT 1, one index lookup per item: the
 // planner takes a JSON function for 100 rows and would otherwise join the whole
-// table (as find_many_by_key says).
+// table (as find_many_by_key says). What made the caller choose these items (the
+// apps' terms and endpoints, db/app_settings.hpp) was read at auth revision
+// :revision: if the revision moved since, nothing is written and one more row
+// ('', 2) says so.
 inline constexpr std::string_view insert_many_starting
-  = "WITH r0 AS MATERIALIZED (SELECT * FROM json_populate_recordset(CAST(NULL AS {table}),"
+  = "WITH ok AS MATERIALIZED (SELECT 1 FROM auth_revision WHERE id = 1"
+    " AND revision = :revision),"
+    " r0 AS MATERIALIZED (SELECT * FROM json_populate_recordset(CAST(NULL AS {table}),"
     " CAST(:records AS json)) WITH ORDINALITY),"
     " p0 AS MATERIALIZED (SELECT * FROM json_populate_recordset(CAST(NULL AS purchases),"
     " CAST(:purchases AS json)) WITH ORDINALITY),"
     " k0 AS MATERIALIZED (SELECT * FROM json_array_elements_text(CAST(:keys AS json))"
     " WITH ORDINALITY AS e(purchase_key, n)),"
     " free AS MATERIALIZED (SELECT p0.ordinality FROM p0 JOIN k0 ON k0.n = p0.ordinality"
-    " WHERE (SELECT pk.purchase_id FROM purchase_keys pk WHERE pk.app_id = p0.app_id"
+    " WHERE EXISTS (SELECT 1 FROM ok) AND (SELECT pk.purchase_id FROM purchase_keys pk"
+    " WHERE pk.app_id = p0.app_id"
     " AND pk.marketplace = p0.marketplace AND pk.environment = p0.environment"
     " AND pk.purchase_key = k0.purchase_key LIMIT 1) IS NULL),"
     " r AS (INSERT INTO {table} ({columns}) SELECT {columns} FROM r0"
@@ -88,7 +94,8 @@ inline constexpr std::string_view insert_many_starting
     " WHERE id IN (SELECT purchase_id FROM k))"
     " SELECT id, 1 FROM r UNION ALL SELECT r0.id, 0 FROM r0"
     " WHERE (SELECT t.id FROM {table} t WHERE t.app_id = r0.app_id AND t.{proof} = r0.{proof}"
-    " LIMIT 1) IS NOT NULL";
+    " LIMIT 1) IS NOT NULL"
+    " UNION ALL SELECT '', 2 WHERE NOT EXISTS (SELECT 1 FROM ok)";
 
 inline constexpr std::string_view update = "UPDATE {table} SET {assignments} WHERE id = :key_id";
 

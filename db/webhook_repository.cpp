@@ -278,7 +278,7 @@ bool webhook_repository::finish(const model::webhook_delivery& d) {
 const std::vector<model::webhook_endpoint>& outbox::endpoints_of(const std::string& app_id) {
   auto found = endpoints_.find(app_id);
   if (found == endpoints_.end())
-    found = endpoints_.emplace(app_id, repo_().endpoints(app_id)).first;
+    found = endpoints_.emplace(app_id, read_endpoints_(app_id)).first;
   return found->second;
 }
 

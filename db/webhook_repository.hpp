@@ -178,11 +178,15 @@ private:
 // The outbox of one write transaction: each change it makes that an endpoint of
 // its app wants becomes an event with one delivery per such endpoint, committed
 // (or rolled back) with the change. Each app's endpoints are read once per
-// transaction. `repo` gives the session's repository at each use (a failed save
-// inside a batch drops the prepared statements and their repositories).
+// transaction, with `endpoints` (the session decides whether from what it kept).
+// `repo` gives the session's repository at each use (a failed save inside a batch
+// drops the prepared statements and their repositories).
 class outbox {
 public:
-  explicit outbox(std::function<webhook_repository&()> repo) : repo_(std::move(repo)) {}
+  using endpoint_reader
+    = std::function<std::vector<model::webhook_endpoint>(const std::string& app_id)>;
+  outbox(std::function<webhook_repository&()> repo, endpoint_reader endpoints)
+    : repo_(std::move(repo)), read_endpoints_(std::move(endpoints)) {}
 
   // Whether any endpoint of the app wants events of this type.
   bool wanted(const std::string& app_id, model::event_type type);
@@ -197,10 +201,14 @@ public:
   // endpoints that want its type. Returns the number of deliveries written.
   int announce_event(const model::webhook_event& e);
 
+  // The endpoints read so far are read again at their next use.
+  void forget_reads() { endpoints_.clear(); }
+
 private:
   const std::vector<model::webhook_endpoint>& endpoints_of(const std::string& app_id);
 
   std::function<webhook_repository&()> repo_;
+  endpoint_reader read_endpoints_;
   std::map<std::string, std::vector<model::webhook_endpoint>> endpoints_;
 };
 

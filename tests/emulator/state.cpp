@@ -439,6 +439,7 @@ void emulator_state::log_request(logged_request request) {
   std::lock_guard lock(log_mutex_);
   if (log_.size() >= request_log_size)
     log_.pop_front();
+  request.seq = ++logged_;
   log_.push_back(std::move(request));
 }
 
@@ -447,7 +448,8 @@ boost::json::array emulator_state::requests_json() const {
   boost::json::array out;
   out.reserve(log_.size());
   for (const auto& r : log_)
-    out.push_back(boost::json::object{{"store", to_string(r.store)},
+    out.push_back(boost::json::object{{"seq", r.seq},
+                                      {"store", to_string(r.store)},
                                       {"method", r.method},
                                       {"path", r.path},
                                       {"authorization", r.authorization},

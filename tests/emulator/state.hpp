@@ -228,6 +228,7 @@ struct logged_request {
   std::string path;
   std::string authorization;
   std::string body;
+  std::uint64_t seq = 0; // 1 for the first request logged, then one more each
 };
 
 class emulator_state {
@@ -373,6 +374,7 @@ private:
 
   mutable std::mutex log_mutex_;
   std::deque<logged_request> log_;
+  std::uint64_t logged_ = 0; // requests logged since the start
 };
 
 } // namespace receiptd::emulator

@@ -172,24 +172,58 @@ TEST_CASE("concurrent batches sharing new proofs make one record of each",
 // one statement; a lone save writes them in its transaction. Both at once on the
 // same proofs, in opposite orders: each proof is one record and one purchase,
 // every save succeeds, and none waits for a deadlock to be found.
-TEST_CASE("concurrent first uploads of the same purchases make one purchase of each",
-          "[purchases][batch][concurrency]") {
+namespace {
+
+// Twelve first uploads of the round's purchases, of the record type under test.
+template <class Record>
+std::vector<db::batch_save> first_uploads(const std::string& app_id, int round, int proofs);
+
+template <>
+std::vector<db::batch_save> first_uploads<model::purchase_order_record>(const std::string& app_id,
+                                                                        int round, int proofs) {
+  std::vector<db::batch_save> batch;
+  for (int i = 0; i < proofs; ++i) {
+    auto r = minimal_purchase_order(app_id, "start-" + std::to_string(round) + "-" + std::to_string(i));
+    r.state = model::validation_state::validated;
+    r.purchase.acknowledged = true; // no job: the batch's one statement takes it
+    batch.push_back({r, t0});
+  }
+  return batch;
+}
+
+template <>
+std::vector<db::batch_save> first_uploads<model::transaction_record>(const std::string& app_id,
+                                                                     int round, int proofs) {
+  std::vector<db::batch_save> batch;
+  for (int i = 0; i < proofs; ++i) {
+    auto id = std::to_string(3000000000000000 + round * 100 + i);
+    batch.push_back({signed_transaction_record(app_id, id, id), t0});
+  }
+  return batch;
+}
+
+// A lone save of one upload (its own transaction).
+auto save_one(db::database& d, const model::purchase_order_record& r) {
+  return d.save_purchase_order(r, t0);
+}
+auto save_one(db::database& d, const model::transaction_record& r) {
+  return d.save_transaction(r, t0);
+}
+
+} // namespace
+
+TEMPLATE_TEST_CASE("concurrent first uploads of the same purchases make one purchase of each",
+                   "[purchases][batch][concurrency]", model::purchase_order_record,
+                   model::transaction_record) {
   database_fixture f;
   auto a = f.second_connection();
   auto b = f.second_connection();
   constexpr int rounds = 6;
   constexpr int proofs = 12;
   for (int round = 0; round < rounds; ++round) {
-    std::vector<db::batch_save> batch;
-    for (int i = 0; i < proofs; ++i) {
-      auto r = minimal_purchase_order(f.app.id,
-                                      "start-" + std::to_string(round) + "-" + std::to_string(i));
-      r.state = model::validation_state::validated;
-      r.purchase.acknowledged = true; // no job: the batch's one statement takes it
-      batch.push_back({r, t0});
-    }
+    auto batch = first_uploads<TestType>(f.app.id, round, proofs);
     model::result<std::vector<db::batch_saved>> ra = db::failure("not run");
-    std::vector<model::result<db::saved<model::purchase_order_record>>> rb;
+    std::vector<model::result<db::saved<TestType>>> rb;
     std::barrier start(2);
     std::thread ta([&] {
       start.arrive_and_wait();
@@ -198,8 +232,7 @@ TEST_CASE("concurrent first uploads of the same purchases make one purchase of e
     std::thread tb([&] {
       start.arrive_and_wait();
       for (int i = proofs - 1; i >= 0; --i)
-        rb.push_back(b->save_purchase_order(
-          std::get<model::purchase_order_record>(batch[static_cast<std::size_t>(i)].record), t0));
+        rb.push_back(save_one(*b, std::get<TestType>(batch[static_cast<std::size_t>(i)].record)));
     });
     ta.join();
     tb.join();
@@ -208,7 +241,7 @@ TEST_CASE("concurrent first uploads of the same purchases make one purchase of e
     REQUIRE(sa.size() == proofs);
     for (int i = 0; i < proofs; ++i) {
       REQUIRE(sa[static_cast<std::size_t>(i)].ok());
-      auto& x = std::get<model::purchase_order_record>(sa[static_cast<std::size_t>(i)].value());
+      auto& x = std::get<TestType>(sa[static_cast<std::size_t>(i)].value());
       auto y = REQUIRE_OK(rb[static_cast<std::size_t>(proofs - 1 - i)]).record;
       CHECK(x.id == y.id);
       REQUIRE(x.purchases);

@@ -388,4 +388,53 @@ TEST_CASE("a batch's first uploads start their purchases as the usual fold does"
   }
 }
 
+// A session keeps each app's terms and endpoints between batches while the auth
+// revision stays; a change another session makes (another persistence worker,
+// another instance, receiptctl) is seen by the next batch, whichever way it is
+// saved.
+TEST_CASE("a batch sees the app's endpoints and rules as another session just changed them",
+          "[purchases][batch]") {
+  database_fixture f;
+  auto& d = *f.db;
+  auto app = with_rules(d, f.app);
+  auto other = f.second_connection();
+  int n = 0;
+  // A Play order and a StoreKit 2 transaction, each of a new purchase: each
+  // table's one statement on PostgreSQL.
+  auto batch = [&] {
+    auto play = validated(minimal_purchase_order(app.id, "token-" + std::to_string(++n)));
+    play.purchase.product_id = "premium_monthly";
+    play.purchase.acknowledged = true;
+    play.echo.user_identifier = "alice";
+    auto id = std::to_string(2000000000000100 + n);
+    auto storekit = signed_transaction_record(app.id, id, id);
+    storekit.echo.user_identifier = "alice";
+    return save_all(d, {{play, t0}, {storekit, t0}});
+  };
+  auto first = batch();
+  CHECK(purchases_in(first[0]).entitlements[0] == std::vector<std::string>{"premium/monthly"});
+  CHECK(purchases_in(first[1]).entitlements[0] == std::vector<std::string>{"premium/monthly"});
+  CHECK(events_of(d, app, event_type::in_app_purchase_created).empty());
+
+  add_endpoint(*other, app);
+  batch();
+  CHECK(events_of(d, app, event_type::in_app_purchase_created).size() == 2);
+
+  auto renamed = app;
+  renamed.entitlement_rules = R"({"gold":{"monthly":{"product_id":["^premium_monthly$"]}}})";
+  REQUIRE(REQUIRE_OK(other->update_app(renamed)));
+  auto after = batch();
+  CHECK(purchases_in(after[0]).entitlements[0] == std::vector<std::string>{"gold/monthly"});
+  CHECK(purchases_in(after[1]).entitlements[0] == std::vector<std::string>{"gold/monthly"});
+  CHECK(events_of(d, app, event_type::in_app_purchase_created).size() == 4);
+
+  // A removed endpoint takes its undelivered events with it; the next batch
+  // writes none (one for it would fail the batch: its endpoint is gone).
+  for (const auto& e : REQUIRE_OK(other->list_webhook_endpoints(app.id)))
+    REQUIRE(REQUIRE_OK(other->remove_webhook_endpoint(e.id)));
+  batch();
+  CHECK(REQUIRE_OK(d.list_deliveries(app.id, 100)).empty());
+  CHECK(entitlements_now(d, app, "alice", t0 + 1) == std::vector<std::string>{"gold"});
+}
+
 } // namespace receiptd::test
