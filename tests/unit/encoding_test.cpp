@@ -2,6 +2,7 @@
 
 #include <set>
 #include <string>
+#include <thread>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +27,14 @@ TEST_CASE("base64 decoding is strict about the alphabet", "[encoding]") {
 
 TEST_CASE("digests and constant-time comparison", "[encoding]") {
   CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  // Again, after another input, and empty: each digest starts afresh.
+  CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(sha256_hex(std::string(1000, 'a'))
+        == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
+  CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  std::string other;
+  std::thread([&] { other = sha256_hex("abc"); }).join(); // a thread's first digest
+  CHECK(other == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   CHECK(hex_encode(sha1("abc")) == "a9993e364706816aba3e25717850c26c9cd0d89d");
   CHECK(constant_time_equal("abc", "abc"));
   CHECK_FALSE(constant_time_equal("abc", "abd"));
