@@ -143,7 +143,8 @@ using store_a_client_actor = caf::typed_actor<
 // ticks itself to check the auth revision while it caches tokens.
 using supervisor_actor
   = caf::typed_actor<caf::reacts_to<upload_atom, inbound>,
-                     caf::reacts_to<vet_atom, http::credential_check>, caf::reacts_to<tick_atom>>;
+                     caf::reacts_to<vet_atom, http::credential_check>,
+                     caf::reacts_to<tick_atom, std::uint64_t>>; // internal: revocation checks
 
 // The webhook dispatcher: ticks to claim due deliveries; transfers report back.
 using webhook_dispatcher_actor

@@ -101,6 +101,7 @@ using check_verdict = std::function<void(std::optional<model::error>)>;
 struct token_lookup {
   steady_time asked;
   std::optional<std::int64_t> revision; // the newest auth revision seen when it was asked
+  std::uint64_t notices = 0;            // the auth notices heard when it was asked
   std::vector<waiting_upload> uploads;
   std::vector<check_verdict> checks;
 };
@@ -135,8 +136,14 @@ struct state {
   std::optional<std::int64_t> revision; // the newest auth revision seen
   steady_time confirmed;                // when the last check that answered was asked
   bool check_scheduled = false;
+  std::uint64_t check_schedule = 0; // of the tick to act on: a check run at once leaves one stale
   bool checking = false;       // a check is out
   bool checks_failing = false; // the last check failed: trust entries one interval only
+  // The auth revision's notices (PostgreSQL; null: none), and how many of them the
+  // last check that answered had heard: when more were, the revision is asked for
+  // at once.
+  auth_notices* notices = nullptr;
+  std::uint64_t notices_checked = 0;
   // Failed token lookups, at most one line every 10 s (a database that is away
   // fails every upload; the persistence workers log the cause).
   log_limiter errors;
@@ -254,19 +261,35 @@ void advance_revision(pointer self, std::int64_t seen) {
 
 void check_revision(pointer self);
 
-// Polls only while tokens are cached: an idle service asks the database nothing.
+// While the revision's notices are heard, the check is the safety net.
+constexpr std::chrono::seconds heard_check_interval{10};
+
+// Polls only while tokens are cached: an idle service asks the database nothing
+// (nor listens for the revision's notices).
 void schedule_check(pointer self) {
   auto& st = self->state;
+  if (st.notices)
+    st.notices->want(!st.tokens.empty());
   if (st.check_scheduled || st.checking || st.tokens.empty())
     return;
   st.check_scheduled = true;
-  self->delayed_send(self, st.auth.revocation_check, tick_atom_v);
+  auto every = st.auth.revocation_check;
+  if (st.notices && st.notices->hearing())
+    every = std::max<std::chrono::milliseconds>(every, heard_check_interval);
+  self->delayed_send(self, every, tick_atom_v, ++st.check_schedule);
 }
 
-// Every auth.revocation-check while tokens are cached: when the auth revision grew,
-// the entries read before it go (whoever changed the apps or tokens: receiptctl,
-// SQL by hand, another instance). A check that does not answer within the interval
-// counts as failed.
+// Notices heard since the last check that answered: the revision grew, or the
+// notices started or stopped arriving.
+bool notices_since_check(const state& st) {
+  return st.notices && st.notices->count() != st.notices_checked;
+}
+
+// Every auth.revocation-check while tokens are cached (every 10 s while the
+// revision's notices are heard, and at once when one was): when the auth revision
+// grew, the entries read before it go (whoever changed the apps or tokens:
+// receiptctl, SQL by hand, another instance). A check that does not answer within
+// auth.revocation-check counts as failed.
 void check_revision(pointer self) {
   auto& st = self->state;
   st.check_scheduled = false;
@@ -279,11 +302,15 @@ void check_revision(pointer self) {
       publish_forgotten(self, token_key(entry.first));
     return gone;
   });
-  if (st.tokens.empty())
+  if (st.tokens.empty()) {
+    if (st.notices)
+      st.notices->want(false);
     return;
+  }
   for (auto& entry : st.tokens)
     entry.second.used = false;
   st.checking = true;
+  const auto heard = st.notices ? st.notices->count() : 0;
   self->request(st.deps->persistence, st.auth.revocation_check, auth_revision_atom_v)
     .then(
       [=](std::int64_t revision) {
@@ -293,8 +320,12 @@ void check_revision(pointer self) {
           log_info("auth revision check works again: cached tokens are trusted again");
         st.checks_failing = false;
         st.confirmed = now;
+        st.notices_checked = heard;
         advance_revision(self, revision);
-        schedule_check(self);
+        if (notices_since_check(st))
+          check_revision(self); // a notice came while this check was out
+        else
+          schedule_check(self);
       },
       [=](caf::error& e) {
         auto& st = self->state;
@@ -319,10 +350,19 @@ std::optional<token_holder> cached(pointer self, const std::string& hash) {
   auto it = st.tokens.find(hash);
   if (it == st.tokens.end())
     return std::nullopt;
-  auto& entry = it->second;
   auto now = st.deps->clock->steady_now();
-  if (now >= entry.expires)
+  if (now >= it->second.expires)
     return std::nullopt;
+  // A change was heard of and its check has not started yet (it starts when the
+  // notice arrives: tick 0): the revision is asked for now (what the cache holds
+  // is trusted until it answers, a round trip later, as between checks).
+  if (notices_since_check(st) && !st.checking) {
+    check_revision(self);
+    it = st.tokens.find(hash); // the check drops entries unused since the last one
+    if (it == st.tokens.end())
+      return std::nullopt;
+  }
+  auto& entry = it->second;
   // While checks fail a revocation would go unseen: an entry is trusted for one
   // check interval after it was last known current, as if the checks still ran.
   if (st.checks_failing && now >= std::max(entry.asked, st.confirmed) + st.auth.revocation_check)
@@ -565,7 +605,8 @@ token_lookup* joinable(pointer self, const std::string& hash) {
     return nullptr;
   auto& lookup = *it->second;
   if (lookup.revision != st.revision
-      || st.deps->clock->steady_now() >= lookup.asked + st.auth.revocation_check)
+      || st.deps->clock->steady_now() >= lookup.asked + st.auth.revocation_check
+      || (st.notices && lookup.notices != st.notices->count()))
     return nullptr;
   return &lookup;
 }
@@ -577,6 +618,7 @@ token_lookup& ask(pointer self, const std::string& hash, trace_context ctx) {
   auto lookup = std::make_shared<token_lookup>();
   lookup->asked = st.deps->clock->steady_now();
   lookup->revision = st.revision;
+  lookup->notices = st.notices ? st.notices->count() : 0;
   if (st.caching())
     st.lookups[hash] = lookup;
   // Once answered, the lookup leaves the map before its waiters are settled: none
@@ -585,8 +627,8 @@ token_lookup& ask(pointer self, const std::string& hash, trace_context ctx) {
     auto& lookups = self->state.lookups;
     if (auto it = lookups.find(hash); it != lookups.end() && it->second == lookup)
       lookups.erase(it);
-    return token_lookup{lookup->asked, lookup->revision, std::move(lookup->uploads),
-                        std::move(lookup->checks)};
+    return token_lookup{lookup->asked, lookup->revision, lookup->notices,
+                        std::move(lookup->uploads), std::move(lookup->checks)};
   };
   self->request(st.deps->persistence, caf::infinite, authenticate_atom_v, std::move(ctx), hash)
     .then(
@@ -695,6 +737,12 @@ supervisor_actor::behavior_type supervisor(pointer self, config::validator_setti
     self->state.changes = options.changes;
     self->state.answers.emplace(options.answer_cache_bytes);
   }
+  self->state.notices = options.notices;
+  if (options.notices) // each notice starts a check at once (the tick numbered 0)
+    options.notices->on_notice([addr = self->address()] {
+      if (auto me = caf::actor_cast<supervisor_actor>(addr))
+        caf::anon_send(me, tick_atom_v, std::uint64_t{0});
+    });
   self->state.errors = log_limiter(*self->state.deps->clock, std::chrono::seconds(10));
   const auto& instruments = *self->state.deps->instruments;
   self->state.authenticating.count_gauge = instruments.authenticating_requests;
@@ -739,7 +787,17 @@ supervisor_actor::behavior_type supervisor(pointer self, config::validator_setti
       authenticate(self, std::move(in));
     },
     [=](vet_atom, http::credential_check& c) { check(self, std::move(c)); },
-    [=](tick_atom) { check_revision(self); },
+    [=](tick_atom, std::uint64_t schedule) {
+      auto& st = self->state;
+      if (schedule == 0) { // a notice: unless a check is out (its answer sees the notice)
+        if (!st.checking)
+          check_revision(self);
+        return;
+      }
+      // A tick scheduled before a notice's check ran is stale: the next one is due later.
+      if (schedule == st.check_schedule)
+        check_revision(self);
+    },
   };
 }
 

@@ -28,8 +28,12 @@
 // supervisor asks for the revision every auth.revocation-check and drops what was
 // read before a newer one, so a revocation takes effect within that interval
 // whoever made it. While those checks fail, an entry is trusted for one interval
-// after it was last known current.
+// after it was last known current. On PostgreSQL the revision's notices are heard
+// too (actors/auth_notices.hpp): a notice sends every cached token to the database
+// again at once and asks for the revision, and while notices are heard the check
+// runs every 10 s (or auth.revocation-check, when longer) as a safety net.
 
+#include "actors/auth_notices.hpp"
 #include "actors/customer_answers.hpp"
 #include "actors/fwd.hpp"
 #include "actors/validator.hpp"
@@ -48,6 +52,9 @@ struct supervisor_options {
   // changed them, and how many bytes of them to keep (0: none). Null: none kept.
   customer_changes* changes = nullptr;
   std::size_t answer_cache_bytes = 0;
+  // The auth revision's notices, when the database sends them (PostgreSQL). Null:
+  // the revocation check alone.
+  auth_notices* notices = nullptr;
 };
 
 // Reads validator.max-in-flight, validator.max-in-flight-bytes,

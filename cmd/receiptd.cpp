@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "actors/auth_notices.hpp"
 #include "actors/customer_answers.hpp"
 #include "actors/log.hpp"
 #include "actors/operational.hpp"
@@ -226,14 +227,29 @@ int main(int argc, char** argv) {
   const bool keep_answers
     = s.db.customer_answer_bytes > 0 && db::dialect_of(s.db.url) == db::dialect::postgresql;
   if (keep_answers)
-    listener.emplace(s.db.url, db::change_listener::callbacks{
-                                 .noticed = [&changes] { changes.written(); },
-                                 .hearing = [&changes](bool up) { changes.hearing(up); },
-                                 .wanted = [&changes, &clock] {
-                                   return changes.wanted(clock.now_ms());
-                                 }});
+    listener.emplace(s.db.url, db::change_listener::channel::customers,
+                     db::change_listener::callbacks{
+                       .noticed = [&changes] { changes.written(); },
+                       .hearing = [&changes](bool up) { changes.hearing(up); },
+                       .wanted = [&changes, &clock] { return changes.wanted(clock.now_ms()); }});
   if (listener)
     listening = &*listener;
+  // The auth revision's notices (PostgreSQL), listened for while tokens are cached:
+  // a change anyone makes reaches the token cache at once (actors/auth_notices.hpp).
+  db::change_listener* auth_listening = nullptr;
+  actors::auth_notices notices([&auth_listening] {
+    if (auth_listening)
+      auth_listening->wake();
+  });
+  std::optional<db::change_listener> auth_listener;
+  if (s.auth.token_cache_ttl.count() > 0 && db::dialect_of(s.db.url) == db::dialect::postgresql)
+    auth_listener.emplace(s.db.url, db::change_listener::channel::auth,
+                          db::change_listener::callbacks{
+                            .noticed = [&notices] { notices.noticed(); },
+                            .hearing = [&notices](bool up) { notices.hearing(up); },
+                            .wanted = [&notices] { return notices.wanted(); }});
+  if (auth_listener)
+    auth_listening = &*auth_listener;
   std::uint16_t port = 0;
   if (s.scheduler_policy == "sharing")
     actors::use_sharing_scheduler(cfg);
@@ -286,7 +302,8 @@ int main(int argc, char** argv) {
       {.limits = s.limits,
        .credentials = &credentials,
        .changes = keep_answers ? &changes : nullptr,
-       .answer_cache_bytes = s.db.customer_answer_bytes});
+       .answer_cache_bytes = s.db.customer_answer_bytes,
+       .notices = auth_listener ? &notices : nullptr});
     http::admission gate{bodies, credentials, clients, [supervisor](http::credential_check c) {
                            caf::anon_send(supervisor, actors::vet_atom_v, std::move(c));
                          }};
@@ -318,6 +335,7 @@ int main(int argc, char** argv) {
     notice.attach(retry, webhooks, refunds);
     auto stop_actors = [&] {
       notice.detach();
+      notices.on_notice({}); // the supervisor stops: nobody to tell
       for (auto a :
            {caf::actor_cast<caf::actor>(retry), caf::actor_cast<caf::actor>(webhooks),
             caf::actor_cast<caf::actor>(refunds),

@@ -233,7 +233,8 @@ receiptd_config::receiptd_config() {
          milliseconds(0), std::chrono::hours(1))
     .add(s.auth.revocation_check, "revocation-check",
          "while tokens are cached, how often the database is asked whether apps or tokens "
-         "changed: a revoked token is refused within this",
+         "changed: a revoked token is refused within this (PostgreSQL: as soon as its "
+         "notice is heard, and checked every 10 s while notices arrive)",
          milliseconds(100), std::chrono::seconds(60));
   section{*this, "validator"}
     .add(s.validator.max_in_flight, "max-in-flight",

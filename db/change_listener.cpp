@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "db/sql_apps.hpp"
 #include "db/sql_customers.hpp"
 #include "db/url.hpp"
 
@@ -38,8 +39,9 @@ void drain(int fd) {
 
 } // namespace
 
-change_listener::change_listener(std::string url, callbacks cb)
-  : cb_(std::move(cb)), wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+change_listener::change_listener(std::string url, channel on, callbacks cb)
+  : listen_(on == channel::auth ? sql::auth_revision::listen : sql::customer_changes::listen),
+    cb_(std::move(cb)), wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
   auto full = with_connection_defaults(url);
   conninfo_ = full.rfind(prefix, 0) == 0 ? full.substr(prefix.size()) : full;
   thread_ = std::thread([this] { run(); });
@@ -78,7 +80,7 @@ void change_listener::run() {
 
 void change_listener::listen() {
   conn_ptr c(PQconnectdb(conninfo_.c_str()));
-  if (PQstatus(c.get()) != CONNECTION_OK || !exec(c.get(), sql::customer_changes::listen))
+  if (PQstatus(c.get()) != CONNECTION_OK || !exec(c.get(), listen_))
     return;
   cb_.hearing(true);
   while (!stopping_) {
@@ -89,7 +91,7 @@ void change_listener::listen() {
     if (p[1].revents & POLLIN)
       drain(wake_fd_);
     if (ready == 0 || (p[1].revents & POLLIN)) {
-      if (!cb_.wanted()) // nobody looked customers up for a while
+      if (!cb_.wanted()) // nobody wants the notices any more
         return;
       if (ready == 0 && !exec(c.get(), sql::customer_changes::ping))
         return; // silence, and the database does not answer

@@ -87,10 +87,14 @@ inline constexpr std::string_view count_sqlite
     " AND name GLOB 'auth_revision_*'";
 
 // PostgreSQL: one statement-level trigger per table (a bulk change bumps it once),
-// TRUNCATE included.
+// TRUNCATE included; each bump also notifies `receiptd_auth` (notices alike in one
+// transaction are delivered once, at its commit), which the supervisor's token
+// cache listens on while tokens are cached (actors/auth_notices.hpp).
+inline constexpr const char* listen = "LISTEN receiptd_auth";
 inline constexpr std::array<std::string_view, 4> install_postgresql{
   "CREATE OR REPLACE FUNCTION auth_revision_bump() RETURNS trigger LANGUAGE plpgsql AS $$"
-  " BEGIN UPDATE auth_revision SET revision = revision + 1 WHERE id = 1; RETURN NULL; END $$",
+  " BEGIN UPDATE auth_revision SET revision = revision + 1 WHERE id = 1;"
+  " PERFORM pg_notify('receiptd_auth', ''); RETURN NULL; END $$",
   "CREATE OR REPLACE TRIGGER auth_revision_bump"
   " AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON apps"
   " FOR EACH STATEMENT EXECUTE FUNCTION auth_revision_bump()",
@@ -101,11 +105,15 @@ inline constexpr std::array<std::string_view, 4> install_postgresql{
   " AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON webhook_endpoints"
   " FOR EACH STATEMENT EXECUTE FUNCTION auth_revision_bump()",
 };
+// None while the function is one that does not notify (installed by an earlier
+// version): then all are installed again.
 inline constexpr std::string_view count_postgresql
   = "SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
     " WHERE t.tgname = 'auth_revision_bump'"
     " AND c.relname IN ('apps', 'access_tokens', 'webhook_endpoints')"
-    " AND pg_table_is_visible(c.oid)";
+    " AND pg_table_is_visible(c.oid)"
+    " AND EXISTS (SELECT 1 FROM pg_proc p WHERE p.proname = 'auth_revision_bump'"
+    " AND pg_function_is_visible(p.oid) AND p.prosrc LIKE '%receiptd_auth%')";
 
 // How many triggers each count query finds once they are all installed.
 inline constexpr long long triggers_sqlite = 9;

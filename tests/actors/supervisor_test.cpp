@@ -303,6 +303,54 @@ TEST_CASE("a grown revision sends a still valid token to the database once",
   CHECK(b.store_callers->size() == 4);
 }
 
+TEST_CASE("the auth revision's notices reach the token cache at once; checks slow while heard",
+          "[actors][supervisor][token_cache]") {
+  actors::auth_notices notices; // outlives the supervisor
+  supervisor_bench b;
+  b.options.notices = &notices;
+  b.start();
+  CHECK_FALSE(notices.wanted()); // nothing cached: nobody listens
+  CHECK(b.upload()->replies.empty());
+  CHECK(b.log->authentications == 1);
+  CHECK(notices.wanted()); // a token is cached: listen
+  notices.hearing(true);   // the listener is in: what was read before is suspect
+  b.run();
+  CHECK(b.log->revision_checks == 1); // asked at once
+  b.upload();
+  CHECK(b.log->authentications == 1); // the cache is trusted meanwhile, as between checks
+  b.pass(b.auth.revocation_check);
+  b.upload();
+  CHECK(b.log->revision_checks == 1); // heard: no check after one interval
+
+  SECTION("a revocation elsewhere: its notice starts a check, and the token is refused") {
+    b.log->apps_by_token_hash.clear();
+    b.log->auth_revision = 1;
+    notices.noticed();
+    b.run();
+    CHECK(b.log->revision_checks == 2); // asked at once, no upload needed
+    auto refused = b.upload();
+    REQUIRE(refused->replies.size() == 1);
+    CHECK(refused->replies[0].status == 401);
+    CHECK(b.log->authentications == 2); // looked up again
+  }
+  SECTION("the check stays as a safety net, every 10 s") {
+    b.pass(std::chrono::seconds(8));
+    CHECK(b.log->revision_checks == 1);
+    b.pass(std::chrono::seconds(1));
+    CHECK(b.log->revision_checks == 2);
+    b.upload();
+    CHECK(b.log->authentications == 1);
+  }
+  SECTION("notices no longer heard: asked at once, then every interval again") {
+    notices.hearing(false);
+    b.upload();
+    CHECK(b.log->revision_checks == 2);
+    b.pass(b.auth.revocation_check);
+    CHECK(b.log->revision_checks == 3);
+    CHECK(b.log->authentications == 1);
+  }
+}
+
 TEST_CASE("the cache polls the revision only while it holds tokens in use",
           "[actors][supervisor][token_cache]") {
   supervisor_bench b;

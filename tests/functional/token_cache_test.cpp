@@ -95,6 +95,44 @@ TEST_CASE("shipped token cache: a revoked token is refused within 2 s, others ke
   CHECK(cached.stop() == 0);
 }
 
+// PostgreSQL notifies every change to apps and tokens; the running service hears
+// it while tokens are cached: a revocation applies at once, though the check that
+// would otherwise find it runs only every minute here.
+TEST_CASE("a revoked token is refused as soon as the database's notice is heard",
+          "[token_cache][401]") {
+  auto& s = the_suite();
+  if (s.dialect != receiptd::db::dialect::postgresql)
+    return; // SQLite has no notices: the check every auth.revocation-check finds it
+  auto args = standard_service_args(s);
+  std::erase(args, no_token_cache);
+  args.push_back("--auth.revocation-check=60s");
+  auto dir = make_temp_dir("receiptd-token-notice");
+  service_process cached(dir, s.db_url, args);
+  cached.start();
+  auto mine = make_uploader(s);
+  auto theirs = make_uploader(s);
+  REQUIRE(cached.post(orders, mine.body, mine.app.token).status == 200);
+  REQUIRE(cached.post(orders, theirs.body, theirs.app.token).status == 200);
+  // The service listens from its first cached token on (a change made before it
+  // listens is found by the check its first notice starts): wait until it does.
+  REQUIRE(eventually([&] {
+    return query_number(s.db_url, "SELECT count(*) FROM pg_stat_activity"
+                                  " WHERE query = 'LISTEN receiptd_auth'")
+      > 0;
+  }));
+  REQUIRE(cached.post(orders, mine.body, mine.app.token).status == 200);
+
+  auto started = std::chrono::steady_clock::now();
+  REQUIRE(s.ctl({"token", "revoke", mine.app.token}).code == 0);
+  auto refused
+    = eventually([&] { return cached.post(orders, mine.body, mine.app.token).status == 401; },
+                 std::chrono::seconds(20));
+  CHECK(refused);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(20));
+  CHECK(cached.post(orders, theirs.body, theirs.app.token).status == 200);
+  CHECK(cached.stop() == 0);
+}
+
 TEST_CASE("shipped token cache: uploads arriving during their token's lookup share it",
           "[token_cache][200]") {
   auto& s = the_suite();

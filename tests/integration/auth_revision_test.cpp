@@ -1,7 +1,13 @@
 // The auth revision (db/migrations/003_auth_revision.sql): the database's triggers
 // bump it on every change to apps or access tokens, whichever connection makes it,
 // so the supervisor's token cache sees revocations made by anyone.
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "db/change_listener.hpp"
 #include "tests/integration/fixture.hpp"
+#include "tests/support/db/raw_sql.hpp"
 
 namespace receiptd::test {
 
@@ -9,6 +15,18 @@ namespace {
 
 const std::string hash_a(64, 'a');
 const std::string hash_b(64, 'b');
+
+// Whether `done` holds within 10 s.
+template <class F>
+bool within_10s(F done) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
 
 } // namespace
 
@@ -80,6 +98,40 @@ TEST_CASE("the auth revision survives migrating again", "[apps][auth_revision][m
   // (row triggers) as on PostgreSQL (statement triggers)
   REQUIRE_OK(again->add_token(f.app.id, hash_b, t0));
   CHECK(REQUIRE_OK(f.db->auth_revision()) == revision + 1);
+}
+
+// PostgreSQL: each bump is also a notice on receiptd_auth, which the token cache
+// hears (actors/auth_notices.hpp); a database whose function an earlier version
+// installed (it bumped without notifying) gets the notifying one at the next start.
+TEST_CASE("each change to apps or tokens is heard on PostgreSQL, after an upgrade too",
+          "[apps][auth_revision][postgresql]") {
+  if (dialect_under_test() != db::dialect::postgresql)
+    return; // SQLite has no notices
+  database_fixture f;
+  execute_sql(f.url, "CREATE OR REPLACE FUNCTION auth_revision_bump() RETURNS trigger"
+                     " LANGUAGE plpgsql AS $$ BEGIN UPDATE auth_revision"
+                     " SET revision = revision + 1 WHERE id = 1; RETURN NULL; END $$");
+  std::atomic<int> heard{0};
+  std::atomic<bool> listening{false};
+  db::change_listener listener(f.url, db::change_listener::channel::auth,
+                               {.noticed = [&] { ++heard; },
+                                .hearing = [&](bool up) { listening = up; },
+                                .wanted = [] { return true; }});
+  listener.wake();
+  REQUIRE(within_10s([&] { return listening.load(); }));
+
+  REQUIRE_OK(f.db->add_token(f.app.id, hash_a, t0));
+  auto again = open_database(f.url); // a start: migrations and triggers
+  REQUIRE_OK(again->migrate());
+  CHECK(heard == 0); // the old function notified nobody
+
+  REQUIRE_OK(again->add_token(f.app.id, hash_b, t0));
+  CHECK(within_10s([&] { return heard >= 1; }));
+  auto changed = f.app;
+  changed.store_a_shared_secret = "a new secret";
+  const int before = heard;
+  REQUIRE(REQUIRE_OK(f.db->update_app(changed)));
+  CHECK(within_10s([&] { return heard > before; }));
 }
 
 } // namespace receiptd::test

@@ -18,6 +18,18 @@ void execute_sql(const std::string& url, const std::string& sql) {
   }
 }
 
+long long query_number(const std::string& url, const std::string& sql) {
+  db::register_backends();
+  try {
+    soci::session s(url);
+    long long n = 0;
+    s << sql, soci::into(n);
+    return n;
+  } catch (const std::exception& e) {
+    throw std::runtime_error("query_number: " + std::string(e.what()));
+  }
+}
+
 held_transaction::held_transaction(const std::string& url, const std::string& sql) {
   db::register_backends();
   try {
