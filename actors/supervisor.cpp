@@ -350,19 +350,10 @@ std::optional<token_holder> cached(pointer self, const std::string& hash) {
   auto it = st.tokens.find(hash);
   if (it == st.tokens.end())
     return std::nullopt;
-  auto now = st.deps->clock->steady_now();
-  if (now >= it->second.expires)
-    return std::nullopt;
-  // A change was heard of and its check has not started yet (it starts when the
-  // notice arrives: tick 0): the revision is asked for now (what the cache holds
-  // is trusted until it answers, a round trip later, as between checks).
-  if (notices_since_check(st) && !st.checking) {
-    check_revision(self);
-    it = st.tokens.find(hash); // the check drops entries unused since the last one
-    if (it == st.tokens.end())
-      return std::nullopt;
-  }
   auto& entry = it->second;
+  auto now = st.deps->clock->steady_now();
+  if (now >= entry.expires)
+    return std::nullopt;
   // While checks fail a revocation would go unseen: an entry is trusted for one
   // check interval after it was last known current, as if the checks still ran.
   if (st.checks_failing && now >= std::max(entry.asked, st.confirmed) + st.auth.revocation_check)
