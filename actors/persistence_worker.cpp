@@ -8,7 +8,6 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include <boost/json/serialize.hpp>
 
 #include <chrono>
 
@@ -235,7 +234,7 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
               return t.err();
             if (*t) {
               out.app_id = (*t)->app_id;
-              out.json = boost::json::serialize(model::resource_json(**t));
+              out.json = model::resource_text(**t);
             }
             return out;
           }
@@ -252,7 +251,7 @@ persistence_worker(worker_pointer self, std::string url, tracer* trace,
               [&](auto& record) {
                 record.purchases = *purchases;
                 out.app_id = record.app_id;
-                out.json = boost::json::serialize(model::resource_json(record));
+                out.json = model::resource_text(record);
               },
               **r);
           }

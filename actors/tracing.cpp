@@ -5,20 +5,21 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <cstdio>
 #include <iostream>
 
-#include <boost/json/serialize.hpp>
-#include <boost/json/value.hpp>
+#include "model/json_out.hpp"
 
 namespace receiptd::actors {
 
 namespace {
 
-std::string hex_id(std::uint64_t id) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(id));
-  return buf;
+// A span id as 16 lower-case hex digits.
+void append_hex_id(std::string& out, std::uint64_t id) {
+  static constexpr char hex[] = "0123456789abcdef";
+  char buf[16];
+  for (int i = 15; i >= 0; --i, id >>= 4)
+    buf[i] = hex[id & 15];
+  out.append(buf, sizeof buf);
 }
 
 } // namespace
@@ -30,35 +31,21 @@ std::string hex_id(std::uint64_t id) {
 static void append_json_line(std::string& out, const span_record& s) {
   auto text = [&out](std::string_view key, std::string_view value) {
     out += key;
-    // Span texts (actor and message names, ids, outcomes) rarely need escaping:
-    // then they are copied as they are, else Boost.JSON escapes them.
-    bool plain = true;
-    for (unsigned char c : value)
-      if (c < 0x20 || c == '"' || c == '\\') {
-        plain = false;
-        break;
-      }
-    if (!plain) {
-      out += boost::json::serialize(boost::json::string_view(value.data(), value.size()));
-      return;
-    }
-    out += '"';
-    out += value;
-    out += '"';
+    model::json_out::append_string(out, value);
   };
   text("{\"trace_id\":", s.trace_id);
   out += ",\"span_id\":\"";
-  out += hex_id(s.span_id);
+  append_hex_id(out, s.span_id);
   out += "\",\"parent_id\":\"";
   if (s.parent_id)
-    out += hex_id(s.parent_id);
+    append_hex_id(out, s.parent_id);
   out += '"';
   text(",\"actor\":", s.actor);
   text(",\"message\":", s.message);
   out += ",\"start_us\":";
-  out += std::to_string(s.start_us);
+  model::json_out::append_integer(out, s.start_us);
   out += ",\"duration_us\":";
-  out += std::to_string(s.duration_us);
+  model::json_out::append_integer(out, s.duration_us);
   text(",\"outcome\":", s.outcome);
   out += '}';
 }

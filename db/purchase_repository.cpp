@@ -49,6 +49,7 @@ std::vector<std::string_view> purchase_columns() {
 }
 
 std::string purchase_json_rows(const std::vector<purchase_to_write>& purchases) {
+  // The facts are facts_json's text: a JSON object in the row.
   std::string out = "[";
   purchase_row row;
   for (const auto& p : purchases) {
@@ -56,7 +57,7 @@ std::string purchase_json_rows(const std::vector<purchase_to_write>& purchases) 
     if (out.size() > 1)
       out += ',';
     out += '{';
-    row.all_columns(to_json_text{out});
+    row.all_columns(to_json_text{out, "facts"});
     out += '}';
   }
   out += ']';

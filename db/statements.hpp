@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include <boost/json/serialize.hpp>
-#include <boost/json/string_view.hpp>
 #include <soci/soci.h>
+
+#include "model/json_out.hpp"
 
 namespace receiptd::db {
 
@@ -95,19 +95,26 @@ struct bind_into {
 // Boost.JSON.
 struct to_json_text {
   std::string& out;
+  // A text column holding JSON this program wrote (a purchase's facts): written
+  // as the JSON value it is, not as a string of it. json_populate_recordset
+  // gives a text column a JSON value's own text, byte for byte.
+  std::string_view json_column = {};
   bool first = true;
 
   void operator()(const char* name, const std::string& v) {
     key(name);
-    out += boost::json::serialize(boost::json::string_view(v));
+    if (!json_column.empty() && name == json_column)
+      out += v;
+    else
+      model::json_out::append_string(out, v);
   }
   void operator()(const char* name, long long v) {
     key(name);
-    out += std::to_string(v);
+    model::json_out::append_integer(out, v);
   }
   void operator()(const char* name, int v) {
     key(name);
-    out += std::to_string(v);
+    model::json_out::append_integer(out, v);
   }
   template <class T>
   void operator()(const char* name, const nullable<T>& v) {

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 
 #include "model/purchases/resource_json.hpp"
 #include "model/store_a/app_transaction.hpp"
@@ -13,60 +11,38 @@ namespace receiptd::model {
 
 namespace json = boost::json;
 
+using json_out::put_timestamp;
+
 namespace {
 
-json::value opt(const std::optional<std::string>& s) {
-  if (!s)
-    return nullptr;
-  return json::value(*s);
-}
-
-template <class T>
-json::value opt_value(const std::optional<T>& x) {
-  if (!x)
-    return nullptr;
-  return json::value(*x);
-}
-
-json::value metadata_json(const std::optional<std::string>& text) {
-  if (!text)
-    return nullptr;
-  boost::system::error_code ec;
-  // Uploads are held to max_metadata_depth now; records stored before that held up
-  // to the request parser's 64 levels, past Boost.JSON's default of 32.
-  json::parse_options opts;
-  opts.max_depth = 64;
-  auto v = json::parse(*text, ec, {}, opts);
-  return ec ? json::value(nullptr) : v;
-}
-
-json::value text_or_null(const std::string& s) {
+template <class Object>
+void put_text_or_null(Object& o, std::string_view key, const std::string& s) {
   if (s.empty())
-    return nullptr;
-  return json::value(s);
+    o.put(key, nullptr);
+  else
+    o.put(key, s);
 }
 
-void put_common(json::object& o, const std::string& id, const std::string& app_id,
-                fraud_reason fraud, environment env, const echo_fields& echo,
-                const previous_owners& previous, validation_state state, unix_ms created,
-                unix_ms updated) {
-  o["id"] = id;
-  o["app_family_id"] = app_id;
-  o["is_fraud"] = fraud != fraud_reason::none;
-  o["fraud_reason"]
-    = fraud == fraud_reason::none ? json::value(nullptr) : json::value(to_string(fraud));
-  o["environment"] = to_string(env);
-  o["user_identifier"] = opt(echo.user_identifier);
+template <class Object>
+void put_common(Object& o, const std::string& id, const std::string& app_id, fraud_reason fraud,
+                environment env, const echo_fields& echo, const previous_owners& previous,
+                validation_state state, unix_ms created, unix_ms updated) {
+  o.put("id", id);
+  o.put("app_family_id", app_id);
+  o.put("is_fraud", fraud != fraud_reason::none);
+  if (fraud == fraud_reason::none)
+    o.put("fraud_reason", nullptr);
+  else
+    o.put("fraud_reason", to_string(fraud));
+  o.put("environment", to_string(env));
+  o.put("user_identifier", echo.user_identifier);
   // Transfers between users: the owners before the current one.
-  json::array owners;
-  for (const auto& p : previous)
-    owners.emplace_back(p);
-  o["previous_user_identifiers"] = std::move(owners);
-  o["metadata"] = metadata_json(echo.metadata);
-  o["ip_address"] = opt(echo.ip_address);
-  o["validation_state"] = to_string(state);
-  o["created_at"] = timestamp_json(created);
-  o["updated_at"] = timestamp_json(updated);
+  json_out::put_strings(o, "previous_user_identifiers", previous);
+  o.put_json("metadata", json_out::stored_json(echo.metadata));
+  o.put("ip_address", echo.ip_address);
+  o.put("validation_state", to_string(state));
+  put_timestamp(o, "created_at", created);
+  put_timestamp(o, "updated_at", updated);
 }
 
 const char* fraud_message(fraud_reason r) {
@@ -103,250 +79,328 @@ std::string rejection_message(const Record& r, fraud_reason reason) {
   return message;
 }
 
-std::string rejection(const char* key, json::object resource, fraud_reason reason,
-                      const char* field, std::string message) {
-  json::object err{{"code", to_string(reason)}, {"message", std::move(message)}};
-  if (field)
-    err["field"] = field;
-  json::object body{{"errors", json::array{std::move(err)}}, {key, std::move(resource)}};
-  return json::serialize(body);
+template <class Shape>
+std::string rejection(const char* key, Shape&& resource, fraud_reason reason, const char* field,
+                      const std::string& message) {
+  return json_out::text_of([&](auto& body) {
+    body.put_array("errors", [&](auto& errors) {
+      errors.push_object([&](auto& err) {
+        err.put("code", to_string(reason));
+        err.put("message", message);
+        if (field)
+          err.put("field", field);
+      });
+    });
+    body.put_object(key, resource);
+  });
 }
 
 // A transaction's commitmentInfo with Apple's fields in snake_case; null when none.
-json::value commitment_json(const std::optional<commitment_info>& c) {
+template <class Object>
+void put_commitment(Object& o, const std::optional<commitment_info>& c) {
   if (!c)
-    return nullptr;
-  return json::object{
-    {"billing_period_number", opt_value(c->billing_period_number)},
-    {"total_billing_periods", opt_value(c->total_billing_periods)},
-    {"commitment_expires_date", timestamp_json(c->expires_date)},
-    {"commitment_price", opt_value(c->price)},
-  };
+    return o.put("commitment_info", nullptr);
+  o.put_object("commitment_info", [&](auto& t) {
+    t.put("billing_period_number", c->billing_period_number);
+    t.put("total_billing_periods", c->total_billing_periods);
+    put_timestamp(t, "commitment_expires_date", c->expires_date);
+    t.put("commitment_price", c->price);
+  });
 }
 
-// The In-App Purchase resource of the purchase named by `key` among those the
-// record's save or lookup left on it; nullopt when none is.
-std::optional<json::object> purchase_named(const std::shared_ptr<const purchases::purchase_set>& set,
-                                           const std::string& key) {
+// The purchase named by `key` among those the record's save or lookup left on
+// it, with what it grants and the time they were read at.
+struct named_purchase {
+  const purchases::purchase& purchase;
+  const std::vector<std::string>& entitlements;
+  unix_ms at;
+};
+
+std::optional<named_purchase>
+purchase_named(const std::shared_ptr<const purchases::purchase_set>& set, const std::string& key) {
   if (!set)
     return std::nullopt;
   for (std::size_t i = 0; i < set->items.size(); ++i) {
     const auto& p = set->items[i];
     if (std::find(p.keys.begin(), p.keys.end(), key) != p.keys.end())
-      return purchases::purchase_json(p, set->entitlements.at(i), set->at);
+      return named_purchase{p, set->entitlements.at(i), set->at};
   }
   return std::nullopt;
 }
 
-json::value installments_json(const std::optional<play_installments>& i) {
+template <class Object>
+void put_installments(Object& o, const std::optional<play_installments>& i) {
   if (!i)
-    return nullptr;
-  return json::object{
-    {"initial_committed_payments", opt_value(i->initial_payments)},
-    {"subsequent_committed_payments", opt_value(i->subsequent_payments)},
-    {"remaining_committed_payments", opt_value(i->remaining_payments)},
-    {"pending_cancellation", i->pending_cancellation},
-  };
+    return o.put("installments", nullptr);
+  o.put_object("installments", [&](auto& t) {
+    t.put("initial_committed_payments", i->initial_payments);
+    t.put("subsequent_committed_payments", i->subsequent_payments);
+    t.put("remaining_committed_payments", i->remaining_payments);
+    t.put("pending_cancellation", i->pending_cancellation);
+  });
 }
 
-} // namespace
-
-json::object in_app_purchase_json(const play_purchase& p) {
-  return json::object{
-    {"product_id", p.product_id},
-    {"type", to_string(p.kind)},
-    {"purchase_state", to_string(p.purchase_state)},
-    {"quantity", opt_value(p.quantity)},
-    // products.get refundableQuantity: what refunds left of quantity.
-    {"refundable_quantity", opt_value(p.refundable_quantity)},
-    {"purchased_at", timestamp_json(p.purchase_time)},
-    {"expires_at", timestamp_json(p.expiry_time)},
-    // Refunded or charged back, as Play's voided purchases list says:
-    // voidedReason, voidedSource and voidedQuantity by Play's numbers.
-    {"voided_at", timestamp_json(p.voided_time)},
-    {"voided_reason", opt_value(p.voided_reason)},
-    {"voided_source", opt_value(p.voided_source)},
-    {"voided_quantity", opt_value(p.voided_quantity)},
-    {"acknowledged", opt_value(p.acknowledged)},
-    {"auto_renewing", opt_value(p.auto_renewing)},
-    {"subscription_state", opt(p.subscription_state)},
-    {"is_test", p.is_test},
-    // subscriptionsv2's line item (null for one-time products and before the
-    // API said it): latestSuccessfulOrderId, offerPhase, the plan (prepaid or
-    // auto-renewing, an installment plan's commitment), a deferred replacement.
-    {"latest_order_id", opt(p.latest_order_id)},
-    {"offer_phase", opt(p.offer_phase)},
-    {"prepaid", opt_value(p.prepaid)},
-    {"allow_extend_after", timestamp_json(p.allow_extend_after)},
-    {"installments", installments_json(p.installments)},
-    {"deferred_replacement_product_id", opt(p.deferred_product_id)},
-  };
+template <class Object>
+void put_in_app_purchase(Object& o, const play_purchase& p) {
+  o.put("product_id", p.product_id);
+  o.put("type", to_string(p.kind));
+  o.put("purchase_state", to_string(p.purchase_state));
+  o.put("quantity", p.quantity);
+  // products.get refundableQuantity: what refunds left of quantity.
+  o.put("refundable_quantity", p.refundable_quantity);
+  put_timestamp(o, "purchased_at", p.purchase_time);
+  put_timestamp(o, "expires_at", p.expiry_time);
+  // Refunded or charged back, as Play's voided purchases list says:
+  // voidedReason, voidedSource and voidedQuantity by Play's numbers.
+  put_timestamp(o, "voided_at", p.voided_time);
+  o.put("voided_reason", p.voided_reason);
+  o.put("voided_source", p.voided_source);
+  o.put("voided_quantity", p.voided_quantity);
+  o.put("acknowledged", p.acknowledged);
+  o.put("auto_renewing", p.auto_renewing);
+  o.put("subscription_state", p.subscription_state);
+  o.put("is_test", p.is_test);
+  // subscriptionsv2's line item (null for one-time products and before the
+  // API said it): latestSuccessfulOrderId, offerPhase, the plan (prepaid or
+  // auto-renewing, an installment plan's commitment), a deferred replacement.
+  o.put("latest_order_id", p.latest_order_id);
+  o.put("offer_phase", p.offer_phase);
+  o.put("prepaid", p.prepaid);
+  put_timestamp(o, "allow_extend_after", p.allow_extend_after);
+  put_installments(o, p.installments);
+  o.put("deferred_replacement_product_id", p.deferred_product_id);
 }
 
-json::object in_app_purchase_json(const apple_in_app_purchase& p) {
-  return json::object{
-    {"product_id", p.product_id},
-    {"transaction_id", p.transaction_id},
-    {"original_transaction_id", text_or_null(p.original_transaction_id)},
-    {"quantity", p.quantity},
-    {"purchase_date", timestamp_json(p.purchase_date)},
-    {"original_purchase_date", timestamp_json(p.original_purchase_date)},
-    {"expires_date", timestamp_json(p.expires_date)},
-    {"cancellation_date", timestamp_json(p.cancellation_date)},
-    // 0 other, 1 an issue in the app (Apple's cancellation_reason / revocationReason).
-    {"cancellation_reason", opt_value(p.cancellation_reason)},
-    {"web_order_line_item_id", opt(p.web_order_line_item_id)},
-    {"is_trial_period", opt_value(p.is_trial_period)},
-    {"is_in_intro_offer_period", opt_value(p.is_in_intro_offer_period)},
-    // Why the App Store's transaction history contradicts it: the receipt does
-    // not prove this purchase (null: nothing contradicts it).
-    {"store_contradiction", opt(p.store_contradiction)},
-  };
+template <class Object>
+void put_in_app_purchase(Object& o, const apple_in_app_purchase& p) {
+  o.put("product_id", p.product_id);
+  o.put("transaction_id", p.transaction_id);
+  put_text_or_null(o, "original_transaction_id", p.original_transaction_id);
+  o.put("quantity", p.quantity);
+  put_timestamp(o, "purchase_date", p.purchase_date);
+  put_timestamp(o, "original_purchase_date", p.original_purchase_date);
+  put_timestamp(o, "expires_date", p.expires_date);
+  put_timestamp(o, "cancellation_date", p.cancellation_date);
+  // 0 other, 1 an issue in the app (Apple's cancellation_reason / revocationReason).
+  o.put("cancellation_reason", p.cancellation_reason);
+  o.put("web_order_line_item_id", p.web_order_line_item_id);
+  o.put("is_trial_period", p.is_trial_period);
+  o.put("is_in_intro_offer_period", p.is_in_intro_offer_period);
+  // Why the App Store's transaction history contradicts it: the receipt does
+  // not prove this purchase (null: nothing contradicts it).
+  o.put("store_contradiction", p.store_contradiction);
 }
 
-json::object purchase_order_json(const purchase_order_record& r) {
-  json::object o;
-  o.reserve(20);
+// A record's embedded in-app purchase object: the fields it held before
+// purchases were kept, then the purchase's fields it does not hold (nothing
+// existing is renamed or removed: where both have a key, the record's value
+// stays).
+template <class Object, class StorePurchase>
+void put_embedded(Object& o, const StorePurchase& own, const std::optional<named_purchase>& p) {
+  o.record_keys();
+  put_in_app_purchase(o, own);
+  if (!p)
+    return;
+  o.keep_first();
+  purchases::put_purchase(o, p->purchase, p->entitlements, p->at);
+}
+
+template <class Object>
+void put_record(Object& o, const purchase_order_record& r) {
   put_common(o, r.id, r.app_id, r.fraud, r.env, r.echo, r.previous_users, r.state, r.created_at,
              r.updated_at);
-  o["package_name"] = r.package_name;
-  o["is_legacy"] = r.is_legacy;
-  o["purchase_token"] = r.purchase_token;
-  o["order_id"] = opt(r.order_id);
+  o.put("package_name", r.package_name);
+  o.put("is_legacy", r.is_legacy);
+  o.put("purchase_token", r.purchase_token);
+  o.put("order_id", r.order_id);
   // What receiptd did about acknowledging the purchase; null: the app's part.
-  o["acknowledgement_state"]
-    = r.acknowledgement ? json::value(to_string(*r.acknowledgement)) : json::value(nullptr);
-  auto embedded = in_app_purchase_json(r.purchase);
-  if (auto purchase = purchase_named(r.purchases, r.purchase_token))
-    purchases::add_purchase_fields(embedded, std::move(*purchase));
-  o["in_app_purchase"] = std::move(embedded);
-  return o;
+  if (r.acknowledgement)
+    o.put("acknowledgement_state", to_string(*r.acknowledgement));
+  else
+    o.put("acknowledgement_state", nullptr);
+  o.put_object("in_app_purchase", [&](auto& embedded) {
+    put_embedded(embedded, r.purchase, purchase_named(r.purchases, r.purchase_token));
+  });
 }
 
-json::object receipt_json(const receipt_record& r) {
-  json::object o;
-  o.reserve(20);
+template <class Object>
+void put_record(Object& o, const receipt_record& r) {
   put_common(o, r.id, r.app_id, r.fraud, r.env, r.echo, r.previous_users, r.state, r.created_at,
              r.updated_at);
-  o["style"] = to_string(r.style);
-  o["bundle_id"] = text_or_null(r.bundle_id);
-  o["country_code"] = opt(r.country_code);
-  o["identifier_for_vendor"] = opt(r.identifier_for_vendor);
-  json::array purchases;
-  purchases.reserve(r.in_app_purchases.size());
-  for (const auto& p : r.in_app_purchases) {
-    auto embedded = in_app_purchase_json(p);
-    const auto& original = p.original_transaction_id.empty() ? p.transaction_id
-                                                             : p.original_transaction_id;
-    // The purchase's key (model/purchases/observe.cpp): Xcode's are the receipt's own.
-    auto key = r.env == environment::xcode ? r.receipt_hash + ":" + original : original;
-    if (auto purchase = purchase_named(r.purchases, key))
-      purchases::add_purchase_fields(embedded, std::move(*purchase));
-    purchases.emplace_back(std::move(embedded));
-  }
-  o["in_app_purchases"] = std::move(purchases);
-  return o;
+  o.put("style", to_string(r.style));
+  put_text_or_null(o, "bundle_id", r.bundle_id);
+  o.put("country_code", r.country_code);
+  o.put("identifier_for_vendor", r.identifier_for_vendor);
+  o.put_array("in_app_purchases", [&](auto& list) {
+    for (const auto& p : r.in_app_purchases) {
+      const auto& original = p.original_transaction_id.empty() ? p.transaction_id
+                                                               : p.original_transaction_id;
+      // The purchase's key (model/purchases/observe.cpp): Xcode's are the receipt's own.
+      auto key = r.env == environment::xcode ? r.receipt_hash + ":" + original : original;
+      list.push_object(
+        [&](auto& embedded) { put_embedded(embedded, p, purchase_named(r.purchases, key)); });
+    }
+  });
 }
 
-json::object transaction_json(const transaction_record& r) {
+template <class Object>
+void put_record(Object& o, const transaction_record& r) {
   const auto& t = r.transaction;
-  json::object o;
-  o.reserve(32);
   put_common(o, r.id, r.app_id, r.fraud, r.env, r.echo, r.previous_users, r.state, r.created_at,
              r.updated_at);
-  o["transaction_id"] = text_or_null(t.transaction_id);
-  o["original_transaction_id"] = text_or_null(t.original_transaction_id);
-  o["bundle_id"] = text_or_null(t.bundle_id);
-  o["product_id"] = text_or_null(t.product_id);
-  o["type"] = text_or_null(t.type);
-  o["purchase_date"] = timestamp_json(t.purchase_date);
-  o["original_purchase_date"] = timestamp_json(t.original_purchase_date);
-  o["expires_date"] = timestamp_json(t.expires_date);
-  o["revocation_date"] = timestamp_json(t.revocation_date);
-  o["revocation_reason"] = opt_value(t.revocation_reason);
+  put_text_or_null(o, "transaction_id", t.transaction_id);
+  put_text_or_null(o, "original_transaction_id", t.original_transaction_id);
+  put_text_or_null(o, "bundle_id", t.bundle_id);
+  put_text_or_null(o, "product_id", t.product_id);
+  put_text_or_null(o, "type", t.type);
+  put_timestamp(o, "purchase_date", t.purchase_date);
+  put_timestamp(o, "original_purchase_date", t.original_purchase_date);
+  put_timestamp(o, "expires_date", t.expires_date);
+  put_timestamp(o, "revocation_date", t.revocation_date);
+  o.put("revocation_reason", t.revocation_reason);
   // Apple's revocationType and revocationPercentage (milliunits: 100000 is all).
-  o["revocation_type"] = opt(t.revocation_type);
-  o["revocation_percentage"] = opt_value(t.revocation_percentage);
-  o["app_account_token"] = opt(t.app_account_token);
-  o["app_transaction_id"] = opt(t.app_transaction_id);
-  o["quantity"] = opt_value(t.quantity);
-  o["storefront"] = opt(t.storefront);
-  o["price"] = opt_value(t.price);
-  o["currency"] = opt(t.currency);
+  o.put("revocation_type", t.revocation_type);
+  o.put("revocation_percentage", t.revocation_percentage);
+  o.put("app_account_token", t.app_account_token);
+  o.put("app_transaction_id", t.app_transaction_id);
+  o.put("quantity", t.quantity);
+  o.put("storefront", t.storefront);
+  o.put("price", t.price);
+  o.put("currency", t.currency);
   // Apple's offerType (1 introductory, 2 promotional, 3 offer code, 4 win-back),
   // offerDiscountType and offerPeriod (ISO 8601), as Apple writes them.
-  o["offer_type"] = opt_value(t.offer_type);
-  o["offer_discount_type"] = opt(t.offer_discount_type);
-  o["offer_period"] = opt(t.offer_period);
-  o["billing_plan_type"] = opt(t.billing_plan_type);
-  o["commitment_info"] = commitment_json(t.commitment);
-  // The subscription, as the newest App Store Server Notification tells it
-  //; null until one arrives. notified_at is internal (ordering).
-  o["subscription_status"] = opt(t.subscription_status);
-  o["subscription_expires_date"] = timestamp_json(t.subscription_expires_date);
-  o["auto_renew"] = opt_value(t.auto_renew);
-  o["auto_renew_product_id"] = opt(t.auto_renew_product_id);
-  o["renewal_app_account_token"] = opt(t.renewal_app_account_token);
+  o.put("offer_type", t.offer_type);
+  o.put("offer_discount_type", t.offer_discount_type);
+  o.put("offer_period", t.offer_period);
+  o.put("billing_plan_type", t.billing_plan_type);
+  put_commitment(o, t.commitment);
+  // The subscription, as the newest App Store Server Notification tells it;
+  // null until one arrives. notified_at is internal (ordering).
+  o.put("subscription_status", t.subscription_status);
+  put_timestamp(o, "subscription_expires_date", t.subscription_expires_date);
+  o.put("auto_renew", t.auto_renew);
+  o.put("auto_renew_product_id", t.auto_renew_product_id);
+  o.put("renewal_app_account_token", t.renewal_app_account_token);
   // The In-App Purchase this transaction belongs to (its subscription across
   // renewals), when the record's save or lookup read it.
   auto purchase = purchase_named(r.purchases, r.env == environment::xcode ? r.transaction_key
                                               : t.original_transaction_id.empty()
                                                 ? t.transaction_id
                                                 : t.original_transaction_id);
-  o["in_app_purchase"] = purchase ? json::value(std::move(*purchase)) : json::value(nullptr);
-  return o;
+  if (!purchase)
+    return o.put("in_app_purchase", nullptr);
+  o.put_object("in_app_purchase", [&](auto& embedded) {
+    purchases::put_purchase(embedded, purchase->purchase, purchase->entitlements, purchase->at);
+  });
+}
+
+template <class Object>
+void put_record(Object& o, const store_a::app_transaction_record& r) {
+  const auto& t = r.transaction;
+  put_common(o, r.id, r.app_id, r.fraud, r.env, r.echo, r.previous_users, r.state, r.created_at,
+             r.updated_at);
+  o.put("app_transaction_id", t.app_transaction_id);
+  put_text_or_null(o, "bundle_id", t.bundle_id);
+  o.put("app_apple_id", t.app_apple_id);
+  o.put("application_version", t.application_version);
+  o.put("original_application_version", t.original_application_version);
+  put_timestamp(o, "original_purchase_date", t.original_purchase_date);
+  put_timestamp(o, "preorder_date", t.preorder_date);
+  o.put("original_platform", t.original_platform);
+  put_timestamp(o, "receipt_creation_date", t.receipt_creation_date);
+  // not_checked, nonce_matched, verified or mismatch (store_a::check_device).
+  o.put("device_verification", store_a::to_string(r.device));
+}
+
+// The record's resource as a document and as text.
+template <class Record>
+json::object document(const Record& r) {
+  return json_out::document_of([&](auto& o) { put_record(o, r); }, 32);
+}
+
+template <class Record>
+std::string text(const Record& r) {
+  return json_out::text_of([&](auto& o) { put_record(o, r); });
+}
+
+template <class Record>
+std::string rejection_of(const char* key, const Record& r, fraud_reason reason, const char* field,
+                         const std::string& message) {
+  return rejection(
+    key, [&](auto& o) { put_record(o, r); }, reason, field, message);
+}
+
+} // namespace
+
+json::object in_app_purchase_json(const play_purchase& p) {
+  return json_out::document_of([&](auto& o) { put_in_app_purchase(o, p); }, 24);
+}
+
+json::object in_app_purchase_json(const apple_in_app_purchase& p) {
+  return json_out::document_of([&](auto& o) { put_in_app_purchase(o, p); }, 16);
+}
+
+json::object purchase_order_json(const purchase_order_record& r) {
+  return document(r);
+}
+
+json::object receipt_json(const receipt_record& r) {
+  return document(r);
+}
+
+json::object transaction_json(const transaction_record& r) {
+  return document(r);
+}
+
+json::object app_transaction_json(const store_a::app_transaction_record& r) {
+  return document(r);
+}
+
+std::string resource_text(const purchase_order_record& r) {
+  return text(r);
+}
+
+std::string resource_text(const receipt_record& r) {
+  return text(r);
+}
+
+std::string resource_text(const transaction_record& r) {
+  return text(r);
+}
+
+std::string resource_text(const store_a::app_transaction_record& r) {
+  return text(r);
 }
 
 std::string error_body(const field_errors& errors) {
-  json::array list;
-  list.reserve(errors.size());
-  for (const auto& e : errors) {
-    json::object o;
-    if (!e.field.empty())
-      o["field"] = e.field;
-    o["code"] = e.code;
-    o["message"] = e.message;
-    list.emplace_back(std::move(o));
-  }
-  return json::serialize(json::object{{"errors", std::move(list)}});
+  return json_out::text_of([&](auto& body) {
+    body.put_array("errors", [&](auto& list) {
+      for (const auto& e : errors)
+        list.push_object([&](auto& o) {
+          if (!e.field.empty())
+            o.put("field", e.field);
+          o.put("code", e.code);
+          o.put("message", e.message);
+        });
+    });
+  });
 }
 
 std::string rejection_body(const purchase_order_record& r, fraud_reason reason) {
   const char* field = reason == fraud_reason::invalid_signature ? "purchase_signature"
     : reason == fraud_reason::package_name_mismatch             ? "purchase_data"
                                                                 : nullptr;
-  return rejection("purchase_order", purchase_order_json(r), reason, field,
-                   rejection_message(r, reason));
+  return rejection_of("purchase_order", r, reason, field, rejection_message(r, reason));
 }
 
 std::string rejection_body(const receipt_record& r, fraud_reason reason) {
   const char* field = reason == fraud_reason::store_rejected ? nullptr : "receipt";
-  return rejection("receipt", receipt_json(r), reason, field, rejection_message(r, reason));
+  return rejection_of("receipt", r, reason, field, rejection_message(r, reason));
 }
 
 std::string rejection_body(const transaction_record& r, fraud_reason reason) {
   const char* field = reason == fraud_reason::store_rejected ? nullptr : "signed_transaction";
-  return rejection("transaction", transaction_json(r), reason, field, rejection_message(r, reason));
-}
-
-json::object app_transaction_json(const store_a::app_transaction_record& r) {
-  const auto& t = r.transaction;
-  json::object o;
-  o.reserve(24);
-  put_common(o, r.id, r.app_id, r.fraud, r.env, r.echo, r.previous_users, r.state, r.created_at,
-             r.updated_at);
-  o["app_transaction_id"] = opt(t.app_transaction_id);
-  o["bundle_id"] = text_or_null(t.bundle_id);
-  o["app_apple_id"] = opt_value(t.app_apple_id);
-  o["application_version"] = opt(t.application_version);
-  o["original_application_version"] = opt(t.original_application_version);
-  o["original_purchase_date"] = timestamp_json(t.original_purchase_date);
-  o["preorder_date"] = timestamp_json(t.preorder_date);
-  o["original_platform"] = opt(t.original_platform);
-  o["receipt_creation_date"] = timestamp_json(t.receipt_creation_date);
-  // not_checked, nonce_matched, verified or mismatch (store_a::check_device).
-  o["device_verification"] = store_a::to_string(r.device);
-  return o;
+  return rejection_of("transaction", r, reason, field, rejection_message(r, reason));
 }
 
 std::string rejection_body(const store_a::app_transaction_record& r, fraud_reason reason) {
@@ -356,7 +410,7 @@ std::string rejection_body(const store_a::app_transaction_record& r, fraud_reaso
   std::string message = reason == fraud_reason::device_hash_mismatch
     ? "the app transaction was not issued to this device"
     : rejection_message(r, reason);
-  return rejection("app_transaction", app_transaction_json(r), reason, field, std::move(message));
+  return rejection_of("app_transaction", r, reason, field, message);
 }
 
 std::string rejection_body(const transaction_record& r) {
@@ -396,32 +450,32 @@ upload_answer answer_for(const transaction_record& stored, fraud_reason own_verd
   return answer_for_record(stored, own_verdict);
 }
 
+upload_answer answer_for(const store_a::app_transaction_record& stored, fraud_reason own_verdict) {
+  return answer_for_record(stored, own_verdict);
+}
+
 std::string upload_response_body(const transaction_record& r) {
   if (r.state == validation_state::rejected)
     return rejection_body(r);
-  return json::serialize(transaction_json(r));
-}
-
-upload_answer answer_for(const store_a::app_transaction_record& stored, fraud_reason own_verdict) {
-  return answer_for_record(stored, own_verdict);
+  return text(r);
 }
 
 std::string upload_response_body(const store_a::app_transaction_record& r) {
   if (r.state == validation_state::rejected)
     return rejection_body(r, r.fraud);
-  return json::serialize(app_transaction_json(r));
+  return text(r);
 }
 
 std::string upload_response_body(const purchase_order_record& r) {
   if (r.state == validation_state::rejected)
     return rejection_body(r);
-  return json::serialize(purchase_order_json(r));
+  return text(r);
 }
 
 std::string upload_response_body(const receipt_record& r) {
   if (r.state == validation_state::rejected)
     return rejection_body(r);
-  return json::serialize(receipt_json(r));
+  return text(r);
 }
 
 } // namespace receiptd::model

@@ -33,6 +33,12 @@ boost::json::object app_transaction_json(const store_a::app_transaction_record& 
 inline boost::json::object resource_json(const store_a::app_transaction_record& r) {
   return app_transaction_json(r);
 }
+// The same resources as text, written from the values (what an upload or a
+// lookup answers).
+std::string resource_text(const purchase_order_record& r);
+std::string resource_text(const receipt_record& r);
+std::string resource_text(const transaction_record& r);
+std::string resource_text(const store_a::app_transaction_record& r);
 boost::json::object in_app_purchase_json(const play_purchase& p);
 boost::json::object in_app_purchase_json(const apple_in_app_purchase& p);
 

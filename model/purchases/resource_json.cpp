@@ -4,7 +4,6 @@
 
 #include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
-#include <boost/json/serialize.hpp>
 
 #include "model/purchases/activity.hpp"
 #include "model/timestamp.hpp"
@@ -15,31 +14,16 @@ namespace json = boost::json;
 
 namespace {
 
-template <class T>
-json::value opt(const std::optional<T>& x) {
-  if (!x)
-    return nullptr;
-  return json::value(*x);
-}
-
-json::value opt_type(const std::optional<purchase_type>& t) {
-  if (!t)
-    return nullptr;
-  return json::value(to_string(*t));
+template <class Object>
+void put_opt_type(Object& o, std::string_view key, const std::optional<purchase_type>& t) {
+  if (t)
+    o.put(key, to_string(*t));
+  else
+    o.put(key, nullptr);
 }
 
 bool flag(const said<std::optional<bool>>& f) {
   return f.value.value_or(false);
-}
-
-json::value metadata_json(const std::optional<std::string>& text) {
-  if (!text)
-    return nullptr;
-  boost::system::error_code ec;
-  json::parse_options opts;
-  opts.max_depth = 64;
-  auto v = json::parse(*text, ec, {}, opts);
-  return ec ? json::value(nullptr) : v;
 }
 
 // Every fact of a purchase, by its stored name: visit(name, fact).
@@ -80,38 +64,34 @@ void visit_later_facts(P& p, Visit&& visit) {
   visit("app_transaction_id", p.app_transaction_id);
 }
 
-// A commitment's terms, as the resource answers them and the facts store them.
-json::value commitment_value(const std::optional<commitment_info>& c) {
-  if (!c)
-    return nullptr;
-  return json::object{{"billing_period_number", opt(c->billing_period_number)},
-                      {"total_billing_periods", opt(c->total_billing_periods)},
-                      {"expires_at", timestamp_json(c->expires_date)},
-                      {"price", opt(c->price)}};
-}
-
 // ---- stored values, by type ---------------------------------------------------
 
-json::value stored(const std::string& v) {
-  return json::value(v);
+template <class Object>
+void put_stored(Object& o, std::string_view key, const std::string& v) {
+  o.put(key, v);
 }
-json::value stored(const ownership& v) {
-  return json::value(to_string(v));
+template <class Object>
+void put_stored(Object& o, std::string_view key, const ownership& v) {
+  o.put(key, to_string(v));
 }
-json::value stored(const std::optional<purchase_type>& v) {
-  return opt_type(v);
+template <class Object>
+void put_stored(Object& o, std::string_view key, const std::optional<purchase_type>& v) {
+  put_opt_type(o, key, v);
 }
-json::value stored(const std::optional<commitment_info>& v) {
+template <class Object>
+void put_stored(Object& o, std::string_view key, const std::optional<commitment_info>& v) {
   if (!v)
-    return nullptr;
-  return json::object{{"billing_period_number", opt(v->billing_period_number)},
-                      {"total_billing_periods", opt(v->total_billing_periods)},
-                      {"expires_date", opt(v->expires_date)},
-                      {"price", opt(v->price)}};
+    return o.put(key, nullptr);
+  o.put_object(key, [&](auto& c) {
+    c.put("billing_period_number", v->billing_period_number);
+    c.put("total_billing_periods", v->total_billing_periods);
+    c.put("expires_date", v->expires_date);
+    c.put("price", v->price);
+  });
 }
-template <class T>
-json::value stored(const std::optional<T>& v) {
-  return opt(v);
+template <class Object, class T>
+void put_stored(Object& o, std::string_view key, const std::optional<T>& v) {
+  o.put(key, v);
 }
 
 // Restores a stored value; false when it is not of the fact's type.
@@ -222,72 +202,100 @@ std::vector<std::string> strings(const json::object& o, const char* key) {
 
 } // namespace
 
-json::object purchase_json(const purchase& p, const std::vector<std::string>& entitlements,
-                           unix_ms now) {
+namespace {
+
+// A commitment's terms, as the resource answers them.
+template <class Object>
+void put_commitment(Object& o, std::string_view key, const std::optional<commitment_info>& c) {
+  if (!c)
+    return o.put(key, nullptr);
+  o.put_object(key, [&](auto& t) {
+    t.put("billing_period_number", c->billing_period_number);
+    t.put("total_billing_periods", c->total_billing_periods);
+    json_out::put_timestamp(t, "expires_at", c->expires_date);
+    t.put("price", c->price);
+  });
+}
+
+template <class Object>
+void put_resource(Object& o, const purchase& p, const std::vector<std::string>& entitlements,
+                  unix_ms now) {
+  using json_out::put_timestamp;
   const auto a = activity_at(p, now);
-  json::object o;
-  o.reserve(64);
-  o["id"] = p.id;
-  o["app_family_id"] = p.app_id;
-  o["marketplace"] = to_string(p.market);
-  o["app_identifier"] = p.app_identifier;
-  o["product_id"] = p.product_id.value;
-  o["quantity"] = opt(p.quantity.value);
-  o["type"] = opt_type(p.type.value);
-  o["environment"] = to_string(p.env);
-  o["country_code"] = opt(p.country_code.value);
-  o["currency_code"] = opt(p.currency_code.value);
-  o["price"] = opt(p.price.value);
-  o["user_identifier"] = opt(p.user_identifier);
-  json::array previous;
-  for (const auto& u : p.previous_users)
-    previous.emplace_back(u);
-  o["previous_user_identifiers"] = std::move(previous);
-  o["metadata"] = metadata_json(p.metadata);
-  o["is_active"] = a.active;
-  o["is_auto_renewing"] = flag(p.is_auto_renewing);
-  o["in_trial_period"] = flag(p.in_trial_period);
-  o["in_intro_period"] = flag(p.in_intro_period);
-  o["in_grace_period"] = flag(p.in_grace_period);
-  o["in_billing_retry"] = flag(p.in_billing_retry);
-  o["is_on_hold"] = flag(p.is_on_hold);
-  o["is_paused"] = flag(p.is_paused);
-  o["is_pending"] = flag(p.is_pending);
-  o["is_upgraded"] = flag(p.is_upgraded);
-  o["ownership"] = to_string(p.owned_as.value);
-  o["offer_type"] = opt(p.offer_type.value);
-  o["offer_discount_type"] = opt(p.offer_discount_type.value);
-  o["offer_period"] = opt(p.offer_period.value);
-  o["billing_plan_type"] = opt(p.billing_plan_type.value);
-  o["commitment"] = commitment_value(p.commitment.value);
-  o["app_transaction_id"] = opt(p.app_transaction_id.value);
-  o["revoked_at"] = timestamp_json(p.revoked_at.value);
-  o["revocation_reason"] = opt(p.revocation_reason);
-  o["revocation_type"] = opt(p.revocation_type);
-  o["revocation_percentage"] = opt(p.revocation_percentage);
-  o["canceled_at"] = timestamp_json(p.canceled_at.value);
-  o["purchased_at"] = timestamp_json(p.purchased_at);
-  o["current_period_start_at"] = timestamp_json(p.current_period_start_at.value);
-  o["current_period_end_at"] = timestamp_json(p.current_period_end_at.value);
-  o["grace_period_end_at"] = timestamp_json(p.grace_period_end_at.value);
-  o["last_synced_at"] = timestamp_json(p.last_synced_at);
+  o.put("id", p.id);
+  o.put("app_family_id", p.app_id);
+  o.put("marketplace", to_string(p.market));
+  o.put("app_identifier", p.app_identifier);
+  o.put("product_id", p.product_id.value);
+  o.put("quantity", p.quantity.value);
+  put_opt_type(o, "type", p.type.value);
+  o.put("environment", to_string(p.env));
+  o.put("country_code", p.country_code.value);
+  o.put("currency_code", p.currency_code.value);
+  o.put("price", p.price.value);
+  o.put("user_identifier", p.user_identifier);
+  json_out::put_strings(o, "previous_user_identifiers", p.previous_users);
+  o.put_json("metadata", json_out::stored_json(p.metadata));
+  o.put("is_active", a.active);
+  o.put("is_auto_renewing", flag(p.is_auto_renewing));
+  o.put("in_trial_period", flag(p.in_trial_period));
+  o.put("in_intro_period", flag(p.in_intro_period));
+  o.put("in_grace_period", flag(p.in_grace_period));
+  o.put("in_billing_retry", flag(p.in_billing_retry));
+  o.put("is_on_hold", flag(p.is_on_hold));
+  o.put("is_paused", flag(p.is_paused));
+  o.put("is_pending", flag(p.is_pending));
+  o.put("is_upgraded", flag(p.is_upgraded));
+  o.put("ownership", to_string(p.owned_as.value));
+  o.put("offer_type", p.offer_type.value);
+  o.put("offer_discount_type", p.offer_discount_type.value);
+  o.put("offer_period", p.offer_period.value);
+  o.put("billing_plan_type", p.billing_plan_type.value);
+  put_commitment(o, "commitment", p.commitment.value);
+  o.put("app_transaction_id", p.app_transaction_id.value);
+  put_timestamp(o, "revoked_at", p.revoked_at.value);
+  o.put("revocation_reason", p.revocation_reason);
+  o.put("revocation_type", p.revocation_type);
+  o.put("revocation_percentage", p.revocation_percentage);
+  put_timestamp(o, "canceled_at", p.canceled_at.value);
+  put_timestamp(o, "purchased_at", p.purchased_at);
+  put_timestamp(o, "current_period_start_at", p.current_period_start_at.value);
+  put_timestamp(o, "current_period_end_at", p.current_period_end_at.value);
+  put_timestamp(o, "grace_period_end_at", p.grace_period_end_at.value);
+  put_timestamp(o, "last_synced_at", p.last_synced_at);
   // The latest refund request the store made of it and what was answered
   // (model/purchases/refund_request.hpp): null when none.
-  o["refund_request"] = metadata_json(p.refund_request);
-  o["created_at"] = timestamp_json(p.created_at);
-  o["updated_at"] = timestamp_json(p.updated_at);
-  json::array names;
-  for (const auto& e : entitlements)
-    names.emplace_back(e);
-  o["entitlements"] = std::move(names);
+  o.put_json("refund_request", json_out::stored_json(p.refund_request));
+  put_timestamp(o, "created_at", p.created_at);
+  put_timestamp(o, "updated_at", p.updated_at);
+  json_out::put_strings(o, "entitlements", entitlements);
   // "versions" as receiptd names it, "version" as Mbaasy's resource did.
-  o["versions"] = p.versions;
-  o["version"] = p.versions;
-  json::array sources;
-  for (const auto& s : p.sources)
-    sources.emplace_back(json::object{{"kind", source_kind_name(s.kind)}, {"id", s.id}});
-  o["sources"] = std::move(sources);
-  return o;
+  o.put("versions", p.versions);
+  o.put("version", p.versions);
+  o.put_array("sources", [&](auto& list) {
+    for (const auto& s : p.sources)
+      list.push_object([&](auto& source) {
+        source.put("kind", source_kind_name(s.kind));
+        source.put("id", s.id);
+      });
+  });
+}
+
+} // namespace
+
+void put_purchase(json_out::text_object& o, const purchase& p,
+                  const std::vector<std::string>& entitlements, unix_ms now) {
+  put_resource(o, p, entitlements, now);
+}
+
+void put_purchase(json_out::dom_object& o, const purchase& p,
+                  const std::vector<std::string>& entitlements, unix_ms now) {
+  put_resource(o, p, entitlements, now);
+}
+
+json::object purchase_json(const purchase& p, const std::vector<std::string>& entitlements,
+                           unix_ms now) {
+  return json_out::document_of([&](auto& o) { put_resource(o, p, entitlements, now); }, 64);
 }
 
 void restamp(json::object& resource, const purchase& p) {
@@ -296,54 +304,40 @@ void restamp(json::object& resource, const purchase& p) {
   resource["version"] = p.versions;
 }
 
-void add_purchase_fields(json::object& embedded, json::object resource) {
-  embedded.reserve(embedded.size() + resource.size());
-  for (auto& field : resource)
-    embedded.emplace(field.key(), std::move(field.value())); // only where absent
-}
-
 std::string facts_json(const purchase& p) {
-  // Written on every change of a purchase: built in one block of the stack, freed
-  // at once, and serialized.
-  unsigned char block[8192];
-  json::monotonic_resource arena(block, sizeof block);
-  json::object o(&arena);
-  o.reserve(48);
-  auto put = [&](const char* name, const auto& fact) {
-    json::object f(o.storage());
-    f.reserve(2);
-    f.emplace("v", stored(fact.value));
-    if (fact.at)
-      f.emplace("at", *fact.at);
-    o.emplace(name, std::move(f));
-  };
-  visit_facts(p, put);
-  visit_later_facts(p, put);
-  o["revocation_reason"] = opt(p.revocation_reason);
-  o["revocation_type"] = opt(p.revocation_type);
-  o["revocation_percentage"] = opt(p.revocation_percentage);
-  json::array keys(o.storage());
-  for (const auto& k : p.keys)
-    keys.emplace_back(k);
-  o["keys"] = std::move(keys);
-  o["app_identifier"] = p.app_identifier;
-  o["unit"] = p.unit;
-  o["unit_time"] = p.unit_time;
-  json::array previous(o.storage());
-  for (const auto& u : p.previous_users)
-    previous.emplace_back(u);
-  o["previous_users"] = std::move(previous);
-  o["metadata"] = opt(p.metadata);
-  o["purchased_at"] = opt(p.purchased_at);
-  o["last_synced_at"] = opt(p.last_synced_at);
-  o["notified"] = p.notified;
-  o["refund_request"] = opt(p.refund_request);
-  json::array sources(o.storage());
-  for (const auto& s : p.sources)
-    sources.emplace_back(json::object(
-      {{"kind", to_string(s.kind)}, {"id", s.id}, {"validated", s.validated}}, o.storage()));
-  o["sources"] = std::move(sources);
-  return json::serialize(o);
+  // Written on every change of a purchase: as text, straight from the values.
+  return json_out::text_of([&](auto& o) {
+    auto put = [&](const char* name, const auto& fact) {
+      o.put_object(name, [&](auto& f) {
+        put_stored(f, "v", fact.value);
+        if (fact.at)
+          f.put("at", *fact.at);
+      });
+    };
+    visit_facts(p, put);
+    visit_later_facts(p, put);
+    o.put("revocation_reason", p.revocation_reason);
+    o.put("revocation_type", p.revocation_type);
+    o.put("revocation_percentage", p.revocation_percentage);
+    json_out::put_strings(o, "keys", p.keys);
+    o.put("app_identifier", p.app_identifier);
+    o.put("unit", p.unit);
+    o.put("unit_time", p.unit_time);
+    json_out::put_strings(o, "previous_users", p.previous_users);
+    o.put("metadata", p.metadata);
+    o.put("purchased_at", p.purchased_at);
+    o.put("last_synced_at", p.last_synced_at);
+    o.put("notified", p.notified);
+    o.put("refund_request", p.refund_request);
+    o.put_array("sources", [&](auto& list) {
+      for (const auto& s : p.sources)
+        list.push_object([&](auto& source) {
+          source.put("kind", to_string(s.kind));
+          source.put("id", s.id);
+          source.put("validated", s.validated);
+        });
+    });
+  });
 }
 
 result<bool> read_facts(purchase& p, std::string_view text) {

@@ -10,6 +10,7 @@
 
 #include <boost/json/object.hpp>
 
+#include "model/json_out.hpp"
 #include "model/purchases/purchase.hpp"
 #include "model/result.hpp"
 
@@ -19,14 +20,14 @@ namespace receiptd::model::purchases {
 // "entitlement/offering" names it grants under the app's rules.
 boost::json::object purchase_json(const purchase& p, const std::vector<std::string>& entitlements,
                                   unix_ms now);
+// Its fields written into an object being written (the record resources embed them).
+void put_purchase(json_out::text_object& o, const purchase& p,
+                  const std::vector<std::string>& entitlements, unix_ms now);
+void put_purchase(json_out::dom_object& o, const purchase& p,
+                  const std::vector<std::string>& entitlements, unix_ms now);
 // purchase_json's answer brought to `p`'s versions and updated_at, the only
 // fields a new version changes: what purchase_json would answer now.
 void restamp(boost::json::object& resource, const purchase& p);
-
-// A record's embedded in-app purchase object: the fields it holds today, then
-// the purchase's fields it does not hold (nothing existing is renamed or
-// removed: where both have a key, the record's value stays).
-void add_purchase_fields(boost::json::object& embedded, boost::json::object resource);
 
 // The facts, with their store times, as the database stores them: a JSON
 // object the next read restores exactly (identity columns apart).

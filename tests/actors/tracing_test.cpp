@@ -125,5 +125,6 @@ TEST_CASE("span texts a client chose are escaped; plain ones copied as they are"
   CHECK(v.at("actor").as_string() == "validator");
   CHECK(v.at("outcome").as_string() == "200");
   CHECK(v.at("parent_id").as_string() == "");
+  CHECK(v.at("span_id").as_string() == "0000000000000abc");
   CHECK(line.find(R"("message":"upload é")") != std::string::npos);
 }

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "model/json_out.hpp"
+#include "model/purchases/purchase.hpp"
 #include "model/resource_json.hpp"
 
 using namespace receiptd::model;
@@ -320,4 +323,129 @@ TEST_CASE("a Play purchase carries what the voided list said, null when not void
                                     "latest_order_id", "offer_phase", "prepaid",
                                     "allow_extend_after", "installments",
                                     "deferred_replacement_product_id"});
+}
+
+namespace {
+
+// A purchase that fills every kind of field the resource writes: strings that
+// need escaping, set and unset optionals, nested objects, lists, stored JSON.
+receiptd::model::purchases::purchase sample_purchase(std::vector<std::string> keys) {
+  receiptd::model::purchases::purchase p;
+  p.id = "9f1c2d3e-4a5b-4c6d-8e7f-0a1b2c3d4e5f";
+  p.app_id = "11111111-2222-4333-8444-555555555555";
+  p.market = receiptd::model::purchases::marketplace::store_b;
+  p.keys = std::move(keys);
+  p.app_identifier = "my.package";
+  p.user_identifier = "user \"7\"\n\\ \x01";
+  p.previous_users = {"user-5", "user-6"};
+  p.metadata = R"({"campaign":"spring","n":[1,2.5,{"x":null}]})";
+  p.product_id.value = "p1";
+  p.quantity.value = 2;
+  p.type.value = receiptd::model::purchases::purchase_type::subscription;
+  p.price.value = 4990;
+  p.is_auto_renewing.value = true;
+  p.current_period_end_at.value = 1800000000000;
+  p.offer_type.value = "introductory";
+  p.commitment.value = commitment_info{3, 12, 1830000000000, 59880};
+  p.revoked_at.value = 1790000000000;
+  p.revocation_reason = 1;
+  p.revocation_type = "refund_prorated";
+  p.revocation_percentage = 50000;
+  p.purchased_at = 1700000000000;
+  p.sources = {{record_kind::store_b_purchase_order, "0b7c3f2e", true}};
+  p.refund_request = R"({"state":"answered","sent":true})";
+  p.created_at = 1700000000000;
+  p.updated_at = 1700000001000;
+  p.versions = 4;
+  return p;
+}
+
+std::shared_ptr<const receiptd::model::purchases::purchase_set>
+set_of(receiptd::model::purchases::purchase p) {
+  auto set = std::make_shared<receiptd::model::purchases::purchase_set>();
+  set->items.push_back(std::move(p));
+  set->entitlements.push_back({"premium/monthly", "ads \"off\""});
+  set->at = 1750000000000;
+  return set;
+}
+
+} // namespace
+
+TEST_CASE("a resource written as text is its document, byte for byte", "[json]") {
+  SECTION("a purchase order with its purchase merged in") {
+    auto r = sample_order();
+    r.echo.metadata = R"({"note":"tab\there","deep":{"a":[true,false,null]}})";
+    r.previous_users = {"old \"owner\""};
+    r.purchase.quantity = 2;
+    r.purchase.installments = play_installments{12, 12, 9, true};
+    r.purchase.subscription_state = "SUBSCRIPTION_STATE_ACTIVE";
+    r.purchases = set_of(sample_purchase({"tok"}));
+    auto text = resource_text(r);
+    CHECK(text == json::serialize(purchase_order_json(r)));
+    // The record's own fields stay where the purchase has the same key.
+    auto doc = json::parse(text).as_object();
+    CHECK(doc.at("in_app_purchase").at("type") == "product");
+    CHECK(doc.at("in_app_purchase").at("marketplace") == "store_b");
+    CHECK(doc.at("in_app_purchase").at("entitlements").as_array().size() == 2);
+    CHECK(upload_response_body(r) == text);
+  }
+  SECTION("a receipt with two in-app purchases, one of them a kept purchase") {
+    receipt_record r;
+    r.id = "id";
+    r.app_id = "app";
+    r.bundle_id = "com.example";
+    r.country_code = "US";
+    apple_in_app_purchase first;
+    first.product_id = "monthly";
+    first.transaction_id = "1000";
+    first.original_transaction_id = "1000";
+    first.purchase_date = 1700000000000;
+    first.is_trial_period = false;
+    apple_in_app_purchase second;
+    second.product_id = "coins";
+    second.transaction_id = "2000";
+    r.in_app_purchases = {first, second};
+    r.purchases = set_of(sample_purchase({"1000"}));
+    CHECK(resource_text(r) == json::serialize(receipt_json(r)));
+  }
+  SECTION("a transaction with and without its purchase") {
+    transaction_record r;
+    r.id = "id";
+    r.transaction.transaction_id = "2000";
+    r.transaction.original_transaction_id = "1000";
+    r.transaction.price = 9990;
+    r.transaction.commitment = commitment_info{1, 12, std::nullopt, 1000};
+    CHECK(resource_text(r) == json::serialize(transaction_json(r)));
+    r.purchases = set_of(sample_purchase({"1000"}));
+    CHECK(resource_text(r) == json::serialize(transaction_json(r)));
+    CHECK(json::parse(resource_text(r)).at("in_app_purchase").at("id").as_string() == sample_purchase({}).id);
+  }
+  SECTION("a rejected record's 402 and an error list") {
+    auto r = sample_order();
+    r.state = validation_state::rejected;
+    r.fraud = fraud_reason::store_rejected;
+    r.store_detail = "the store said \"no\"";
+    auto body = json::parse(rejection_body(r)).as_object();
+    CHECK(body.at("errors").at(0).at("message")
+          == "the store says this purchase is not genuine: the store said \"no\"");
+    CHECK(json::serialize(body.at("purchase_order")) == json::serialize(purchase_order_json(r)));
+    CHECK(error_body({{"a\"b", "invalid", "line\nbreak"}, {"", "x", "y"}})
+          == R"({"errors":[{"field":"a\"b","code":"invalid","message":"line\nbreak"},)"
+             R"({"code":"x","message":"y"}]})");
+  }
+}
+
+TEST_CASE("a string is written as Boost.JSON's serializer spells it, every byte", "[json]") {
+  // Each byte at each place of a 17-byte string among plain and high bytes
+  // (strings are scanned eight bytes at a time).
+  for (char fill : {'x', '\xff', '\x80'})
+    for (int c = 0; c < 256; ++c)
+      for (std::size_t at = 0; at < 17; ++at) {
+        std::string s(17, fill);
+        s[at] = static_cast<char>(c);
+        std::string out;
+        receiptd::model::json_out::append_string(out, s);
+        INFO("byte " << c << " at " << at);
+        REQUIRE(out == json::serialize(json::string_view(s)));
+      }
 }
