@@ -200,10 +200,6 @@ std::vector<std::string> strings(const json::object& o, const char* key) {
   return out;
 }
 
-} // namespace
-
-namespace {
-
 // A commitment's terms, as the resource answers them.
 template <class Object>
 void put_commitment(Object& o, std::string_view key, const std::optional<commitment_info>& c) {
