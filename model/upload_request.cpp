@@ -6,6 +6,7 @@
 #include <utility>
 
 #include <boost/json/error.hpp>
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -155,11 +156,11 @@ private:
 };
 
 // Parses the body into an object, or says why it is not one.
-result<json::value> parse_object(std::string_view body) {
+result<json::value> parse_object(std::string_view body, json::storage_ptr storage) {
   boost::system::error_code ec;
   json::parse_options opts;
   opts.max_depth = max_body_depth;
-  auto v = json::parse(body, ec, {}, opts);
+  auto v = json::parse(body, ec, std::move(storage), opts);
   if (ec == json::error::too_deep)
     return field_error{"", "too_deep",
                        "the request body is nested deeper than " + std::to_string(max_body_depth)
@@ -170,6 +171,22 @@ result<json::value> parse_object(std::string_view body) {
     return field_error{"", "not_an_object", "the request body must be a JSON object"};
   return v;
 }
+
+// The body's document, parsed into a block of the stack: what an upload reads
+// from it is copied out, and its keys and strings are freed together when the
+// parse's caller returns (a larger body takes more blocks from the heap).
+class parsed_body {
+public:
+  explicit parsed_body(std::string_view body) : doc_(parse_object(body, &arena_)) {}
+  parsed_body(const parsed_body&) = delete;
+  parsed_body& operator=(const parsed_body&) = delete;
+  result<json::value>& doc() { return doc_; }
+
+private:
+  unsigned char block_[8192];
+  json::monotonic_resource arena_{block_, sizeof block_};
+  result<json::value> doc_;
+};
 
 bool is_alpha2(std::string_view s) {
   auto letter = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); };
@@ -197,7 +214,8 @@ echo_fields upload_common::echo(std::string_view peer_ip) const {
 }
 
 result<store_a_upload> parse_store_a_upload(std::string_view body) {
-  auto doc = parse_object(body);
+  parsed_body parsed(body);
+  auto& doc = parsed.doc();
   if (!doc)
     return doc.errors();
   reader r(doc->get_object());
@@ -236,7 +254,8 @@ result<store_a_upload> parse_store_a_upload(std::string_view body) {
 }
 
 result<store_a_transaction_upload> parse_store_a_transaction_upload(std::string_view body) {
-  auto doc = parse_object(body);
+  parsed_body parsed(body);
+  auto& doc = parsed.doc();
   if (!doc)
     return doc.errors();
   reader r(doc->get_object());
@@ -257,7 +276,8 @@ result<store_a_transaction_upload> parse_store_a_transaction_upload(std::string_
 }
 
 result<app_transaction_upload> parse_app_transaction_upload(std::string_view body) {
-  auto doc = parse_object(body);
+  parsed_body parsed(body);
+  auto& doc = parsed.doc();
   if (!doc)
     return doc.errors();
   reader r(doc->get_object());
@@ -292,7 +312,8 @@ result<app_transaction_upload> parse_app_transaction_upload(std::string_view bod
 }
 
 result<store_b_upload> parse_store_b_upload(std::string_view body) {
-  auto doc = parse_object(body);
+  parsed_body parsed(body);
+  auto& doc = parsed.doc();
   if (!doc)
     return doc.errors();
   reader r(doc->get_object());
@@ -341,7 +362,8 @@ result<store_b_upload> parse_store_b_upload(std::string_view body) {
 }
 
 result<store_b_legacy_upload> parse_store_b_legacy_upload(std::string_view body) {
-  auto doc = parse_object(body);
+  parsed_body parsed(body);
+  auto& doc = parsed.doc();
   if (!doc)
     return doc.errors();
   reader r(doc->get_object());
@@ -358,7 +380,8 @@ result<store_b_legacy_upload> parse_store_b_legacy_upload(std::string_view body)
 
 result<std::string> parse_store_a_notification_request(std::string_view body) {
   auto bad = [](field_errors errors) { return error(errc::bad_request, std::move(errors)); };
-  auto doc = parse_object(body);
+  parsed_body parsed(body);
+  auto& doc = parsed.doc();
   if (!doc)
     return bad(doc.errors());
   const auto& o = doc->get_object();

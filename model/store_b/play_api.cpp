@@ -4,6 +4,7 @@
 #include <climits>
 #include <utility>
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 
 #include "model/json_fields.hpp"
@@ -325,8 +326,11 @@ store_verdict classify_purchase_response(purchase_api api, int status, std::stri
   }
   auto code = "HTTP " + std::to_string(status);
   if (status == 200) {
+    // Parsed into a block of the stack: what is read from it is copied out.
+    unsigned char block[4096];
+    boost::json::monotonic_resource arena(block, sizeof block);
     boost::system::error_code ec;
-    auto doc = boost::json::parse(body, ec);
+    auto doc = boost::json::parse(body, ec, &arena);
     if (ec || !doc.is_object()) {
       v.outcome = store_outcome::unreachable;
       v.detail = "HTTP 200 without a JSON object";
