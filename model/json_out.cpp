@@ -95,20 +95,10 @@ void append_string(std::string& out, std::string_view s) {
     std::memcpy(p, s.data(), s.size());
     p += s.size();
   } else {
-    for (i = 0; i < s.size();) {
-      if (i + 8 <= s.size()) {
-        const auto w = word_at(i);
-        if (!any_to_escape(w)) {
-          std::memcpy(p, &w, 8);
-          p += 8;
-          i += 8;
-          continue;
-        }
-      }
-      const auto c = static_cast<unsigned char>(s[i++]);
+    auto put = [&](unsigned char c) {
       if (!escaped(c)) {
         *p++ = static_cast<char>(c);
-        continue;
+        return;
       }
       *p++ = '\\';
       switch (c) {
@@ -138,7 +128,21 @@ void append_string(std::string& out, std::string_view s) {
           *p++ = hex[c >> 4];
           *p++ = hex[c & 15];
       }
+    };
+    // A word with nothing to escape is copied whole; one with something, byte by
+    // byte; the tail byte by byte.
+    for (i = 0; i + 8 <= s.size(); i += 8) {
+      const auto w = word_at(i);
+      if (!any_to_escape(w)) {
+        std::memcpy(p, &w, 8);
+        p += 8;
+        continue;
+      }
+      for (std::size_t k = i; k < i + 8; ++k)
+        put(static_cast<unsigned char>(s[k]));
     }
+    for (; i < s.size(); ++i)
+      put(static_cast<unsigned char>(s[i]));
   }
   *p = '"';
 }
