@@ -72,7 +72,6 @@ void append_string(std::string& out, std::string_view s) {
   // time where none is escaped), spelt as that serializer spells them (its
   // escape table; the resource_json tests hold the two equal for every byte).
   static constexpr char hex[] = "0123456789abcdef";
-  auto escaped = [](unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; };
   auto word_at = [&](std::size_t i) {
     std::uint64_t w;
     std::memcpy(&w, s.data() + i, 8);
@@ -96,7 +95,7 @@ void append_string(std::string& out, std::string_view s) {
     p += s.size();
   } else {
     auto put = [&](unsigned char c) {
-      if (!escaped(c)) {
+      if (escape_extra(c) == 0) {
         *p++ = static_cast<char>(c);
         return;
       }

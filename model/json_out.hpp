@@ -72,6 +72,23 @@ boost::json::value scalar_value(const T& v) {
   }
 }
 
+// Writes `fill(writer)` into `out` between the writer's brackets.
+template <class Writer, class Fill>
+void write_nested(std::string& out, Fill&& fill) {
+  Writer inner(out);
+  fill(inner);
+  inner.close();
+}
+
+// A document (object or array) filled by `fill(writer)`.
+template <class Json, class Writer, class Fill>
+Json build_nested(boost::json::storage_ptr storage, Fill&& fill) {
+  Json inner(std::move(storage));
+  Writer out(inner);
+  fill(out);
+  return inner;
+}
+
 } // namespace detail
 
 class text_array;
@@ -107,11 +124,8 @@ public:
   }
   template <class Fill>
   void put_object(std::string_view key, Fill&& fill) {
-    if (!open(key))
-      return;
-    text_object inner(out_);
-    fill(inner);
-    inner.close();
+    if (open(key))
+      detail::write_nested<text_object>(out_, fill);
   }
   template <class Fill>
   void put_array(std::string_view key, Fill&& fill);
@@ -143,9 +157,7 @@ public:
   template <class Fill>
   void push_object(Fill&& fill) {
     next();
-    text_object inner(out_);
-    fill(inner);
-    inner.close();
+    detail::write_nested<text_object>(out_, fill);
   }
   void close() { out_ += ']'; }
 
@@ -161,11 +173,8 @@ private:
 
 template <class Fill>
 void text_object::put_array(std::string_view key, Fill&& fill) {
-  if (!open(key))
-    return;
-  text_array inner(out_);
-  fill(inner);
-  inner.close();
+  if (open(key))
+    detail::write_nested<text_array>(out_, fill);
 }
 
 class dom_array;
@@ -185,17 +194,16 @@ public:
   void put_json(std::string_view key, boost::json::value v) { set(key, std::move(v)); }
   template <class Fill>
   void put_object(std::string_view key, Fill&& fill) {
-    if (keep_first_ && o_.contains(key))
-      return;
-    boost::json::object inner(o_.storage());
-    dom_object out(inner);
-    fill(out);
-    set(key, std::move(inner));
+    if (wanted(key))
+      set(key, detail::build_nested<boost::json::object, dom_object>(o_.storage(), fill));
   }
   template <class Fill>
   void put_array(std::string_view key, Fill&& fill);
 
 private:
+  // Whether a field `key` is to be written (after keep_first(), not where one is).
+  bool wanted(std::string_view key) const { return !keep_first_ || !o_.contains(key); }
+
   void set(std::string_view key, boost::json::value v) {
     if (keep_first_)
       o_.emplace(key, std::move(v)); // only where absent
@@ -217,10 +225,7 @@ public:
   }
   template <class Fill>
   void push_object(Fill&& fill) {
-    boost::json::object inner(a_.storage());
-    dom_object out(inner);
-    fill(out);
-    a_.emplace_back(std::move(inner));
+    a_.emplace_back(detail::build_nested<boost::json::object, dom_object>(a_.storage(), fill));
   }
 
 private:
@@ -229,12 +234,8 @@ private:
 
 template <class Fill>
 void dom_object::put_array(std::string_view key, Fill&& fill) {
-  if (keep_first_ && o_.contains(key))
-    return;
-  boost::json::array inner(o_.storage());
-  dom_array out(inner);
-  fill(out);
-  set(key, std::move(inner));
+  if (wanted(key))
+    set(key, detail::build_nested<boost::json::array, dom_array>(o_.storage(), fill));
 }
 
 // {"ms":…,"utc":"…"} (model/timestamp.hpp's timestamp_json), null when absent.
