@@ -125,11 +125,11 @@ purchase_projection::first_of(const std::vector<mp::observation>& seen) {
   return first_purchase{std::move(fresh), o.key, next};
 }
 
-std::shared_ptr<const mp::purchase_set> purchase_projection::started(const mp::purchase& p) {
+std::shared_ptr<const mp::purchase_set> purchase_projection::started(mp::purchase p) {
   auto set = std::make_shared<mp::purchase_set>();
   set->at = now_;
   set->entitlements.push_back(entitlements_of(p));
-  set->items.push_back(p);
+  set->items.push_back(std::move(p));
   return set;
 }
 

@@ -64,9 +64,10 @@ public:
   };
   template <class Record>
   std::optional<first_purchase> first_of(const Record& incoming);
-  // What project() answers for a record whose first_of purchase was written.
+  // What project() answers for a record whose first_of purchase was written
+  // (the purchase is kept: passed by value, to be moved in).
   std::shared_ptr<const model::purchases::purchase_set>
-  started(const model::purchases::purchase& p);
+  started(model::purchases::purchase p);
 
   // A verified App Store Server Notification's own word on its purchase: the
   // purchase as folded (none when the notification names none).

@@ -347,7 +347,8 @@ sql_database::insert_starting(Repo& repo, starting_records<Record> starting,
   std::unordered_set<std::string_view> found(outcome.stored.begin(), outcome.stored.end());
   for (std::size_t k = 0; k < fresh.size(); ++k)
     if (inserted.count(fresh[k].id)) {
-      fresh[k].purchases = projection.started(starting.firsts[k].purchase);
+      // `purchases` (above) pointed into firsts: the statement is done with them.
+      fresh[k].purchases = projection.started(std::move(starting.firsts[k].purchase));
       done[starting.at[k]].emplace(any_record(std::move(fresh[k])));
     } else if (found.count(fresh[k].id)) {
       stored[starting.at[k]] = true; // a re-upload: looked up, not inserted again

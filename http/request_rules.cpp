@@ -97,7 +97,11 @@ model::result<std::string> bearer_token(const ph::Request& req, std::size_t max_
     token_ok = token_ok && c > 0x20 && c < 0x7F;
   if (!token_ok)
     return refused("the bearer token is malformed");
-  return std::string(v);
+  // The token is cut out of the copy Pistache gave: no second copy.
+  const auto from = static_cast<std::size_t>(v.data() - value.data()), size = v.size();
+  value.erase(0, from);
+  value.resize(size);
+  return value;
 }
 
 std::string query_token(const ph::Request& req) {

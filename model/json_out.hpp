@@ -245,7 +245,8 @@ void put_timestamp(Object& o, std::string_view key, const std::optional<unix_ms>
     return o.put(key, nullptr);
   o.put_object(key, [&](auto& t) {
     t.put("ms", *ms);
-    t.put("utc", format_utc(*ms));
+    utc_buffer buf;
+    t.put("utc", format_utc(*ms, buf));
   });
 }
 

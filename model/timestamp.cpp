@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 
 namespace receiptd::model {
 
@@ -72,7 +73,7 @@ std::optional<unix_ms> parse_date_time(std::string_view& s, char sep) {
 
 } // namespace
 
-std::string format_utc(unix_ms ms) {
+std::string_view format_utc(unix_ms ms, utc_buffer& buf) {
   auto secs = floor_div(ms, 1000);
   auto days = floor_div(secs, 86400);
   auto rem = secs - days * 86400;
@@ -82,17 +83,17 @@ std::string format_utc(unix_ms ms) {
   const auto h = static_cast<unsigned>(rem / 3600), mi = static_cast<unsigned>(rem / 60 % 60),
              se = static_cast<unsigned>(rem % 60);
   if (y < 0 || y > 9999) { // years a store never writes: printf's %04lld spelling
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02u %02u:%02u:%02u UTC",
-                  static_cast<long long>(y), m, d, h, mi, se);
-    return buf;
+    const int n = std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02u %02u:%02u:%02u UTC",
+                                static_cast<long long>(y), m, d, h, mi, se);
+    return {buf, static_cast<std::size_t>(n)};
   }
   // Every answer carries a dozen timestamps: written digit by digit, not through
   // printf's format interpreter.
-  std::string out = "0000-00-00 00:00:00 UTC";
+  constexpr std::string_view pattern = "0000-00-00 00:00:00 UTC";
+  std::memcpy(buf, pattern.data(), pattern.size());
   auto two = [&](std::size_t at, unsigned v) {
-    out[at] = static_cast<char>('0' + v / 10);
-    out[at + 1] = static_cast<char>('0' + v % 10);
+    buf[at] = static_cast<char>('0' + v / 10);
+    buf[at + 1] = static_cast<char>('0' + v % 10);
   };
   const auto year = static_cast<unsigned>(y);
   two(0, year / 100);
@@ -102,11 +103,17 @@ std::string format_utc(unix_ms ms) {
   two(11, h);
   two(14, mi);
   two(17, se);
-  return out;
+  return {buf, pattern.size()};
+}
+
+std::string format_utc(unix_ms ms) {
+  utc_buffer buf;
+  return std::string(format_utc(ms, buf));
 }
 
 boost::json::value timestamp_json(unix_ms ms) {
-  return boost::json::object{{"ms", ms}, {"utc", format_utc(ms)}};
+  utc_buffer buf;
+  return boost::json::object{{"ms", ms}, {"utc", format_utc(ms, buf)}};
 }
 
 boost::json::value timestamp_json(const std::optional<unix_ms>& ms) {

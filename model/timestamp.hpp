@@ -14,6 +14,9 @@ using unix_ms = std::int64_t;
 
 // "2023-02-22 14:30:15 UTC" (seconds precision; the ms property keeps the rest).
 std::string format_utc(unix_ms ms);
+// The same text in `buf` (no allocation: an answer writes a dozen), as a view of it.
+using utc_buffer = char[48];
+std::string_view format_utc(unix_ms ms, utc_buffer& buf);
 boost::json::value timestamp_json(unix_ms ms);
 boost::json::value timestamp_json(const std::optional<unix_ms>& ms); // null when absent
 

@@ -219,19 +219,21 @@ std::vector<observation> observe(const transaction_record& r, const observe_opti
     o.user_identifier = t.app_account_token;
     o.binds_user = true;
   }
-  std::vector<observation> out{o};
+  std::vector<observation> out;
+  out.push_back(std::move(o)); // a braced list would copy it
   // What notifications and refreshes said about the subscription, at their own time.
   if (type == purchase_type::subscription && t.notified_at
       && (t.subscription_status || t.auto_renew || t.subscription_expires_date)) {
+    const observation& first = out.front();
     observation s;
-    s.app_id = o.app_id;
-    s.market = o.market;
-    s.env = o.env;
-    s.key = o.key;
-    s.app_identifier = o.app_identifier;
+    s.app_id = first.app_id;
+    s.market = first.market;
+    s.env = first.env;
+    s.key = first.key;
+    s.app_identifier = first.app_identifier;
     s.at = *t.notified_at; // about the subscription, not this transaction: no unit
-    s.from = o.from;
-    s.proves = o.proves;
+    s.from = first.from;
+    s.proves = first.proves;
     if (t.auto_renew)
       s.is_auto_renewing = t.auto_renew;
     if (t.subscription_status) {
@@ -391,8 +393,11 @@ std::vector<observation> observe(const purchase_order_record& r, const observe_o
     o.price = p.cost.price;
     o.currency_code = p.cost.currency_code;
   }
-  if (p.line_items.size() < 2)
-    return {o};
+  std::vector<observation> out;
+  if (p.line_items.size() < 2) {
+    out.push_back(std::move(o)); // a braced list would copy it
+    return out;
+  }
   // A productsv2 purchase of several products (Billing Library 8): one token,
   // one purchase per line item, as a unified receipt holds one per product. The
   // first line item in Play's order keeps the token as its key (what a
@@ -400,7 +405,6 @@ std::vector<observation> observe(const purchase_order_record& r, const observe_o
   // keys whichever of the products an upload names. A line item's quantity is
   // its purchase's quantity (one purchase of n units, as the App Store's
   // quantity), its state and refunds the token's.
-  std::vector<observation> out;
   for (std::size_t i = 0; i < p.line_items.size(); ++i) {
     const auto& item = p.line_items[i];
     observation each = o;
