@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -131,6 +132,40 @@ struct outbound_client::impl {
   };
   std::unordered_map<curl_socket_t, watched_socket> sockets;
   std::thread loop;
+  // Whether curl would send plain-http calls through a proxy without a tunnel
+  // (its environment: http_proxy, all_proxy, ALL_PROXY). Such a proxy needs the
+  // whole URL in the request line, so those calls keep curl's own target.
+  const bool plain_http_proxied = proxy_in_environment();
+
+  static bool proxy_in_environment() {
+    for (const char* name : {"http_proxy", "all_proxy", "ALL_PROXY"})
+      if (const char* v = std::getenv(name); v && *v)
+        return true;
+    return false;
+  }
+
+  // The URL curl is given (CURLOPT_URL). Where it may, curl gets only the origin and
+  // sends the rest as the request target (model::split_request_target): curl 7.88
+  // parses, re-encodes and reassembles a URL a character at a time, a third of
+  // what it costs per call with a purchase token in the path.
+  void set_url(CURL* h, const std::string& url) {
+    auto split = model::split_request_target(url);
+    if (split && plain_http_proxied && !model::is_https_url(url))
+      split.reset();
+    if (!split) {
+      curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+      return;
+    }
+    char origin[256]; // curl copies both strings
+    if (split->origin.size() >= sizeof origin) {
+      curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+      return;
+    }
+    std::memcpy(origin, split->origin.data(), split->origin.size());
+    origin[split->origin.size()] = '\0';
+    curl_easy_setopt(h, CURLOPT_URL, origin);
+    curl_easy_setopt(h, CURLOPT_REQUEST_TARGET, split->target.data()); // the URL's end
+  }
 
   explicit impl(options o) : opts(std::move(o)) {
     init_curl_once();
@@ -261,7 +296,7 @@ struct outbound_client::impl {
     CURL* h = take_handle();
     auto& req = t->request;
     t->max_bytes = opts.max_response_bytes;
-    curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
+    set_url(h, req.url);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(opts.connect_timeout.count()));

@@ -114,6 +114,42 @@ std::string url_origin(std::string_view url) {
   return plain ? prefix + std::string(authority) : prefix + "…";
 }
 
+std::optional<origin_and_target> split_request_target(std::string_view url) {
+  auto scheme = url_scheme(url);
+  if (!scheme)
+    return std::nullopt;
+  const auto authority_at = scheme->size() + 3;
+  const auto path_at = url.find('/', authority_at);
+  if (path_at == std::string_view::npos)
+    return std::nullopt;
+  const auto origin = url.substr(0, path_at), target = url.substr(path_at);
+  // The authority as url_origin shows it: no user info, a plain host and port.
+  if (url.substr(authority_at, path_at - authority_at).find_first_of("@?#") != std::string_view::npos
+      || url_origin(url) != origin)
+    return std::nullopt;
+  auto hex = [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  };
+  constexpr std::string_view allowed = "-._~!$&'()*+,;=:@/?";
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    const char c = target[i];
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+      continue;
+    if (c == '%' && i + 2 < target.size() && hex(target[i + 1]) && hex(target[i + 2]))
+      continue;
+    if (c == '%' || allowed.find(c) == std::string_view::npos)
+      return std::nullopt; // '#', a space, a byte above 0x7e, a stray '%': curl's to encode or cut
+  }
+  // Dot segments ("/./", "/../", a trailing "/." or "/..") curl would remove.
+  const auto path = target.substr(0, target.find('?'));
+  for (auto at = path.find("/."); at != std::string_view::npos; at = path.find("/.", at + 1)) {
+    auto rest = path.substr(at + 2);
+    if (rest.empty() || rest[0] == '/' || (rest[0] == '.' && (rest.size() == 1 || rest[1] == '/')))
+      return std::nullopt;
+  }
+  return origin_and_target{origin, target};
+}
+
 bool store_url_allowed(std::string_view url, bool allow_http) {
   if (is_https_url(url) || is_loopback_http_url(url))
     return true;

@@ -32,6 +32,20 @@ bool store_url_allowed(std::string_view url, bool allow_http);
 // start with a scheme (url_scheme).
 std::string url_origin(std::string_view url);
 
+// A URL as an origin and the request target curl may send as given
+// (CURLOPT_REQUEST_TARGET), so that it parses and re-encodes only the short
+// origin, not a purchase token twice per call: "https://host:443" and
+// "/path?query". Only where sending the target as given is what curl would send:
+// no user info, no fragment, a host curl takes as written (url_origin's plain
+// host), a path that starts with '/' and has no dot segment, and nothing in the
+// path and query that curl would encode (RFC 3986's unreserved and sub-delims,
+// ':', '@', '/', '?', and '%' followed by two hex digits). Otherwise nullopt.
+struct origin_and_target {
+  std::string_view origin;
+  std::string_view target;
+};
+std::optional<origin_and_target> split_request_target(std::string_view url);
+
 // The HTTP version of a store call (outbound.store-http-version). `automatic`:
 // HTTP/2 over TLS when the server offers it (ALPN; the stores do), calls to one
 // host multiplexed on its connections; HTTP/1.1 on plain http. `http1_1`:

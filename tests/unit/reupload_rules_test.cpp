@@ -260,6 +260,39 @@ TEST_CASE("an outbound URL is written by its origin only", "[config][hostile]") 
   CHECK_FALSE(url_scheme("1http://h"));
 }
 
+TEST_CASE("a store URL is sent as its origin and a request target curl keeps as given",
+          "[transport]") {
+  auto split = [](std::string_view url) -> std::pair<std::string, std::string> {
+    auto s = split_request_target(url);
+    if (!s)
+      return {};
+    return {std::string(s->origin), std::string(s->target)};
+  };
+  using parts = std::pair<std::string, std::string>;
+  // Play's purchase URL: a token of letters, digits, '.', '-' and '_'.
+  CHECK(split("https://androidpublisher.googleapis.com/androidpublisher/v3/applications/"
+              "com.example.app/purchases/products/gold/tokens/abc.DEF-123_x%2B")
+        == parts{"https://androidpublisher.googleapis.com",
+                 "/androidpublisher/v3/applications/com.example.app/purchases/products/gold/"
+                 "tokens/abc.DEF-123_x%2B"});
+  CHECK(split("http://127.0.0.1:4000/inApps/v1/history/123?revision=a%3Db&sort=ASCENDING")
+        == parts{"http://127.0.0.1:4000", "/inApps/v1/history/123?revision=a%3Db&sort=ASCENDING"});
+  CHECK(split("https://[::1]:9/x/y") == parts{"https://[::1]:9", "/x/y"});
+  CHECK(split("HTTPS://Host.Example/a:b@c") == parts{"HTTPS://Host.Example", "/a:b@c"});
+  CHECK(split("http://h/..x/.y/a.") == parts{"http://h", "/..x/.y/a."});
+  // What curl would change or refuse to send as written stays curl's to parse.
+  for (auto url : {"https://user:pw@host/x",     // user info
+                   "https://host/x#fragment",    // a fragment is not sent
+                   "https://host/a b",           // a space curl encodes
+                   "https://host/caf\xc3\xa9",   // bytes above 0x7e
+                   "https://host/%zz", "https://host/50%", "https://host/%4",
+                   "https://host/a/./b", "https://host/a/../b", "https://host/a/.",
+                   "https://host/a/..", "https://host/a/..?x=1", "https://host/\"x\"",
+                   "https://host", "https://host?x=1", "host/x", "https://ho st/x",
+                   "https://host:80a/x"})
+    CHECK_FALSE(split_request_target(url));
+}
+
 TEST_CASE("outbound.store-http-version text", "[config][transport]") {
   CHECK(parse_http_version("auto") == http_version::automatic);
   CHECK(parse_http_version("1.1") == http_version::http1_1);
