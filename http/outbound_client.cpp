@@ -146,8 +146,8 @@ struct outbound_client::impl {
 
   // The URL curl is given (CURLOPT_URL). Where it may, curl gets only the origin and
   // sends the rest as the request target (model::split_request_target): curl 7.88
-  // parses, re-encodes and reassembles a URL a character at a time, a third of
-  // what it costs per call with a purchase token in the path.
+  // parses, re-encodes and reassembles a URL a character at a time, about half of
+  // what a call cost it with a purchase token in the path.
   void set_url(CURL* h, const std::string& url) {
     auto split = model::split_request_target(url);
     if (split && plain_http_proxied && !model::is_https_url(url))

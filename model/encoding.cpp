@@ -288,15 +288,16 @@ struct random_block {
 
 } // namespace
 
+void random_bytes(unsigned char* out, std::size_t n) {
+  if (n > 64)
+    return fill_random(out, n);
+  thread_local random_block block;
+  block.take(out, n);
+}
+
 std::string random_bytes(std::size_t n) {
   std::string out(n, '\0');
-  auto* p = reinterpret_cast<unsigned char*>(out.data());
-  if (n > 64) {
-    fill_random(p, n);
-    return out;
-  }
-  thread_local random_block block;
-  block.take(p, n);
+  random_bytes(reinterpret_cast<unsigned char*>(out.data()), n);
   return out;
 }
 

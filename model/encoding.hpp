@@ -43,6 +43,7 @@ inline std::string sha256_hex(std::string_view bytes) {
 
 // Random bytes from OpenSSL's CSPRNG.
 std::string random_bytes(std::size_t n);
+void random_bytes(unsigned char* out, std::size_t n); // into out[0, n)
 
 // Compares in time independent of where the inputs differ.
 bool constant_time_equal(std::string_view a, std::string_view b);

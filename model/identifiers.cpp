@@ -7,12 +7,21 @@
 namespace receiptd::model {
 
 std::string make_uuid() {
-  auto b = random_bytes(16);
-  b[6] = static_cast<char>((b[6] & 0x0F) | 0x40);
-  b[8] = static_cast<char>((b[8] & 0x3F) | 0x80);
-  auto hex = hex_encode(b);
-  return hex.substr(0, 8) + '-' + hex.substr(8, 4) + '-' + hex.substr(12, 4) + '-'
-    + hex.substr(16, 4) + '-' + hex.substr(20);
+  unsigned char b[16];
+  random_bytes(b, sizeof b);
+  b[6] = static_cast<unsigned char>((b[6] & 0x0F) | 0x40); // version 4
+  b[8] = static_cast<unsigned char>((b[8] & 0x3F) | 0x80); // RFC 4122 variant
+  // Written in place (every record and purchase gets one): 8-4-4-4-12 digits.
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out(36, '-');
+  std::size_t at = 0;
+  for (unsigned char c : b) {
+    if (at == 8 || at == 13 || at == 18 || at == 23)
+      ++at;
+    out[at++] = digits[c >> 4];
+    out[at++] = digits[c & 15];
+  }
+  return out;
 }
 
 std::optional<uuid_bytes> parse_uuid(std::string_view s) {

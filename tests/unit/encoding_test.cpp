@@ -46,6 +46,16 @@ TEST_CASE("UUIDs and IP addresses", "[identifiers]") {
   CHECK(id.size() == 36);
   CHECK(id[14] == '4');
   CHECK(is_uuid(id));
+  for (int i = 0; i < 64; ++i) { // lower-case 8-4-4-4-12, version 4, RFC 4122 variant
+    auto u = make_uuid();
+    CAPTURE(u);
+    for (std::size_t k = 0; k < u.size(); ++k)
+      CHECK((k == 8 || k == 13 || k == 18 || k == 23
+               ? u[k] == '-'
+               : ((u[k] >= '0' && u[k] <= '9') || (u[k] >= 'a' && u[k] <= 'f'))));
+    CHECK(u[14] == '4');
+    CHECK(std::string_view("89ab").find(u[19]) != std::string_view::npos);
+  }
   CHECK(make_uuid() != id);
   CHECK(is_uuid("956328D9-CC6A-47F4-BE40-6953FB0AB6C7"));
   CHECK_FALSE(is_uuid("956328D9CC6A47F4BE406953FB0AB6C7"));
