@@ -149,15 +149,10 @@ struct outbound_client::impl {
   // parses, re-encodes and reassembles a URL a character at a time, about half of
   // what a call cost it with a purchase token in the path.
   void set_url(CURL* h, const std::string& url) {
-    auto split = model::split_request_target(url);
-    if (split && plain_http_proxied && !model::is_https_url(url))
-      split.reset();
-    if (!split) {
-      curl_easy_setopt(h, CURLOPT_URL, url.c_str());
-      return;
-    }
     char origin[256]; // curl copies both strings
-    if (split->origin.size() >= sizeof origin) {
+    auto split = model::split_request_target(url);
+    if (!split || split->origin.size() >= sizeof origin
+        || (plain_http_proxied && !model::is_https_url(url))) {
       curl_easy_setopt(h, CURLOPT_URL, url.c_str());
       return;
     }

@@ -6,12 +6,12 @@
 #include <utility>
 
 #include <boost/json/error.hpp>
-#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "model/encoding.hpp"
 #include "model/identifiers.hpp"
+#include "model/json_fields.hpp"
 #include "model/store_a/jws.hpp"
 
 namespace receiptd::model {
@@ -172,19 +172,17 @@ result<json::value> parse_object(std::string_view body, json::storage_ptr storag
   return v;
 }
 
-// The body's document, parsed into a block of the stack: what an upload reads
-// from it is copied out, and its keys and strings are freed together when the
-// parse's caller returns (a larger body takes more blocks from the heap).
+// The body's document, parsed into a block of the stack (model/json_fields.hpp):
+// what an upload reads from it is copied out before the parse's caller returns.
 class parsed_body {
 public:
-  explicit parsed_body(std::string_view body) : doc_(parse_object(body, &arena_)) {}
+  explicit parsed_body(std::string_view body) : doc_(parse_object(body, block_.storage())) {}
   parsed_body(const parsed_body&) = delete;
   parsed_body& operator=(const parsed_body&) = delete;
   result<json::value>& doc() { return doc_; }
 
 private:
-  unsigned char block_[8192];
-  json::monotonic_resource arena_{block_, sizeof block_};
+  stack_block<8192> block_;
   result<json::value> doc_;
 };
 

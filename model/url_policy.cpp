@@ -77,17 +77,11 @@ std::optional<std::string_view> url_scheme(std::string_view url) {
   return std::nullopt;
 }
 
-std::string url_origin(std::string_view url) {
-  auto scheme = url_scheme(url);
-  if (!scheme)
-    return "…";
-  const auto scheme_end = scheme->size();
-  auto rest = url.substr(scheme_end + 3);
-  auto authority = rest.substr(0, rest.find_first_of("/?#"));
-  if (auto at = authority.rfind('@'); at != std::string_view::npos)
-    authority = authority.substr(at + 1);
-  // Only a host and a port: a URL that does not read as one (a password with
-  // an unencoded '/' leaves "user:password" where the host should be) is not shown.
+namespace {
+
+// Whether an authority is only a host and a port: a DNS name or IPv4 address, or an
+// IPv6 address in brackets, then ":digits" or nothing.
+bool plain_host_and_port(std::string_view authority) {
   auto host = authority, port = std::string_view();
   if (host.starts_with('[')) {
     auto close = host.find(']');
@@ -106,12 +100,27 @@ std::string url_origin(std::string_view url) {
         return false;
     return true;
   };
-  bool plain = !host.empty() && all_of(host, authority.starts_with('[') ? ":." : ".-")
+  return !host.empty() && all_of(host, authority.starts_with('[') ? ":." : ".-")
     && (port.empty()
         || (port.size() > 1 && port[0] == ':'
             && port.substr(1).find_first_not_of("0123456789") == std::string_view::npos));
+}
+
+} // namespace
+
+std::string url_origin(std::string_view url) {
+  auto scheme = url_scheme(url);
+  if (!scheme)
+    return "…";
+  const auto scheme_end = scheme->size();
+  auto rest = url.substr(scheme_end + 3);
+  auto authority = rest.substr(0, rest.find_first_of("/?#"));
+  if (auto at = authority.rfind('@'); at != std::string_view::npos)
+    authority = authority.substr(at + 1);
+  // Only a host and a port: a URL that does not read as one (a password with
+  // an unencoded '/' leaves "user:password" where the host should be) is not shown.
   auto prefix = std::string(url.substr(0, scheme_end + 3));
-  return plain ? prefix + std::string(authority) : prefix + "…";
+  return plain_host_and_port(authority) ? prefix + std::string(authority) : prefix + "…";
 }
 
 std::optional<origin_and_target> split_request_target(std::string_view url) {
@@ -123,9 +132,8 @@ std::optional<origin_and_target> split_request_target(std::string_view url) {
   if (path_at == std::string_view::npos)
     return std::nullopt;
   const auto origin = url.substr(0, path_at), target = url.substr(path_at);
-  // The authority as url_origin shows it: no user info, a plain host and port.
-  if (url.substr(authority_at, path_at - authority_at).find_first_of("@?#") != std::string_view::npos
-      || url_origin(url) != origin)
+  // Only a host and a port before the path: no user info, query or fragment there.
+  if (!plain_host_and_port(url.substr(authority_at, path_at - authority_at)))
     return std::nullopt;
   auto hex = [](char c) {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');

@@ -4,7 +4,6 @@
 #include <climits>
 #include <utility>
 
-#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 
 #include "model/json_fields.hpp"
@@ -326,11 +325,9 @@ store_verdict classify_purchase_response(purchase_api api, int status, std::stri
   }
   auto code = "HTTP " + std::to_string(status);
   if (status == 200) {
-    // Parsed into a block of the stack: what is read from it is copied out.
-    unsigned char block[4096];
-    boost::json::monotonic_resource arena(block, sizeof block);
+    stack_block<4096> block; // what is read from the document is copied out
     boost::system::error_code ec;
-    auto doc = boost::json::parse(body, ec, &arena);
+    auto doc = boost::json::parse(body, ec, block.storage());
     if (ec || !doc.is_object()) {
       v.outcome = store_outcome::unreachable;
       v.detail = "HTTP 200 without a JSON object";

@@ -1,6 +1,5 @@
 #include "model/store_b/purchase_data.hpp"
 
-#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 
 #include "model/json_fields.hpp"
@@ -16,11 +15,9 @@ field_error bad(std::string message) {
 } // namespace
 
 result<purchase_data> parse_purchase_data(std::string_view json) {
-  // Parsed into a block of the stack: what is read from it is copied out.
-  unsigned char block[4096];
-  boost::json::monotonic_resource arena(block, sizeof block);
+  stack_block<4096> block; // what is read from the document is copied out
   boost::system::error_code ec;
-  auto doc = boost::json::parse(json, ec, &arena);
+  auto doc = boost::json::parse(json, ec, block.storage());
   if (ec || !doc.is_object())
     return bad("purchase_data is not a JSON object");
   const auto& obj = doc.get_object();
